@@ -1,0 +1,105 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ServiceOptions } from '../config/options.ts';
+import { BdsError, ErrorCode, unauthorized } from '../errors.ts';
+import { safeEqual } from '../util/ids.ts';
+
+/** Credentials as sent, before they are checked. */
+export interface Credentials {
+  applicationId?: string;
+  restAPIKey?: string;
+  javascriptKey?: string;
+  clientKey?: string;
+  masterKey?: string;
+  sessionToken?: string;
+  installationId?: string;
+  requestId?: string;
+}
+
+const HEADERS: Array<[keyof Credentials, string]> = [
+  ['applicationId', 'application-id'],
+  ['restAPIKey', 'rest-api-key'],
+  ['javascriptKey', 'javascript-key'],
+  ['clientKey', 'client-key'],
+  ['masterKey', 'master-key'],
+  ['sessionToken', 'session-token'],
+  ['installationId', 'installation-id'],
+  ['requestId', 'request-id'],
+];
+
+/** Body fields of the "POST with _method" form that carry credentials. */
+const BODY_FIELDS: Array<[keyof Credentials, string]> = [
+  ['applicationId', '_ApplicationId'],
+  ['javascriptKey', '_JavaScriptKey'],
+  ['clientKey', '_ClientKey'],
+  ['masterKey', '_MasterKey'],
+  ['sessionToken', '_SessionToken'],
+  ['installationId', '_InstallationId'],
+];
+
+/** Body fields SDKs add to the `_method` form that are not data. */
+const BODY_META = ['_method', '_ClientVersion', '_RevocableSession', '_ContentType', '_context'];
+
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[`x-backend-${name}`] ?? headers[`x-parse-${name}`];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function credentialsFromHeaders(headers: IncomingHttpHeaders): Credentials {
+  const creds: Credentials = {};
+  for (const [key, name] of HEADERS) {
+    const v = headerValue(headers, name);
+    if (v !== undefined) creds[key] = v;
+  }
+  return creds;
+}
+
+/**
+ * The `_method` form: lifts credentials out of a POST body (they win over nothing: a header, when
+ * present, is kept) and answers the method to route as.
+ */
+export function liftBodyCredentials(
+  body: Record<string, unknown>,
+  creds: Credentials,
+): { method: string | undefined; body: Record<string, unknown> } {
+  const rest: Record<string, unknown> = { ...body };
+  for (const [key, field] of BODY_FIELDS) {
+    const v = rest[field];
+    if (v === undefined) continue;
+    delete rest[field];
+    if (typeof v === 'string' && creds[key] === undefined) creds[key] = v;
+  }
+  const method = typeof rest._method === 'string' ? rest._method.toUpperCase() : undefined;
+  for (const field of BODY_META) delete rest[field];
+  return { method, body: rest };
+}
+
+/** Checks the application id and keys; answers whether the caller holds the master key. */
+export function checkKeys(creds: Credentials, options: ServiceOptions): { master: boolean } {
+  if (!safeEqual(creds.applicationId, options.appId)) throw unauthorized();
+  if (creds.masterKey !== undefined) {
+    if (!safeEqual(creds.masterKey, options.masterKey)) throw unauthorized();
+    return { master: true };
+  }
+  const pairs: Array<[string | undefined, string | undefined]> = [
+    [creds.restAPIKey, options.restAPIKey],
+    [creds.javascriptKey, options.javascriptKey],
+    [creds.clientKey, options.clientKey],
+  ];
+  const anyConfigured = pairs.some(([, configured]) => configured !== undefined);
+  // Evaluate every pair (no short-circuit) so timing does not tell which key was tried.
+  let matched = false;
+  let mismatched = false;
+  for (const [given, configured] of pairs) {
+    if (given === undefined) continue;
+    if (configured === undefined) continue;
+    if (safeEqual(given, configured)) matched = true;
+    else mismatched = true;
+  }
+  if (mismatched && !matched) throw unauthorized();
+  if (anyConfigured && !matched) throw unauthorized();
+  return { master: false };
+}
+
+export function badMethod(method: string): BdsError {
+  return new BdsError(ErrorCode.INVALID_JSON, `Unsupported _method: ${method}.`);
+}

@@ -1,0 +1,79 @@
+import { BdsError, ErrorCode } from '../errors.ts';
+import type { Auth } from '../data/auth.ts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** A request as the route handlers see it: credentials resolved, body parsed. Batch builds these too. */
+export interface ApiRequest {
+  method: Method;
+  /** Path below the mount path, e.g. `/classes/Post/abc`. */
+  path: string;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+  auth: Auth;
+  /** True for a sub-request of a batch. */
+  inBatch: boolean;
+}
+
+export interface ApiResponse {
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export type Handler = (req: ApiRequest) => Promise<ApiResponse>;
+
+interface Route {
+  method: Method;
+  segments: string[];
+  handler: Handler;
+}
+
+/**
+ * A small path router shared by the HTTP entry point and batch, so that a sub-request takes
+ * exactly the same path (and checks) as a direct call.
+ */
+export class Router {
+  private readonly routes: Route[] = [];
+
+  add(method: Method, pattern: string, handler: Handler): this {
+    this.routes.push({ method, segments: pattern.split('/').filter(Boolean), handler });
+    return this;
+  }
+
+  match(method: string, path: string): { handler: Handler; params: Record<string, string> } | undefined {
+    const parts = path.split('/').filter(Boolean);
+    let pathMatched = false;
+    for (const route of this.routes) {
+      if (route.segments.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      let ok = true;
+      for (let i = 0; i < parts.length; i++) {
+        const seg = route.segments[i]!;
+        if (seg.startsWith(':')) {
+          try {
+            params[seg.slice(1)] = decodeURIComponent(parts[i]!);
+          } catch {
+            ok = false;
+            break;
+          }
+        } else if (seg !== parts[i]) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) continue;
+      pathMatched = true;
+      if (route.method === method) return { handler: route.handler, params };
+    }
+    if (pathMatched) throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not allowed on ${path}.`, 405);
+    return undefined;
+  }
+
+  async dispatch(req: Omit<ApiRequest, 'params'>): Promise<ApiResponse> {
+    const found = this.match(req.method, req.path);
+    if (!found) throw new BdsError(ErrorCode.INVALID_JSON, `Unknown route: ${req.method} ${req.path}`, 404);
+    return found.handler({ ...req, params: found.params });
+  }
+}

@@ -1,0 +1,96 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { type ServiceOptions, type ServiceOptionsInput, validateOptions } from './config/options.ts';
+import type { Core } from './data/core.ts';
+import { Records } from './data/records.ts';
+import { type AppState, buildApp } from './http/app.ts';
+import { Router } from './http/router.ts';
+import { registerBatchRoute } from './http/routes/batch.ts';
+import { registerClassRoutes } from './http/routes/classes.ts';
+import { registerConfigRoutes } from './http/routes/config.ts';
+import { registerMiscRoutes } from './http/routes/misc.ts';
+import { registerSchemaRoutes } from './http/routes/schemas.ts';
+import { SchemaRegistry } from './schema/registry.ts';
+import { openSqliteStore } from './storage/sqlite/index.ts';
+
+export { BdsError, ErrorCode } from './errors.ts';
+export type { ServiceOptions, ServiceOptionsInput } from './config/options.ts';
+export { loadOptions, OptionError, validateOptions } from './config/options.ts';
+
+export interface Service {
+  /** Mountable Express app: `parent.use('/api', service.app)`. */
+  app: express.Express;
+  options: ServiceOptions;
+  core: Core;
+  /** Starts an HTTP server with the app at the mount path; port 0 picks a free one. */
+  listen(port?: number, host?: string): Promise<{ server: Server; port: number; url: string }>;
+  /** Stops accepting requests, waits for in-flight ones (up to shutdownGraceMs), then closes the store. */
+  close(): Promise<void>;
+}
+
+export async function createService(input: ServiceOptionsInput | Record<string, unknown>): Promise<Service> {
+  const options = validateOptions(input as Record<string, unknown>);
+  const store = await openSqliteStore(options.dataDir);
+  const schemas = new SchemaRegistry(store);
+  await schemas.load();
+  const core: Core = { options, store, schemas };
+  const state: AppState = { ready: false, inFlight: 0 };
+  let publicUrl = options.serverURL ?? `http://localhost:${options.port}${options.mountPath}`;
+
+  const router = new Router();
+  const records = new Records(core);
+  registerClassRoutes(router, records, () => publicUrl);
+  registerSchemaRoutes(router, core);
+  registerConfigRoutes(router, core);
+  registerBatchRoute(router, core);
+  registerMiscRoutes(router);
+
+  const app = buildApp(core, router, state);
+  state.ready = true;
+  let server: Server | undefined;
+  let closing: Promise<void> | undefined;
+
+  const service: Service = {
+    app,
+    options,
+    core,
+    async listen(port = options.port, host = options.host) {
+      const root = express();
+      root.disable('x-powered-by');
+      root.use(options.mountPath, app);
+      root.get('/health', (_req, res) => {
+        res.json({ status: state.ready ? 'ok' : 'starting' });
+      });
+      server = createServer(root);
+      server.keepAliveTimeout = 65_000;
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(port, host, () => resolve());
+      });
+      const actual = (server.address() as AddressInfo).port;
+      const url = `http://127.0.0.1:${actual}${options.mountPath}`;
+      if (!options.serverURL) publicUrl = `http://localhost:${actual}${options.mountPath}`;
+      return { server, port: actual, url };
+    },
+    close() {
+      closing ??= (async () => {
+        state.ready = false;
+        if (server) {
+          const stopped = new Promise<void>((resolve) => server!.close(() => resolve()));
+          server.closeIdleConnections();
+          const deadline = Date.now() + options.shutdownGraceMs;
+          while (state.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+          server.closeAllConnections();
+          await stopped;
+        } else {
+          const deadline = Date.now() + options.shutdownGraceMs;
+          while (state.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        }
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+  return service;
+}

@@ -1,0 +1,145 @@
+import { BdsError, ErrorCode, incorrectType } from '../errors.ts';
+import { normaliseIso } from '../query/parse.ts';
+import { CLASS_NAME_PATTERN, type FieldDef, type FieldType, isValidClassName } from './types.ts';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The type a plain (non-operation) wire value gives a new field. */
+export function typeOfValue(value: unknown, field: string): FieldDef {
+  if (typeof value === 'string') return { type: 'String' };
+  if (typeof value === 'number') return { type: 'Number' };
+  if (typeof value === 'boolean') return { type: 'Boolean' };
+  if (Array.isArray(value)) return { type: 'Array' };
+  if (!isObject(value)) throw incorrectType(`Unsupported value for ${field}.`);
+  switch (value.__type) {
+    case undefined:
+      return { type: 'Object' };
+    case 'Date':
+      return { type: 'Date' };
+    case 'Pointer':
+      return { type: 'Pointer', targetClass: value.className as string };
+    case 'Relation':
+      return { type: 'Relation', targetClass: value.className as string };
+    case 'GeoPoint':
+      return { type: 'GeoPoint' };
+    case 'File':
+      return { type: 'File' };
+    case 'Bytes':
+      return { type: 'Bytes' };
+    case 'Polygon':
+      return { type: 'Polygon' };
+    default:
+      throw incorrectType(`Unknown __type ${JSON.stringify(value.__type)} for ${field}.`);
+  }
+}
+
+/** Checks a typed wire value's shape and returns it normalised (dates in canonical ISO form). */
+export function normaliseValue(value: unknown, field: string): unknown {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw incorrectType(`${field} must be a finite number.`);
+    return value;
+  }
+  if (Array.isArray(value)) return value.map((v) => normaliseValue(v, field));
+  if (!isObject(value)) throw incorrectType(`Unsupported value for ${field}.`);
+  switch (value.__type) {
+    case undefined: {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) {
+        if (k.startsWith('$') || k.includes('.')) {
+          throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Nested keys should not contain the '$' or '.' characters (${field}.${k}).`);
+        }
+        if (k === '__op') throw incorrectType(`Operation ${JSON.stringify(v)} is not allowed inside ${field}.`);
+        out[k] = normaliseValue(v, field);
+      }
+      return out;
+    }
+    case 'Date': {
+      const iso = normaliseIso(value.iso);
+      if (!iso) throw incorrectType(`${field} has a Date whose iso is not an ISO 8601 date.`);
+      return { __type: 'Date', iso };
+    }
+    case 'Pointer': {
+      const { className, objectId } = value;
+      if (typeof className !== 'string' || !isValidClassName(className) || typeof objectId !== 'string' || !objectId) {
+        throw new BdsError(ErrorCode.INVALID_POINTER, `${field} holds a malformed pointer.`);
+      }
+      return { __type: 'Pointer', className, objectId };
+    }
+    case 'Relation': {
+      if (typeof value.className !== 'string' || !CLASS_NAME_PATTERN.test(value.className.replace(/^_/, ''))) {
+        throw incorrectType(`${field} holds a Relation without a valid className.`);
+      }
+      return { __type: 'Relation', className: value.className };
+    }
+    case 'GeoPoint': {
+      const { latitude, longitude } = value;
+      if (typeof latitude !== 'number' || typeof longitude !== 'number') {
+        throw incorrectType(`${field} holds a GeoPoint without numeric latitude and longitude.`);
+      }
+      if (latitude < -90 || latitude > 90 || longitude < -180 || longitude > 180) {
+        throw incorrectType(`${field} holds a GeoPoint out of range (latitude -90..90, longitude -180..180).`);
+      }
+      return { __type: 'GeoPoint', latitude, longitude };
+    }
+    case 'File': {
+      if (typeof value.name !== 'string' || !value.name) throw incorrectType(`${field} holds a File without a name.`);
+      const url = typeof value.url === 'string' ? value.url : undefined;
+      return url === undefined ? { __type: 'File', name: value.name } : { __type: 'File', name: value.name, url };
+    }
+    case 'Bytes': {
+      if (typeof value.base64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value.base64)) {
+        throw incorrectType(`${field} holds Bytes without valid base64.`);
+      }
+      return { __type: 'Bytes', base64: value.base64 };
+    }
+    case 'Polygon': {
+      const coords = value.coordinates;
+      const ok =
+        Array.isArray(coords) &&
+        coords.length >= 3 &&
+        coords.every(
+          (c) =>
+            Array.isArray(c) &&
+            c.length === 2 &&
+            typeof c[0] === 'number' &&
+            typeof c[1] === 'number' &&
+            Math.abs(c[0]) <= 90 &&
+            Math.abs(c[1]) <= 180,
+        );
+      if (!ok) throw incorrectType(`${field} holds a Polygon that needs at least 3 [latitude, longitude] pairs.`);
+      return { __type: 'Polygon', coordinates: coords };
+    }
+    default:
+      throw incorrectType(`Unknown __type ${JSON.stringify(value.__type)} for ${field}.`);
+  }
+}
+
+export function describeType(def: FieldDef): string {
+  return def.targetClass ? `${def.type}<${def.targetClass}>` : def.type;
+}
+
+export function sameType(a: FieldDef, b: FieldDef): boolean {
+  return a.type === b.type && (a.targetClass ?? null) === (b.targetClass ?? null);
+}
+
+export function typeMismatch(className: string, field: string, expected: FieldDef, got: FieldDef): BdsError {
+  return incorrectType(
+    `schema mismatch for ${className}.${field}; expected ${describeType(expected)} but got ${describeType(got)}`,
+  );
+}
+
+export const SCHEMA_FIELD_TYPES: readonly FieldType[] = [
+  'String',
+  'Number',
+  'Boolean',
+  'Date',
+  'Object',
+  'Array',
+  'GeoPoint',
+  'File',
+  'Bytes',
+  'Polygon',
+  'Pointer',
+  'Relation',
+];

@@ -1,0 +1,90 @@
+import type { ClassSchema, FieldDef, FieldType } from '../../schema/types.ts';
+import type { Row, StoredAcl } from '../adapter.ts';
+import type { Dialect } from './dialect.ts';
+import type { SqlRow } from './driver.ts';
+
+/** Wire value -> bound column value, for a field of the given type. */
+export function encodeColumn(dialect: Dialect, type: FieldType, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 'String':
+    case 'Number':
+      return value;
+    case 'Boolean':
+      return dialect.bool(Boolean(value));
+    case 'Date':
+      return typeof value === 'string' ? value : (value as { iso: string }).iso;
+    case 'Pointer':
+      return (value as { objectId: string }).objectId;
+    case 'Bytes':
+      return (value as { base64: string }).base64;
+    case 'GeoPoint': {
+      const p = value as { latitude: number; longitude: number };
+      return JSON.stringify({ latitude: p.latitude, longitude: p.longitude });
+    }
+    case 'File': {
+      const f = value as { name: string; url?: string };
+      return JSON.stringify(f.url === undefined ? { name: f.name } : { name: f.name, url: f.url });
+    }
+    case 'Polygon':
+      return JSON.stringify((value as { coordinates: unknown }).coordinates);
+    default:
+      return JSON.stringify(value);
+  }
+}
+
+/** Column value -> wire value; `undefined` means the field is absent. */
+export function decodeColumn(field: FieldDef, raw: unknown): unknown {
+  if (raw === null || raw === undefined) return undefined;
+  switch (field.type) {
+    case 'String':
+    case 'Number':
+      return raw;
+    case 'Boolean':
+      return raw === 1 || raw === true || raw === 1n;
+    case 'Date':
+      return { __type: 'Date', iso: raw };
+    case 'Pointer':
+      return { __type: 'Pointer', className: field.targetClass, objectId: raw };
+    case 'Bytes':
+      return { __type: 'Bytes', base64: raw };
+    case 'GeoPoint':
+      return { __type: 'GeoPoint', ...JSON.parse(raw as string) };
+    case 'File':
+      return { __type: 'File', ...JSON.parse(raw as string) };
+    case 'Polygon':
+      return { __type: 'Polygon', coordinates: JSON.parse(raw as string) };
+    default:
+      return typeof raw === 'string' ? JSON.parse(raw) : raw;
+  }
+}
+
+export function encodeAcl(acl: StoredAcl | null): { rperm: string | null; wperm: string | null } {
+  if (!acl) return { rperm: null, wperm: null };
+  return { rperm: JSON.stringify(acl.read), wperm: JSON.stringify(acl.write) };
+}
+
+export function decodeAcl(rperm: unknown, wperm: unknown): Record<string, { read?: true; write?: true }> | undefined {
+  if (rperm == null && wperm == null) return undefined;
+  const acl: Record<string, { read?: true; write?: true }> = {};
+  for (const p of JSON.parse((rperm as string) ?? '[]') as string[]) acl[p] = { read: true };
+  for (const p of JSON.parse((wperm as string) ?? '[]') as string[]) acl[p] = { ...acl[p], write: true };
+  return acl;
+}
+
+/** A stored row -> the wire object (all fields; projection happens above the store). */
+export function decodeRow(schema: ClassSchema, raw: SqlRow): Row {
+  const row: Row = { objectId: raw.objectId, createdAt: raw.createdAt, updatedAt: raw.updatedAt };
+  for (const [name, def] of Object.entries(schema.fields)) {
+    if (name === 'objectId' || name === 'createdAt' || name === 'updatedAt' || name === 'ACL') continue;
+    if (def.type === 'Relation') {
+      row[name] = { __type: 'Relation', className: def.targetClass };
+      continue;
+    }
+    const value = decodeColumn(def, raw[name]);
+    if (value !== undefined) row[name] = value;
+  }
+  const acl = decodeAcl(raw._rperm, raw._wperm);
+  if (acl) row.ACL = acl;
+  return row;
+}

@@ -1,0 +1,164 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { SqlDriver, SqlRow } from '../sql/driver.ts';
+import { sqliteDialect } from './dialect.ts';
+import { registerFunctions } from './functions.ts';
+
+type Statement = Database.Statement;
+
+/**
+ * better-sqlite3 behind the async driver interface. One writer connection and one reader
+ * connection on the same WAL file: reads outside a transaction never see another request's
+ * uncommitted batch, and writes are serialised by a lock that a transaction holds until it ends.
+ */
+export class SqliteDriver implements SqlDriver {
+  readonly dialect = sqliteDialect;
+  private readonly writer: Database.Database;
+  private readonly reader: Database.Database;
+  private readonly writerStatements = new Map<string, Statement>();
+  private readonly readerStatements = new Map<string, Statement>();
+  private readonly inTransaction = new AsyncLocalStorage<{ depth: number }>();
+  private locked = false;
+  private readonly waiters: Array<() => void> = [];
+  private closed = false;
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+    this.writer = new Database(file);
+    // WAL with synchronous=NORMAL: a commit is in the WAL before the call returns, so a crash of
+    // the process (kill -9) never loses an acknowledged write; only a power cut could.
+    this.writer.pragma('journal_mode = WAL');
+    this.writer.pragma('synchronous = NORMAL');
+    this.writer.pragma('busy_timeout = 5000');
+    this.writer.pragma('foreign_keys = OFF');
+    registerFunctions(this.writer);
+    this.reader = file === ':memory:' ? this.writer : new Database(file, { readonly: true });
+    if (this.reader !== this.writer) {
+      this.reader.pragma('busy_timeout = 5000');
+      registerFunctions(this.reader);
+    }
+  }
+
+  private statement(db: Database.Database, cache: Map<string, Statement>, sql: string): Statement {
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      if (cache.size > 2000) cache.clear();
+      cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  private readStatement(sql: string): Statement {
+    if (this.inTransaction.getStore()) return this.statement(this.writer, this.writerStatements, sql);
+    return this.statement(this.reader, this.readerStatements, sql);
+  }
+
+  async all(sql: string, params: unknown[]): Promise<SqlRow[]> {
+    return this.readStatement(sql).all(...params) as SqlRow[];
+  }
+
+  async get(sql: string, params: unknown[]): Promise<SqlRow | undefined> {
+    return this.readStatement(sql).get(...params) as SqlRow | undefined;
+  }
+
+  async run(sql: string, params: unknown[]): Promise<{ changes: number }> {
+    const execute = () => ({ changes: this.statement(this.writer, this.writerStatements, sql).run(...params).changes });
+    if (this.inTransaction.getStore() || !this.locked) return execute();
+    await this.acquire();
+    try {
+      return execute();
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Like run, for statements with RETURNING. */
+  async runReturning(sql: string, params: unknown[]): Promise<SqlRow[]> {
+    const execute = () => this.statement(this.writer, this.writerStatements, sql).all(...params) as SqlRow[];
+    if (this.inTransaction.getStore() || !this.locked) return execute();
+    await this.acquire();
+    try {
+      return execute();
+    } finally {
+      this.release();
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    if (this.inTransaction.getStore() || !this.locked) {
+      this.writer.exec(sql);
+      this.resetStatements();
+      return;
+    }
+    await this.acquire();
+    try {
+      this.writer.exec(sql);
+      this.resetStatements();
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Prepared statements hold the old table shape after DDL; drop them. */
+  private resetStatements(): void {
+    this.writerStatements.clear();
+    this.readerStatements.clear();
+  }
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    const current = this.inTransaction.getStore();
+    if (current) {
+      const name = `sp${current.depth + 1}`;
+      this.writer.exec(`SAVEPOINT ${name}`);
+      try {
+        const result = await this.inTransaction.run({ depth: current.depth + 1 }, fn);
+        this.writer.exec(`RELEASE ${name}`);
+        return result;
+      } catch (err) {
+        this.writer.exec(`ROLLBACK TO ${name}`);
+        this.writer.exec(`RELEASE ${name}`);
+        throw err;
+      }
+    }
+    await this.acquire();
+    try {
+      this.writer.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await this.inTransaction.run({ depth: 0 }, fn);
+        this.writer.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      this.release();
+    }
+  }
+
+  private acquire(): Promise<void> {
+    if (!this.locked) {
+      this.locked = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.locked = false;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.locked) await this.acquire().then(() => this.release());
+    if (this.reader !== this.writer) this.reader.close();
+    this.writer.pragma('wal_checkpoint(TRUNCATE)');
+    this.writer.close();
+  }
+}

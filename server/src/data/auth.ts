@@ -1,0 +1,20 @@
+/** Who is calling, resolved once per request from its credentials. */
+export interface Auth {
+  isMaster: boolean;
+  /** The session's user, when a valid session token was sent. */
+  user: { objectId: string } | null;
+  sessionToken: string | null;
+  installationId: string | null;
+}
+
+export const MASTER: Auth = { isMaster: true, user: null, sessionToken: null, installationId: null };
+
+export function anonymous(installationId: string | null = null): Auth {
+  return { isMaster: false, user: null, sessionToken: null, installationId };
+}
+
+/** ACL principals of a non-master caller; `null` for master (no ACL applies). */
+export function principalsOf(auth: Auth): string[] | null {
+  if (auth.isMaster) return null;
+  return auth.user ? ['*', auth.user.objectId] : ['*'];
+}

@@ -1,0 +1,265 @@
+import { BdsError, ErrorCode, masterKeyRequired, notFound } from '../errors.ts';
+import { checkClassName } from '../schema/registry.ts';
+import { type ClassSchema, MASTER_ONLY_CLASSES, SYSTEM_CLASS_FIELDS } from '../schema/types.ts';
+import type { Row } from '../storage/adapter.ts';
+import { newObjectId } from '../util/ids.ts';
+import { type Auth, principalsOf } from './auth.ts';
+import type { Core } from './core.ts';
+import { type ComplexityLimits, parseFindOptions, parseGetOptions } from './find-options.ts';
+import { initialValues, parseWriteBody } from './write-body.ts';
+
+type Operation = 'get' | 'find' | 'count' | 'create' | 'update' | 'delete';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Built-in classes whose own rules (sign-up, sessions, roles) come with the users issue; until then only master writes them. */
+const MANAGED_CLASSES = new Set(Object.keys(SYSTEM_CLASS_FIELDS));
+
+/**
+ * The one pipeline for record reads and writes. REST routes and batch both call it; nothing else
+ * touches the store for records.
+ */
+export class Records {
+  constructor(private readonly core: Core) {}
+
+  limitsFor(auth: Auth): ComplexityLimits {
+    return auth.isMaster ? {} : this.core.options.requestComplexity;
+  }
+
+  private checkClassAccess(auth: Auth, className: string, op: Operation): void {
+    checkClassName(className);
+    if (auth.isMaster) return;
+    if (MASTER_ONLY_CLASSES.has(className)) throw masterKeyRequired();
+    if (className === '_Session' || (MANAGED_CLASSES.has(className) && op !== 'get' && op !== 'find' && op !== 'count')) {
+      throw new BdsError(ErrorCode.OPERATION_FORBIDDEN, `Permission denied for action ${op} on class ${className}.`);
+    }
+  }
+
+  async create(auth: Auth, className: string, body: unknown): Promise<{ objectId: string; createdAt: string } & Row> {
+    this.checkClassAccess(auth, className, 'create');
+    const { schemas, store, options } = this.core;
+    const schema = schemas.get(className);
+    const parsed = parseWriteBody(body, 'create', schema?.fields ?? {});
+    this.checkManagedFields(className, parsed.types, parsed.writes.map((w) => w.field));
+    const objectId = newObjectId();
+    const createdAt = new Date().toISOString();
+    const write = async () => {
+      const target =
+        schema && parsed.types.size === 0
+          ? schema
+          : await schemas.ensureFields(className, parsed.types, {
+              createClass: auth.isMaster || options.allowClientClassCreation,
+            });
+      const { values, produced } = initialValues(parsed, target.fields);
+      await store.insert(target, {
+        objectId,
+        createdAt,
+        values,
+        acl: parsed.acl ?? null,
+        relations: parsed.relations,
+      });
+      return { objectId, createdAt, ...produced };
+    };
+    return schema && parsed.types.size === 0 && parsed.relations.length === 0 ? write() : store.transaction(write);
+  }
+
+  async update(auth: Auth, className: string, objectId: string, body: unknown): Promise<{ updatedAt: string } & Row> {
+    this.checkClassAccess(auth, className, 'update');
+    const { schemas, store } = this.core;
+    const schema = schemas.get(className);
+    if (!schema) throw notFound();
+    const parsed = parseWriteBody(body, 'update', schema.fields);
+    this.checkManagedFields(className, parsed.types, parsed.writes.map((w) => w.field));
+    const updatedAt = new Date().toISOString();
+    const returning = [
+      ...new Set(parsed.writes.filter((w) => w.kind !== 'set' && w.kind !== 'delete' && w.subPath.length === 0).map((w) => w.field)),
+    ];
+    const write = async () => {
+      const target = parsed.types.size === 0 ? schema : await schemas.ensureFields(className, parsed.types, { createClass: false });
+      const result = await store.update(target, {
+        objectId,
+        updatedAt,
+        writes: parsed.writes,
+        acl: parsed.acl,
+        relations: parsed.relations,
+        writers: principalsOf(auth),
+        returning,
+      });
+      if (!result) throw notFound();
+      return { updatedAt, ...result };
+    };
+    return parsed.types.size === 0 ? write() : store.transaction(write);
+  }
+
+  async delete(auth: Auth, className: string, objectId: string): Promise<void> {
+    this.checkClassAccess(auth, className, 'delete');
+    const schema = this.core.schemas.get(className);
+    if (!schema) throw notFound();
+    const deleted = await this.core.store.delete(schema, objectId, principalsOf(auth));
+    if (!deleted) throw notFound();
+  }
+
+  async find(auth: Auth, className: string, params: Record<string, unknown>): Promise<{ results: Row[]; count?: number }> {
+    this.checkClassAccess(auth, className, 'find');
+    const { schemas, store, options } = this.core;
+    const opts = parseFindOptions(params, this.limitsFor(auth), options.maxLimit);
+    const schema = schemas.get(className);
+    if (!schema) return opts.count ? { results: [], count: 0 } : { results: [] };
+    const readers = principalsOf(auth);
+    const spec = { where: opts.where, order: opts.order, limit: opts.limit, skip: opts.skip, readers };
+    const rows = opts.limit === 0 ? [] : await store.find(schema, spec, schemas.lookup);
+    const results = await this.present(auth, schema, rows, opts);
+    if (!opts.count) return { results };
+    return { results, count: await store.count(schema, spec, schemas.lookup) };
+  }
+
+  async get(auth: Auth, className: string, objectId: string, params: Record<string, unknown>): Promise<Row> {
+    this.checkClassAccess(auth, className, 'get');
+    const opts = parseGetOptions(params, this.limitsFor(auth));
+    const schema = this.core.schemas.get(className);
+    if (!schema) throw notFound();
+    const rows = await this.core.store.getMany(schema, [objectId], principalsOf(auth));
+    if (rows.length === 0) throw notFound();
+    return (await this.present(auth, schema, rows, opts))[0]!;
+  }
+
+  /** Until the users issue lands, passwords and session tokens cannot be written through the record API. */
+  private checkManagedFields(className: string, _types: Map<string, unknown>, fields: string[]): void {
+    if (className === '_User' && fields.some((f) => f === 'password' || f === 'sessionToken')) {
+      throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'password cannot be written through /classes/_User.');
+    }
+  }
+
+  /** Includes, then projection (keys / excludeKeys). */
+  private async present(
+    auth: Auth,
+    schema: ClassSchema,
+    rows: Row[],
+    opts: { keys: string[] | undefined; excludeKeys: string[]; include: string[] },
+  ): Promise<Row[]> {
+    let include = opts.include;
+    if (include.includes('*')) {
+      const pointers = Object.entries(schema.fields)
+        .filter(([, def]) => def.type === 'Pointer')
+        .map(([name]) => name);
+      include = [...new Set([...include.filter((i) => i !== '*'), ...pointers])];
+    }
+    if (include.length) await this.includePaths(auth, schema, rows, buildTree(include), opts.keys);
+    return rows.map((row) => project(row, opts.keys, opts.excludeKeys));
+  }
+
+  private async includePaths(
+    auth: Auth,
+    schema: ClassSchema,
+    rows: Row[],
+    tree: IncludeTree,
+    keys: string[] | undefined,
+  ): Promise<void> {
+    const readers = principalsOf(auth);
+    for (const [field, children] of tree) {
+      const def = schema.fields[field];
+      if (!def || (def.type !== 'Pointer' && def.type !== 'Array')) continue;
+      const byClass = new Map<string, Set<string>>();
+      for (const row of rows) {
+        for (const p of pointersIn(row[field])) {
+          let ids = byClass.get(p.className);
+          if (!ids) byClass.set(p.className, (ids = new Set()));
+          ids.add(p.objectId);
+        }
+      }
+      const subKeys = keys?.filter((k) => k.startsWith(`${field}.`)).map((k) => k.slice(field.length + 1));
+      const found = new Map<string, Row>();
+      for (const [className, ids] of byClass) {
+        const target = this.core.schemas.get(className);
+        if (!target || (!auth.isMaster && (MASTER_ONLY_CLASSES.has(className) || className === '_Session'))) continue;
+        // An included pointer is ACL-checked on its own: rows the caller may not read stay bare pointers.
+        const objects = await this.core.store.getMany(target, [...ids], readers);
+        if (children.size) await this.includePaths(auth, target, objects, children, subKeys);
+        for (const obj of objects) {
+          found.set(`${className}/${obj.objectId}`, {
+            __type: 'Object',
+            className,
+            ...project(obj, subKeys?.length ? subKeys : undefined, []),
+          });
+        }
+      }
+      for (const row of rows) {
+        const value = row[field];
+        const swap = (v: unknown) => (isPointerValue(v) ? (found.get(`${v.className}/${v.objectId}`) ?? v) : v);
+        if (Array.isArray(value)) row[field] = value.map(swap);
+        else if (value !== undefined) row[field] = swap(value);
+      }
+    }
+  }
+}
+
+type IncludeTree = Map<string, IncludeTree>;
+
+function buildTree(paths: string[]): IncludeTree {
+  const root: IncludeTree = new Map();
+  for (const path of paths) {
+    let node = root;
+    for (const part of path.split('.')) {
+      let next = node.get(part);
+      if (!next) node.set(part, (next = new Map()));
+      node = next;
+    }
+  }
+  return root;
+}
+
+function isPointerValue(v: unknown): v is { className: string; objectId: string } {
+  return isObject(v) && v.__type === 'Pointer' && typeof v.className === 'string' && typeof v.objectId === 'string';
+}
+
+function pointersIn(value: unknown): Array<{ className: string; objectId: string }> {
+  if (isPointerValue(value)) return [value];
+  if (Array.isArray(value)) return value.filter(isPointerValue);
+  return [];
+}
+
+const ALWAYS_RETURNED = ['objectId', 'createdAt', 'updatedAt', 'ACL'];
+
+/** keys / excludeKeys, with dotted keys reaching into Object fields and included objects. */
+export function project(row: Row, keys: string[] | undefined, excludeKeys: string[]): Row {
+  let out: Row = row;
+  if (keys) {
+    out = {};
+    for (const k of ALWAYS_RETURNED) if (row[k] !== undefined) out[k] = row[k];
+    if (row.__type !== undefined) {
+      out.__type = row.__type;
+      out.className = row.className;
+    }
+    for (const key of keys) {
+      const [top, ...rest] = key.split('.') as [string, ...string[]];
+      const value = row[top];
+      if (value === undefined) continue;
+      if (rest.length === 0) {
+        out[top] = value;
+      } else if (isObject(value) && value.__type === undefined) {
+        out[top] = mergePick(out[top] as Row | undefined, value, rest);
+      } else {
+        // Included objects were already narrowed to their sub-keys; bare pointers pass as they are.
+        out[top] = value;
+      }
+    }
+  }
+  if (excludeKeys.length) {
+    out = { ...out };
+    for (const key of excludeKeys) {
+      const parts = key.split('.');
+      if (parts.length === 1) delete out[key];
+    }
+  }
+  return out;
+}
+
+function mergePick(target: Row | undefined, source: Record<string, unknown>, path: string[]): Row {
+  const out: Row = target ?? {};
+  const [head, ...rest] = path as [string, ...string[]];
+  if (!(head in source)) return out;
+  const value = source[head];
+  if (rest.length === 0 || !isObject(value)) out[head] = value;
+  else out[head] = mergePick(out[head] as Row | undefined, value, rest);
+  return out;
+}

@@ -1,0 +1,238 @@
+import { BdsError, ErrorCode, incorrectType } from '../errors.ts';
+import { normaliseValue, typeOfValue } from '../schema/values.ts';
+import { FIELD_NAME_PATTERN, type FieldDef, type FieldType } from '../schema/types.ts';
+import type { FieldWrite, RelationChange, StoredAcl } from '../storage/adapter.ts';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const RESERVED = new Set(['objectId', 'createdAt', 'updatedAt']);
+
+/** A write body, checked and split into what the store applies. */
+export interface ParsedWrite {
+  /** Field types the body needs in the schema (new fields are created from these). */
+  types: Map<string, FieldDef>;
+  writes: FieldWrite[];
+  relations: RelationChange[];
+  /** `undefined`: no ACL in the body. */
+  acl: StoredAcl | null | undefined;
+}
+
+/**
+ * Parses a create or update body. Operations stay operations: the store applies them as SQL
+ * expressions over the stored value, never as a read-modify-write here.
+ */
+export function parseWriteBody(body: unknown, mode: 'create' | 'update', schemaFields: Record<string, FieldDef>): ParsedWrite {
+  if (!isObject(body)) throw new BdsError(ErrorCode.INVALID_JSON, 'The request body must be a JSON object.');
+  const parsed: ParsedWrite = { types: new Map(), writes: [], relations: [], acl: undefined };
+  const relationsByField = new Map<string, RelationChange>();
+
+  const needType = (field: string, def: FieldDef) => {
+    const known = schemaFields[field] ?? parsed.types.get(field);
+    if (known && (known.type !== def.type || (known.targetClass ?? null) !== (def.targetClass ?? null))) {
+      throw incorrectType(
+        `schema mismatch for ${field}; expected ${known.targetClass ? `${known.type}<${known.targetClass}>` : known.type} but got ${def.targetClass ? `${def.type}<${def.targetClass}>` : def.type}`,
+      );
+    }
+    if (!schemaFields[field]) parsed.types.set(field, def);
+  };
+
+  for (const [key, raw] of Object.entries(body)) {
+    if (RESERVED.has(key)) throw new BdsError(ErrorCode.INVALID_KEY_NAME, `${key} is an invalid field name.`);
+    if (key === 'ACL') {
+      parsed.acl = parseAcl(raw);
+      continue;
+    }
+    const [field, ...subPath] = key.split('.') as [string, ...string[]];
+    if (!FIELD_NAME_PATTERN.test(field) || subPath.some((k) => !/^[A-Za-z0-9_]+$/.test(k))) {
+      throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${key}.`);
+    }
+    if (subPath.length > 0) {
+      if (mode === 'create') throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${key}.`);
+      const def = schemaFields[field];
+      if (!def) throw incorrectType(`${field} does not exist; it must be an Object field to set ${key}.`);
+      if (def.type !== 'Object') throw incorrectType(`${key} reaches into a ${def.type} field; only Object fields have sub-keys.`);
+    }
+    const op = isObject(raw) && typeof raw.__op === 'string' ? raw : undefined;
+    if (!op) {
+      if (subPath.length > 0) {
+        parsed.writes.push({ field, subPath, kind: 'set', value: normaliseValue(raw, key), type: 'Object' });
+        continue;
+      }
+      const existing = schemaFields[field];
+      if (raw === null) {
+        if (existing?.type === 'Relation') throw incorrectType(`${field} is a Relation; change it with AddRelation or RemoveRelation.`);
+        if (mode === 'update') parsed.writes.push({ field, subPath, kind: 'delete' });
+        continue;
+      }
+      const value = normaliseValue(raw, field);
+      const def = typeOfValue(value, field);
+      if (existing?.type === 'Relation' || def.type === 'Relation') {
+        if (def.type === 'Relation' && (!existing || existing.targetClass === def.targetClass)) {
+          needType(field, def); // declares the relation; it holds no value of its own
+          continue;
+        }
+        throw incorrectType(
+          `${field} is a Relation; change it with AddRelation or RemoveRelation, not by assigning a value.`,
+        );
+      }
+      needType(field, def);
+      parsed.writes.push({ field, subPath, kind: 'set', value, type: def.type });
+      continue;
+    }
+    parseOperation(field, subPath, op, schemaFields[field], parsed, needType, relationsByField);
+  }
+  parsed.relations = [...relationsByField.values()];
+  return parsed;
+}
+
+function parseOperation(
+  field: string,
+  subPath: string[],
+  op: Record<string, unknown>,
+  existing: FieldDef | undefined,
+  parsed: ParsedWrite,
+  needType: (field: string, def: FieldDef) => void,
+  relations: Map<string, RelationChange>,
+): void {
+  const name = [field, ...subPath].join('.');
+  const inObject = subPath.length > 0;
+  switch (op.__op) {
+    case 'Increment': {
+      const amount = op.amount;
+      if (typeof amount !== 'number' || !Number.isFinite(amount)) {
+        throw incorrectType(`Increment on ${name} needs a numeric amount.`);
+      }
+      if (!inObject) needType(field, { type: 'Number' });
+      parsed.writes.push({ field, subPath, kind: 'increment', amount });
+      return;
+    }
+    case 'Add':
+    case 'AddUnique':
+    case 'Remove': {
+      if (!Array.isArray(op.objects)) throw incorrectType(`${op.__op} on ${name} needs an objects array.`);
+      const values = op.objects.map((v) => normaliseValue(v, name));
+      if (!inObject) {
+        if (existing?.type === 'Relation') {
+          throw incorrectType(`${field} is a Relation; use AddRelation or RemoveRelation.`);
+        }
+        needType(field, { type: 'Array' });
+      }
+      const kind = op.__op === 'Add' ? 'add' : op.__op === 'AddUnique' ? 'addUnique' : 'remove';
+      parsed.writes.push({ field, subPath, kind, values });
+      return;
+    }
+    case 'Delete':
+      if (existing?.type === 'Relation') throw incorrectType(`${field} is a Relation; use RemoveRelation.`);
+      parsed.writes.push({ field, subPath, kind: 'delete' });
+      return;
+    case 'AddRelation':
+    case 'RemoveRelation':
+      if (inObject) throw incorrectType(`${op.__op} cannot reach into ${name}.`);
+      relationOp(field, op, existing, needType, relations);
+      return;
+    case 'Batch': {
+      if (inObject || !Array.isArray(op.ops) || op.ops.length === 0) {
+        throw incorrectType(`Batch on ${name} needs a non-empty ops array.`);
+      }
+      for (const inner of op.ops) {
+        if (!isObject(inner) || (inner.__op !== 'AddRelation' && inner.__op !== 'RemoveRelation')) {
+          throw incorrectType(`Batch on ${name} may only hold AddRelation and RemoveRelation.`);
+        }
+        relationOp(field, inner, existing, needType, relations);
+      }
+      return;
+    }
+    default:
+      throw incorrectType(`Unknown operation ${JSON.stringify(op.__op)} on ${name}.`);
+  }
+}
+
+function relationOp(
+  field: string,
+  op: Record<string, unknown>,
+  existing: FieldDef | undefined,
+  needType: (field: string, def: FieldDef) => void,
+  relations: Map<string, RelationChange>,
+): void {
+  if (!Array.isArray(op.objects) || op.objects.length === 0) {
+    throw incorrectType(`${op.__op} on ${field} needs a non-empty objects array of pointers.`);
+  }
+  const pointers = op.objects.map((o) => normaliseValue(o, field) as { __type?: string; className: string; objectId: string });
+  const target = pointers[0]!.className;
+  for (const p of pointers) {
+    if (p?.__type !== 'Pointer') throw new BdsError(ErrorCode.INVALID_POINTER, `${op.__op} on ${field} takes pointers only.`);
+    if (p.className !== target) throw incorrectType(`${op.__op} on ${field}: all pointers must be to one class.`);
+  }
+  if (existing && existing.type !== 'Relation') {
+    throw incorrectType(`schema mismatch for ${field}; expected ${existing.type} but got Relation<${target}>`);
+  }
+  needType(field, { type: 'Relation', targetClass: target });
+  let change = relations.get(field);
+  if (!change) {
+    change = { field, add: [], remove: [] };
+    relations.set(field, change);
+  }
+  for (const p of pointers) (op.__op === 'AddRelation' ? change.add : change.remove).push(p.objectId);
+}
+
+const PRINCIPAL = /^(\*|role:[0-9A-Za-z_\- ]+|[A-Za-z0-9]+)$/;
+
+/** Validates an ACL and converts it to its stored form; `null` and `undefined` entries are absent. */
+export function parseAcl(raw: unknown): StoredAcl {
+  if (!isObject(raw)) throw new BdsError(ErrorCode.INVALID_ACL, 'ACL must be an object of principal -> {read, write}.');
+  const acl: StoredAcl = { read: [], write: [] };
+  for (const [principal, perms] of Object.entries(raw)) {
+    if (!PRINCIPAL.test(principal)) throw new BdsError(ErrorCode.INVALID_ACL, `Invalid ACL principal: ${principal}.`);
+    if (perms === null || perms === undefined) continue;
+    if (!isObject(perms)) throw new BdsError(ErrorCode.INVALID_ACL, `ACL entry for ${principal} must be an object.`);
+    for (const [k, v] of Object.entries(perms)) {
+      if (k !== 'read' && k !== 'write') throw new BdsError(ErrorCode.INVALID_ACL, `Invalid ACL permission ${k} for ${principal}.`);
+      if (typeof v !== 'boolean') throw new BdsError(ErrorCode.INVALID_ACL, `ACL ${k} for ${principal} must be a boolean.`);
+    }
+    if (perms.read === true) acl.read.push(principal);
+    if (perms.write === true) acl.write.push(principal);
+  }
+  return acl;
+}
+
+/** Values the store should write on create: operations reduce to the value they produce from nothing. */
+export function initialValues(parsed: ParsedWrite, schemaFields: Record<string, FieldDef>): {
+  values: Record<string, { value: unknown; type: FieldType }>;
+  produced: Record<string, unknown>;
+} {
+  const values: Record<string, { value: unknown; type: FieldType }> = {};
+  const produced: Record<string, unknown> = {};
+  for (const w of parsed.writes) {
+    const type = (schemaFields[w.field] ?? parsed.types.get(w.field))?.type ?? 'Object';
+    switch (w.kind) {
+      case 'set':
+        values[w.field] = { value: w.value, type: w.type };
+        break;
+      case 'delete':
+        delete values[w.field];
+        break;
+      case 'increment': {
+        const before = (values[w.field]?.value as number | undefined) ?? 0;
+        values[w.field] = { value: before + w.amount, type };
+        produced[w.field] = before + w.amount;
+        break;
+      }
+      case 'add':
+      case 'addUnique':
+      case 'remove': {
+        let arr = [...((values[w.field]?.value as unknown[] | undefined) ?? [])];
+        if (w.kind === 'add') arr.push(...w.values);
+        else if (w.kind === 'addUnique') {
+          for (const v of w.values) if (!arr.some((a) => JSON.stringify(a) === JSON.stringify(v))) arr.push(v);
+        } else {
+          const drop = new Set(w.values.map((v) => JSON.stringify(v)));
+          arr = arr.filter((a) => !drop.has(JSON.stringify(a)));
+        }
+        values[w.field] = { value: arr, type };
+        produced[w.field] = arr;
+        break;
+      }
+    }
+  }
+  return { values, produced };
+}

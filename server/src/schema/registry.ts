@@ -32,16 +32,22 @@ export function checkClassName(className: string): void {
 
 /**
  * Class schemas: kept in memory, written through to the store, and the only place that changes them.
- * Every change runs in a store transaction; if it fails, the cache is reloaded from the store.
+ * Every change runs in a store transaction. Whenever the store rolls back (a failed write, a failed
+ * batch transaction around a class creation), the memory copy is reloaded so it matches the store.
  */
 export class SchemaRegistry {
   private cache = new Map<string, ClassSchema>();
 
-  constructor(private readonly store: StorageAdapter) {}
+  constructor(private readonly store: StorageAdapter) {
+    store.onRollback(() => this.reload());
+  }
+
+  private async reload(): Promise<void> {
+    this.cache = new Map((await this.store.loadSchemas()).map((s) => [s.className, s]));
+  }
 
   async load(): Promise<void> {
-    const schemas = await this.store.loadSchemas();
-    this.cache = new Map(schemas.map((s) => [s.className, s]));
+    await this.reload();
     for (const [className, fields] of Object.entries(SYSTEM_CLASS_FIELDS)) {
       if (this.cache.has(className)) continue;
       const schema: ClassSchema = {
@@ -63,16 +69,6 @@ export class SchemaRegistry {
 
   all(): ClassSchema[] {
     return [...this.cache.values()].sort((a, b) => a.className.localeCompare(b.className));
-  }
-
-  /** Runs a schema change; on failure the in-memory copy is reloaded so it matches the store. */
-  private async guarded<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      this.cache = new Map((await this.store.loadSchemas()).map((s) => [s.className, s]));
-      throw err;
-    }
   }
 
   /**
@@ -101,11 +97,9 @@ export class SchemaRegistry {
         classLevelPermissions: defaultClassLevelPermissions(),
         indexes: {},
       };
-      return this.guarded(async () => {
-        await this.store.createClass(schema);
-        this.cache.set(className, schema);
-        return schema;
-      });
+      await this.store.createClass(schema);
+      this.cache.set(className, schema);
+      return schema;
     }
     const added: Array<[string, FieldDef]> = [];
     for (const [name, def] of wanted) {
@@ -115,11 +109,9 @@ export class SchemaRegistry {
     }
     if (added.length === 0) return existing;
     const schema: ClassSchema = { ...existing, fields: { ...existing.fields, ...Object.fromEntries(added) } };
-    return this.guarded(async () => {
-      await this.store.changeSchema(schema, { addFields: added, deleteFields: [], addIndexes: [], dropIndexes: [] });
-      this.cache.set(className, schema);
-      return schema;
-    });
+    await this.store.changeSchema(schema, { addFields: added, deleteFields: [], addIndexes: [], dropIndexes: [] });
+    this.cache.set(className, schema);
+    return schema;
   }
 
   /** POST /schemas/<C> */
@@ -136,11 +128,9 @@ export class SchemaRegistry {
     const schema: ClassSchema = { className, fields, classLevelPermissions: clp, indexes: {} };
     const indexes = parseIndexChanges(doc.indexes, schema, new Set());
     schema.indexes = Object.fromEntries(indexes.add);
-    return this.guarded(async () => {
-      await this.store.createClass(schema);
-      this.cache.set(className, schema);
-      return schema;
-    });
+    await this.store.createClass(schema);
+    this.cache.set(className, schema);
+    return schema;
   }
 
   /** PUT /schemas/<C> */
@@ -184,11 +174,9 @@ export class SchemaRegistry {
       change.addIndexes.push([name, keys]);
       schema.indexes[name] = keys;
     }
-    return this.guarded(async () => {
-      await this.store.changeSchema(schema, change);
-      this.cache.set(className, schema);
-      return schema;
-    });
+    await this.store.changeSchema(schema, change);
+    this.cache.set(className, schema);
+    return schema;
   }
 
   /** DELETE /schemas/<C>: only an empty, non-built-in class. */
@@ -204,10 +192,8 @@ export class SchemaRegistry {
         `Class ${className} is not empty, contains ${rowCount} objects, cannot drop schema.`,
       );
     }
-    await this.guarded(async () => {
-      await this.store.deleteClass(schema);
-      this.cache.delete(className);
-    });
+    await this.store.deleteClass(schema);
+    this.cache.delete(className);
   }
 }
 

@@ -104,5 +104,7 @@ export interface StorageAdapter {
 
   /** Runs `fn` all-or-nothing; calls inside `fn` join the transaction (nesting uses savepoints). */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** Called (and awaited) after a transaction or savepoint rolls back. */
+  onRollback(listener: () => Promise<void>): void;
   close(): Promise<void>;
 }

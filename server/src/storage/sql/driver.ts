@@ -14,5 +14,7 @@ export interface SqlDriver {
   exec(sql: string): Promise<void>;
   /** All-or-nothing; a call made inside `fn` (same async context) joins it as a savepoint. */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** Called (and awaited) after any rollback, before the error reaches the caller. */
+  onRollback(listener: () => Promise<void>): void;
   close(): Promise<void>;
 }

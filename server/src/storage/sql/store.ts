@@ -387,6 +387,10 @@ export class SqlStore implements StorageAdapter {
     return this.driver.transaction(fn);
   }
 
+  onRollback(listener: () => Promise<void>): void {
+    this.driver.onRollback(listener);
+  }
+
   close(): Promise<void> {
     return this.driver.close();
   }

@@ -23,6 +23,15 @@ export class SqliteDriver implements SqlDriver {
   private locked = false;
   private readonly waiters: Array<() => void> = [];
   private closed = false;
+  private readonly rollbackListeners: Array<() => Promise<void>> = [];
+
+  onRollback(listener: () => Promise<void>): void {
+    this.rollbackListeners.push(listener);
+  }
+
+  private async rolledBack(): Promise<void> {
+    for (const listener of this.rollbackListeners) await listener();
+  }
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
@@ -120,6 +129,7 @@ export class SqliteDriver implements SqlDriver {
       } catch (err) {
         this.writer.exec(`ROLLBACK TO ${name}`);
         this.writer.exec(`RELEASE ${name}`);
+        await this.rolledBack();
         throw err;
       }
     }
@@ -132,6 +142,7 @@ export class SqliteDriver implements SqlDriver {
         return result;
       } catch (err) {
         if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+        await this.rolledBack();
         throw err;
       }
     } finally {

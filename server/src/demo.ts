@@ -1,6 +1,6 @@
-import type { Service } from './index.ts';
 import { MASTER } from './data/auth.ts';
 import { Records } from './data/records.ts';
+import type { Service } from './index.ts';
 
 /** A small demo data set, written once into an empty store. */
 export async function seedDemoData(service: Service): Promise<boolean> {

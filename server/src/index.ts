@@ -14,9 +14,9 @@ import { registerSchemaRoutes } from './http/routes/schemas.ts';
 import { SchemaRegistry } from './schema/registry.ts';
 import { openSqliteStore } from './storage/sqlite/index.ts';
 
-export { BdsError, ErrorCode } from './errors.ts';
 export type { ServiceOptions, ServiceOptionsInput } from './config/options.ts';
 export { loadOptions, OptionError, validateOptions } from './config/options.ts';
+export { BdsError, ErrorCode } from './errors.ts';
 
 export interface Service {
   /** Mountable Express app: `parent.use('/api', service.app)`. */

@@ -2,7 +2,8 @@ import { expect } from 'vitest';
 import { runScenarios } from './helpers/scenarios.ts';
 
 const count = async (t: any, className: string) =>
-  (await t.request('GET', `/classes/${className}`, { as: 'master', query: { count: 1, limit: 0 } })).json.count;
+  (await t.request('GET', `/classes/${className}`, { as: 'master', query: { count: 1, limit: 0 } })).json
+    .count;
 
 runScenarios(
   'batch',
@@ -109,7 +110,13 @@ runScenarios(
       before: async ({ t, vars }) => {
         vars.before = String(await count(t, 'Item'));
       },
-      body: { requests: Array.from({ length: 6 }, (_, i) => ({ method: 'POST', path: '/classes/Item', body: { n: i } })) },
+      body: {
+        requests: Array.from({ length: 6 }, (_, i) => ({
+          method: 'POST',
+          path: '/classes/Item',
+          body: { n: i },
+        })),
+      },
       status: 400,
       code: 107,
       errorContains: 'Batch request count of 6 exceeds the maximum of 5.',
@@ -122,7 +129,13 @@ runScenarios(
       method: 'POST',
       path: '/batch',
       as: 'master',
-      body: { requests: Array.from({ length: 6 }, (_, i) => ({ method: 'POST', path: '/classes/Item', body: { n: i } })) },
+      body: {
+        requests: Array.from({ length: 6 }, (_, i) => ({
+          method: 'POST',
+          path: '/classes/Item',
+          body: { n: i },
+        })),
+      },
       status: 200,
     },
     {
@@ -132,7 +145,12 @@ runScenarios(
       before: async ({ t, vars }) => {
         vars.before = String(await count(t, 'Item'));
       },
-      body: { requests: [{ method: 'POST', path: '/classes/Item', body: { n: 1 } }, { method: 'FLY', path: '/x' }] },
+      body: {
+        requests: [
+          { method: 'POST', path: '/classes/Item', body: { n: 1 } },
+          { method: 'FLY', path: '/x' },
+        ],
+      },
       status: 400,
       code: 107,
       after: async ({ t, vars }) => {

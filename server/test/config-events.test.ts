@@ -117,7 +117,14 @@ runScenarios('analytics events', [
     body: { dimensions: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`d${i}`, `v${i}`])) },
     status: 200,
   },
-  { name: 'needs application keys', method: 'POST', path: '/events/AppOpened', as: 'none', status: 403, code: 119 },
+  {
+    name: 'needs application keys',
+    method: 'POST',
+    path: '/events/AppOpened',
+    as: 'none',
+    status: 403,
+    code: 119,
+  },
   {
     name: 'nothing is stored: no class appears',
     method: 'GET',

@@ -45,7 +45,11 @@ export const optionsSchema = z
     allowClientClassCreation: z.boolean().default(false),
     protectedFieldsOwnerExempt: z.boolean().default(false),
     protectedFieldsSaveResponseExempt: z.boolean().default(false),
-    sessionLength: z.number().int().positive().default(365 * 24 * 3600),
+    sessionLength: z
+      .number()
+      .int()
+      .positive()
+      .default(365 * 24 * 3600),
     requestComplexity: requestComplexitySchema.default({
       includeDepth: 10,
       includeCount: 100,

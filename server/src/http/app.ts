@@ -66,7 +66,11 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 function tooLarge(limit: number): BdsError {
-  return new BdsError(ErrorCode.OBJECT_TOO_LARGE, `The request body exceeds the limit of ${limit} bytes.`, 413);
+  return new BdsError(
+    ErrorCode.OBJECT_TOO_LARGE,
+    `The request body exceeds the limit of ${limit} bytes.`,
+    413,
+  );
 }
 
 function parseJson(buffer: Buffer): unknown {
@@ -92,9 +96,7 @@ export function buildApp(core: Core, router: Router, state: AppState): express.E
   app.disable('x-powered-by');
   app.set('etag', false);
 
-  const resolveAuth = async (
-    creds: ReturnType<typeof credentialsFromHeaders>,
-  ): Promise<Auth> => {
+  const resolveAuth = async (creds: ReturnType<typeof credentialsFromHeaders>): Promise<Auth> => {
     const { master } = checkKeys(creds, core.options);
     const installationId = creds.installationId ?? null;
     if (master) return installationId ? { ...MASTER, installationId } : MASTER;
@@ -142,7 +144,8 @@ export function buildApp(core: Core, router: Router, state: AppState): express.E
           }
         }
       }
-      if (!METHODS.has(method)) throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not supported.`, 405);
+      if (!METHODS.has(method))
+        throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not supported.`, 405);
       const auth = await resolveAuth(creds);
       const response: ApiResponse = await router.dispatch({
         method: method as Method,
@@ -154,7 +157,10 @@ export function buildApp(core: Core, router: Router, state: AppState): express.E
       });
       send(res, response.status ?? 200, response.body, response.headers);
     } catch (err) {
-      const headers = err instanceof BdsError && err.code === ErrorCode.OBJECT_TOO_LARGE ? { Connection: 'close' } : undefined;
+      const headers =
+        err instanceof BdsError && err.code === ErrorCode.OBJECT_TOO_LARGE
+          ? { Connection: 'close' }
+          : undefined;
       sendError(res, err, headers);
     }
   }

@@ -1,5 +1,5 @@
-import { BdsError, ErrorCode } from '../errors.ts';
 import type { Auth } from '../data/auth.ts';
+import { BdsError, ErrorCode } from '../errors.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -67,7 +67,8 @@ export class Router {
       pathMatched = true;
       if (route.method === method) return { handler: route.handler, params };
     }
-    if (pathMatched) throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not allowed on ${path}.`, 405);
+    if (pathMatched)
+      throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not allowed on ${path}.`, 405);
     return undefined;
   }
 

@@ -103,7 +103,8 @@ class WhereParser {
           nodes.push({ type: 'containedBy', path, values: parseArray(operand, op, key) });
           break;
         case '$exists':
-          if (typeof operand !== 'boolean') throw invalidQuery(`Invalid where: $exists on ${key} takes a boolean.`);
+          if (typeof operand !== 'boolean')
+            throw invalidQuery(`Invalid where: $exists on ${key} takes a boolean.`);
           nodes.push({ type: 'exists', path, exists: operand });
           break;
         case '$regex':
@@ -111,7 +112,8 @@ class WhereParser {
           handled.add('$options');
           break;
         case '$options':
-          if (!('$regex' in constraints)) throw invalidQuery(`Invalid where: $options on ${key} needs $regex.`);
+          if (!('$regex' in constraints))
+            throw invalidQuery(`Invalid where: $options on ${key} needs $regex.`);
           break;
         case '$select':
         case '$dontSelect':
@@ -134,7 +136,8 @@ class WhereParser {
         case '$maxDistanceInRadians':
         case '$maxDistanceInMiles':
         case '$maxDistanceInKilometers':
-          if (!('$nearSphere' in constraints)) throw invalidQuery(`Invalid where: ${op} on ${key} needs $nearSphere.`);
+          if (!('$nearSphere' in constraints))
+            throw invalidQuery(`Invalid where: ${op} on ${key} needs $nearSphere.`);
           break;
         case '$within':
           nodes.push(parseWithin(path, key, operand));
@@ -157,7 +160,8 @@ class WhereParser {
       throw invalidQuery(`Invalid where: ${op} on ${key} takes {query: {className, where}, key}.`);
     }
     const selectedKey = operand.key;
-    if (!FIELD_PATH.test(selectedKey)) throw invalidQuery(`Invalid where: ${op} key ${JSON.stringify(selectedKey)}.`);
+    if (!FIELD_PATH.test(selectedKey))
+      throw invalidQuery(`Invalid where: ${op} key ${JSON.stringify(selectedKey)}.`);
     const query = this.parseSubQuery(operand.query, op, key, sub + 1);
     return { type: 'select', path, query, key: selectedKey, not: op === '$dontSelect' };
   }
@@ -178,7 +182,12 @@ class WhereParser {
   }
 }
 
-const MAX_DISTANCE_KEYS = ['$maxDistance', '$maxDistanceInRadians', '$maxDistanceInMiles', '$maxDistanceInKilometers'];
+const MAX_DISTANCE_KEYS = [
+  '$maxDistance',
+  '$maxDistanceInRadians',
+  '$maxDistanceInMiles',
+  '$maxDistanceInKilometers',
+];
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -204,7 +213,8 @@ function parseArray(operand: unknown, op: string, key: string): WireValue[] {
 export function parseValue(value: unknown, key: string): WireValue {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw invalidQuery(`Invalid where: ${key} compares with a non-finite number.`);
+    if (!Number.isFinite(value))
+      throw invalidQuery(`Invalid where: ${key} compares with a non-finite number.`);
     return value;
   }
   if (Array.isArray(value)) return value.map((v) => parseValue(v, key));
@@ -213,7 +223,8 @@ export function parseValue(value: unknown, key: string): WireValue {
   if (type === undefined) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      if (k.startsWith('$')) throw invalidQuery(`Invalid where: unexpected operator ${k} inside a value of ${key}.`);
+      if (k.startsWith('$'))
+        throw invalidQuery(`Invalid where: unexpected operator ${k} inside a value of ${key}.`);
       out[k] = parseValue(v, key);
     }
     return out;
@@ -229,10 +240,12 @@ export function parseValue(value: unknown, key: string): WireValue {
     case 'GeoPoint':
       return { __type: 'GeoPoint', ...parseGeoPoint(value, key) };
     case 'File':
-      if (typeof value.name !== 'string') throw invalidQuery(`Invalid where: ${key} has a File without a name.`);
+      if (typeof value.name !== 'string')
+        throw invalidQuery(`Invalid where: ${key} has a File without a name.`);
       return { __type: 'File', name: value.name, url: value.url };
     case 'Bytes':
-      if (typeof value.base64 !== 'string') throw invalidQuery(`Invalid where: ${key} has Bytes without base64.`);
+      if (typeof value.base64 !== 'string')
+        throw invalidQuery(`Invalid where: ${key} has Bytes without base64.`);
       return { __type: 'Bytes', base64: value.base64 };
     case 'Object':
       return { __type: 'Pointer', ...parsePointer(value, key) };
@@ -271,7 +284,9 @@ function parseGeoPoint(value: unknown, key: string): GeoPointValue {
     }
   }
   // GeoJSON-style [longitude, latitude] pairs are not accepted: the wire form is explicit.
-  throw invalidQuery(`Invalid where: ${key} needs a GeoPoint with latitude in [-90, 90] and longitude in [-180, 180].`);
+  throw invalidQuery(
+    `Invalid where: ${key} needs a GeoPoint with latitude in [-90, 90] and longitude in [-180, 180].`,
+  );
 }
 
 function parseRelatedTo(value: unknown): QueryNode {
@@ -295,7 +310,9 @@ function parseRegex(path: Path, key: string, pattern: unknown, options: unknown)
   try {
     new RegExp(source, jsFlags);
   } catch (err) {
-    throw invalidQuery(`Invalid where: $regex on ${key} is not a valid regular expression: ${(err as Error).message}`);
+    throw invalidQuery(
+      `Invalid where: $regex on ${key} is not a valid regular expression: ${(err as Error).message}`,
+    );
   }
   return { type: 'regex', path, source, flags: jsFlags };
 }
@@ -336,10 +353,13 @@ function parseNearSphere(path: Path, key: string, constraints: Record<string, un
   for (const [name, factor] of distanceKeys) {
     const d = constraints[name];
     if (d === undefined) continue;
-    if (typeof d !== 'number' || !(d >= 0)) throw invalidQuery(`Invalid where: ${name} on ${key} takes a number >= 0.`);
+    if (typeof d !== 'number' || !(d >= 0))
+      throw invalidQuery(`Invalid where: ${name} on ${key} takes a number >= 0.`);
     maxDistance = d * factor;
   }
-  return maxDistance === undefined ? { type: 'nearSphere', path, point } : { type: 'nearSphere', path, point, maxDistance };
+  return maxDistance === undefined
+    ? { type: 'nearSphere', path, point }
+    : { type: 'nearSphere', path, point, maxDistance };
 }
 
 function stripType(value: unknown, type: string, key: string): unknown {
@@ -356,7 +376,9 @@ function parseWithin(path: Path, key: string, operand: unknown): QueryNode {
   const southwest = parseGeoPoint(operand.$box[0], key);
   const northeast = parseGeoPoint(operand.$box[1], key);
   if (southwest.latitude > northeast.latitude) {
-    throw invalidQuery(`Invalid where: $box on ${key} has its south-west corner above its north-east corner.`);
+    throw invalidQuery(
+      `Invalid where: $box on ${key} has its south-west corner above its north-east corner.`,
+    );
   }
   return { type: 'withinBox', path, southwest, northeast };
 }
@@ -377,7 +399,9 @@ function parseGeoWithin(path: Path, key: string, operand: unknown): QueryNode {
   if (isPlainObject(operand) && operand.$centerSphere !== undefined) {
     const cs = operand.$centerSphere;
     if (!Array.isArray(cs) || cs.length !== 2 || typeof cs[1] !== 'number' || !(cs[1] >= 0)) {
-      throw invalidQuery(`Invalid where: $geoWithin.$centerSphere on ${key} takes [GeoPoint, radius in radians].`);
+      throw invalidQuery(
+        `Invalid where: $geoWithin.$centerSphere on ${key} takes [GeoPoint, radius in radians].`,
+      );
     }
     const c = Array.isArray(cs[0]) ? { latitude: cs[0][1], longitude: cs[0][0] } : cs[0];
     return { type: 'withinCenterSphere', path, center: parseGeoPoint(c, key), radius: cs[1] };

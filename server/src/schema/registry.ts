@@ -1,6 +1,5 @@
 import { BdsError, ErrorCode, incorrectType } from '../errors.ts';
 import type { SchemaChange, StorageAdapter } from '../storage/adapter.ts';
-import { SCHEMA_FIELD_TYPES, sameType, typeMismatch } from './values.ts';
 import {
   CLASS_NAME_PATTERN,
   CLP_OPERATIONS,
@@ -12,8 +11,10 @@ import {
   isValidClassName,
   SYSTEM_CLASS_FIELDS,
 } from './types.ts';
+import { SCHEMA_FIELD_TYPES, sameType, typeMismatch } from './values.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const CLP_KEYS = new Set<string>([...CLP_OPERATIONS, 'protectedFields', 'readUserFields', 'writeUserFields']);
 
@@ -109,7 +110,12 @@ export class SchemaRegistry {
     }
     if (added.length === 0) return existing;
     const schema: ClassSchema = { ...existing, fields: { ...existing.fields, ...Object.fromEntries(added) } };
-    await this.store.changeSchema(schema, { addFields: added, deleteFields: [], addIndexes: [], dropIndexes: [] });
+    await this.store.changeSchema(schema, {
+      addFields: added,
+      deleteFields: [],
+      addIndexes: [],
+      dropIndexes: [],
+    });
     this.cache.set(className, schema);
     return schema;
   }
@@ -124,7 +130,10 @@ export class SchemaRegistry {
     const fields: Record<string, FieldDef> = { ...DEFAULT_FIELDS };
     const requested = parseFieldChanges(doc.fields, false);
     for (const [name, def] of requested.add) fields[name] = def;
-    const clp = doc.classLevelPermissions === undefined ? defaultClassLevelPermissions() : parseClp(doc.classLevelPermissions);
+    const clp =
+      doc.classLevelPermissions === undefined
+        ? defaultClassLevelPermissions()
+        : parseClp(doc.classLevelPermissions);
     const schema: ClassSchema = { className, fields, classLevelPermissions: clp, indexes: {} };
     const indexes = parseIndexChanges(doc.indexes, schema, new Set());
     schema.indexes = Object.fromEntries(indexes.add);
@@ -143,21 +152,36 @@ export class SchemaRegistry {
     const change: SchemaChange = { addFields: [], deleteFields: [], addIndexes: [], dropIndexes: [] };
     for (const name of requested.remove) {
       const def = fields[name];
-      if (!def) throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Field ${name} does not exist, cannot delete.`);
+      if (!def)
+        throw new BdsError(
+          ErrorCode.INVALID_SCHEMA_OPERATION,
+          `Field ${name} does not exist, cannot delete.`,
+        );
       if (SYSTEM_CLASS_FIELDS[className]?.[name]) {
-        throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Field ${name} is built in and cannot be deleted.`);
+        throw new BdsError(
+          ErrorCode.INVALID_SCHEMA_OPERATION,
+          `Field ${name} is built in and cannot be deleted.`,
+        );
       }
       change.deleteFields.push([name, def]);
       delete fields[name];
     }
     for (const [name, def] of requested.add) {
-      if (fields[name]) throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Field ${name} exists, cannot update.`);
+      if (fields[name])
+        throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Field ${name} exists, cannot update.`);
       change.addFields.push([name, def]);
       fields[name] = def;
     }
     const clp =
-      doc.classLevelPermissions === undefined ? existing.classLevelPermissions : parseClp(doc.classLevelPermissions);
-    const schema: ClassSchema = { ...existing, fields, classLevelPermissions: clp, indexes: { ...existing.indexes } };
+      doc.classLevelPermissions === undefined
+        ? existing.classLevelPermissions
+        : parseClp(doc.classLevelPermissions);
+    const schema: ClassSchema = {
+      ...existing,
+      fields,
+      classLevelPermissions: clp,
+      indexes: { ...existing.indexes },
+    };
     // Indexes on deleted fields go with them.
     for (const [name, keys] of Object.entries(schema.indexes)) {
       if (Object.keys(keys).some((f) => !fields[f])) {
@@ -184,7 +208,10 @@ export class SchemaRegistry {
     const schema = this.cache.get(className);
     if (!schema) return;
     if (SYSTEM_CLASS_FIELDS[className]) {
-      throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Class ${className} is built in and cannot be deleted.`);
+      throw new BdsError(
+        ErrorCode.INVALID_SCHEMA_OPERATION,
+        `Class ${className} is built in and cannot be deleted.`,
+      );
     }
     if (rowCount > 0) {
       throw new BdsError(
@@ -220,18 +247,24 @@ function checkDocumentClassName(className: string, doc: Record<string, unknown>)
   }
 }
 
-function parseFieldChanges(raw: unknown, allowDelete: boolean): { add: Array<[string, FieldDef]>; remove: string[] } {
+function parseFieldChanges(
+  raw: unknown,
+  allowDelete: boolean,
+): { add: Array<[string, FieldDef]>; remove: string[] } {
   const add: Array<[string, FieldDef]> = [];
   const remove: string[] = [];
   if (raw === undefined) return { add, remove };
-  if (!isObject(raw)) throw new BdsError(ErrorCode.INVALID_JSON, 'fields must be an object of name -> {type}.');
+  if (!isObject(raw))
+    throw new BdsError(ErrorCode.INVALID_JSON, 'fields must be an object of name -> {type}.');
   for (const [name, spec] of Object.entries(raw)) {
-    if (!FIELD_NAME_PATTERN.test(name)) throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${name}.`);
+    if (!FIELD_NAME_PATTERN.test(name))
+      throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${name}.`);
     if (name in DEFAULT_FIELDS) {
       throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Field ${name} is built in and cannot be changed.`);
     }
     if (isObject(spec) && spec.__op === 'Delete') {
-      if (!allowDelete) throw new BdsError(ErrorCode.INVALID_JSON, `Field ${name} cannot be deleted from a new class.`);
+      if (!allowDelete)
+        throw new BdsError(ErrorCode.INVALID_JSON, `Field ${name} cannot be deleted from a new class.`);
       remove.push(name);
       continue;
     }
@@ -261,19 +294,24 @@ function parseIndexChanges(
   const add: Array<[string, Record<string, 1 | -1>]> = [];
   const remove: string[] = [];
   if (raw === undefined) return { add, remove };
-  if (!isObject(raw)) throw new BdsError(ErrorCode.INVALID_JSON, 'indexes must be an object of name -> {field: 1}.');
+  if (!isObject(raw))
+    throw new BdsError(ErrorCode.INVALID_JSON, 'indexes must be an object of name -> {field: 1}.');
   for (const [name, spec] of Object.entries(raw)) {
     if (!/^[A-Za-z0-9_]+$/.test(name) || name === '_id_') {
       throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Invalid index name: ${name}.`);
     }
     if (isObject(spec) && spec.__op === 'Delete') {
       if (!existing.has(name)) {
-        throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Index ${name} does not exist, cannot delete.`);
+        throw new BdsError(
+          ErrorCode.INVALID_SCHEMA_OPERATION,
+          `Index ${name} does not exist, cannot delete.`,
+        );
       }
       remove.push(name);
       continue;
     }
-    if (existing.has(name)) throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Index ${name} exists, cannot update.`);
+    if (existing.has(name))
+      throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Index ${name} exists, cannot update.`);
     if (!isObject(spec) || Object.keys(spec).length === 0) {
       throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Index ${name} needs {field: 1 or -1}.`);
     }
@@ -287,7 +325,10 @@ function parseIndexChanges(
         );
       }
       if (dir !== 1 && dir !== -1) {
-        throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Index ${name}: direction of ${field} must be 1 or -1.`);
+        throw new BdsError(
+          ErrorCode.INVALID_SCHEMA_OPERATION,
+          `Index ${name}: direction of ${field} must be 1 or -1.`,
+        );
       }
       keys[field] = dir;
     }
@@ -302,7 +343,10 @@ export function parseClp(raw: unknown): Record<string, unknown> {
   const clp: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
     if (!CLP_KEYS.has(key)) {
-      throw new BdsError(ErrorCode.INVALID_JSON, `${key} is not a valid operation for class level permissions.`);
+      throw new BdsError(
+        ErrorCode.INVALID_JSON,
+        `${key} is not a valid operation for class level permissions.`,
+      );
     }
     if (key === 'readUserFields' || key === 'writeUserFields') {
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
@@ -313,7 +357,10 @@ export function parseClp(raw: unknown): Record<string, unknown> {
     } else if (key === 'protectedFields') {
       for (const [pattern, fields] of Object.entries(value)) {
         if (!Array.isArray(fields) || !fields.every((f) => typeof f === 'string')) {
-          throw new BdsError(ErrorCode.INVALID_JSON, `protectedFields.${pattern} must be an array of field names.`);
+          throw new BdsError(
+            ErrorCode.INVALID_JSON,
+            `protectedFields.${pattern} must be an array of field names.`,
+          );
         }
       }
     } else {
@@ -324,10 +371,14 @@ export function parseClp(raw: unknown): Record<string, unknown> {
           principal === '*' ||
           principal.startsWith('role:') ||
           /^[A-Za-z0-9]+$/.test(principal);
-        if (!ok) throw new BdsError(ErrorCode.INVALID_JSON, `${principal} is not a valid principal in ${key}.`);
+        if (!ok)
+          throw new BdsError(ErrorCode.INVALID_JSON, `${principal} is not a valid principal in ${key}.`);
         if (principal === 'pointerFields') {
           if (!Array.isArray(v) || !v.every((f) => typeof f === 'string')) {
-            throw new BdsError(ErrorCode.INVALID_JSON, `${key}.pointerFields must be an array of field names.`);
+            throw new BdsError(
+              ErrorCode.INVALID_JSON,
+              `${key}.pointerFields must be an array of field names.`,
+            );
           }
         } else if (v !== true) {
           throw new BdsError(ErrorCode.INVALID_JSON, `${key}.${principal} must be true.`);

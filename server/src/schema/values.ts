@@ -2,7 +2,8 @@ import { BdsError, ErrorCode, incorrectType } from '../errors.ts';
 import { normaliseIso } from '../query/parse.ts';
 import { CLASS_NAME_PATTERN, type FieldDef, type FieldType, isValidClassName } from './types.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The type a plain (non-operation) wire value gives a new field. */
 export function typeOfValue(value: unknown, field: string): FieldDef {
@@ -47,9 +48,13 @@ export function normaliseValue(value: unknown, field: string): unknown {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
         if (k.startsWith('$') || k.includes('.')) {
-          throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Nested keys should not contain the '$' or '.' characters (${field}.${k}).`);
+          throw new BdsError(
+            ErrorCode.INVALID_KEY_NAME,
+            `Nested keys should not contain the '$' or '.' characters (${field}.${k}).`,
+          );
         }
-        if (k === '__op') throw incorrectType(`Operation ${JSON.stringify(v)} is not allowed inside ${field}.`);
+        if (k === '__op')
+          throw incorrectType(`Operation ${JSON.stringify(v)} is not allowed inside ${field}.`);
         out[k] = normaliseValue(v, field);
       }
       return out;
@@ -61,13 +66,21 @@ export function normaliseValue(value: unknown, field: string): unknown {
     }
     case 'Pointer': {
       const { className, objectId } = value;
-      if (typeof className !== 'string' || !isValidClassName(className) || typeof objectId !== 'string' || !objectId) {
+      if (
+        typeof className !== 'string' ||
+        !isValidClassName(className) ||
+        typeof objectId !== 'string' ||
+        !objectId
+      ) {
         throw new BdsError(ErrorCode.INVALID_POINTER, `${field} holds a malformed pointer.`);
       }
       return { __type: 'Pointer', className, objectId };
     }
     case 'Relation': {
-      if (typeof value.className !== 'string' || !CLASS_NAME_PATTERN.test(value.className.replace(/^_/, ''))) {
+      if (
+        typeof value.className !== 'string' ||
+        !CLASS_NAME_PATTERN.test(value.className.replace(/^_/, ''))
+      ) {
         throw incorrectType(`${field} holds a Relation without a valid className.`);
       }
       return { __type: 'Relation', className: value.className };
@@ -78,14 +91,19 @@ export function normaliseValue(value: unknown, field: string): unknown {
         throw incorrectType(`${field} holds a GeoPoint without numeric latitude and longitude.`);
       }
       if (latitude < -90 || latitude > 90 || longitude < -180 || longitude > 180) {
-        throw incorrectType(`${field} holds a GeoPoint out of range (latitude -90..90, longitude -180..180).`);
+        throw incorrectType(
+          `${field} holds a GeoPoint out of range (latitude -90..90, longitude -180..180).`,
+        );
       }
       return { __type: 'GeoPoint', latitude, longitude };
     }
     case 'File': {
-      if (typeof value.name !== 'string' || !value.name) throw incorrectType(`${field} holds a File without a name.`);
+      if (typeof value.name !== 'string' || !value.name)
+        throw incorrectType(`${field} holds a File without a name.`);
       const url = typeof value.url === 'string' ? value.url : undefined;
-      return url === undefined ? { __type: 'File', name: value.name } : { __type: 'File', name: value.name, url };
+      return url === undefined
+        ? { __type: 'File', name: value.name }
+        : { __type: 'File', name: value.name, url };
     }
     case 'Bytes': {
       if (typeof value.base64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value.base64)) {
@@ -107,7 +125,8 @@ export function normaliseValue(value: unknown, field: string): unknown {
             Math.abs(c[0]) <= 90 &&
             Math.abs(c[1]) <= 180,
         );
-      if (!ok) throw incorrectType(`${field} holds a Polygon that needs at least 3 [latitude, longitude] pairs.`);
+      if (!ok)
+        throw incorrectType(`${field} holds a Polygon that needs at least 3 [latitude, longitude] pairs.`);
       return { __type: 'Polygon', coordinates: coords };
     }
     default:

@@ -95,7 +95,11 @@ export interface StorageAdapter {
   purge(schema: ClassSchema): Promise<void>;
 
   find(schema: ClassSchema, spec: FindSpec, lookup: SchemaLookup): Promise<Row[]>;
-  count(schema: ClassSchema, spec: Omit<FindSpec, 'order' | 'limit' | 'skip'>, lookup: SchemaLookup): Promise<number>;
+  count(
+    schema: ClassSchema,
+    spec: Omit<FindSpec, 'order' | 'limit' | 'skip'>,
+    lookup: SchemaLookup,
+  ): Promise<number>;
   /** Rows by id, for include; ACL-filtered like find. */
   getMany(schema: ClassSchema, ids: string[], readers: Principals): Promise<Row[]>;
 

@@ -2,7 +2,8 @@ import type { Core } from '../../data/core.ts';
 import { BdsError, ErrorCode, toBdsError } from '../../errors.ts';
 import type { ApiRequest, Method, Router } from '../router.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
 interface SubRequest {
@@ -71,7 +72,8 @@ function parseSubRequest(raw: unknown, index: number, mountPath: string): SubReq
     throw new BdsError(ErrorCode.INVALID_JSON, `Batch request ${index} needs a method and a path.`);
   }
   const method = raw.method.toUpperCase();
-  if (!METHODS.has(method)) throw new BdsError(ErrorCode.INVALID_JSON, `Batch request ${index} has method ${raw.method}.`);
+  if (!METHODS.has(method))
+    throw new BdsError(ErrorCode.INVALID_JSON, `Batch request ${index} has method ${raw.method}.`);
   let path = raw.path;
   const base = mountPath.replace(/\/+$/, '');
   if (base && (path === base || path.startsWith(`${base}/`))) path = path.slice(base.length);
@@ -81,7 +83,10 @@ function parseSubRequest(raw: unknown, index: number, mountPath: string): SubReq
   let body = raw.body;
   if (method === 'GET') {
     if (body !== undefined && !isObject(body)) {
-      throw new BdsError(ErrorCode.INVALID_JSON, `Batch request ${index}: a GET takes its query as an object body.`);
+      throw new BdsError(
+        ErrorCode.INVALID_JSON,
+        `Batch request ${index}: a GET takes its query as an object body.`,
+      );
     }
     Object.assign(query, body ?? {});
     body = undefined;

@@ -2,8 +2,9 @@ import type { Core } from '../../data/core.ts';
 import { BdsError, ErrorCode, masterKeyRequired } from '../../errors.ts';
 import type { Router } from '../router.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const PARAM_NAME = /^[A-Za-z0-9_.\-]{1,200}$/;
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const PARAM_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 
 /** GET /config (masterKeyOnly entries hidden from non-master callers), PUT /config (master). */
 export function registerConfigRoutes(router: Router, core: Core): void {
@@ -25,7 +26,8 @@ export function registerConfigRoutes(router: Router, core: Core): void {
       throw new BdsError(ErrorCode.INVALID_JSON, 'masterKeyOnly must map parameter names to booleans.');
     }
     for (const name of [...Object.keys(body.params), ...Object.keys(flags)]) {
-      if (!PARAM_NAME.test(name)) throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid config parameter name: ${name}.`);
+      if (!PARAM_NAME.test(name))
+        throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid config parameter name: ${name}.`);
     }
     await core.store.transaction(async () => {
       const config = await core.store.getConfig();

@@ -3,7 +3,8 @@ import { normaliseIso } from '../../query/parse.ts';
 import type { Router } from '../router.ts';
 
 const EVENT_NAME = /^[\w\-.]+$/;
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -14,7 +15,13 @@ export function features() {
     hooks: { create: false, read: false, update: false, delete: false },
     cloudCode: { jobs: false },
     logs: { level: false, size: false, order: false, until: false, from: false },
-    push: { immediatePush: false, scheduledPush: false, storedPushData: false, pushAudiences: false, localization: false },
+    push: {
+      immediatePush: false,
+      scheduledPush: false,
+      storedPushData: false,
+      pushAudiences: false,
+      localization: false,
+    },
     schemas: {
       addField: true,
       removeField: true,
@@ -44,17 +51,23 @@ export function features() {
 
 /** /serverInfo and /events/<name>. (/health is answered before credentials are checked.) */
 export function registerMiscRoutes(router: Router): void {
-  router.add('GET', '/serverInfo', async () => ({ body: { serverVersion: SERVER_VERSION, features: features() } }));
+  router.add('GET', '/serverInfo', async () => ({
+    body: { serverVersion: SERVER_VERSION, features: features() },
+  }));
   router.add('POST', '/events/:eventName', async (req) => {
     const name = req.params.eventName!;
     if (!EVENT_NAME.test(name)) {
-      throw new BdsError(ErrorCode.INVALID_EVENT_NAME, `Invalid event name: ${JSON.stringify(name)}. Use letters, digits, _, - and .`);
+      throw new BdsError(
+        ErrorCode.INVALID_EVENT_NAME,
+        `Invalid event name: ${JSON.stringify(name)}. Use letters, digits, _, - and .`,
+      );
     }
     const body = req.body ?? {};
     if (!isObject(body)) throw new BdsError(ErrorCode.INVALID_JSON, 'The event body must be a JSON object.');
     const { dimensions, at, ...rest } = body;
     const extra = Object.keys(rest);
-    if (extra.length) throw new BdsError(ErrorCode.INVALID_JSON, `Unknown event field: ${extra[0]}. Use dimensions and at.`);
+    if (extra.length)
+      throw new BdsError(ErrorCode.INVALID_JSON, `Unknown event field: ${extra[0]}. Use dimensions and at.`);
     if (dimensions !== undefined) {
       if (!isObject(dimensions) || !Object.values(dimensions).every((v) => typeof v === 'string')) {
         throw incorrectType('dimensions must map strings to strings.');

@@ -50,7 +50,11 @@ export function registerSchemaRoutes(router: Router, core: Core): void {
     checkClassName(className);
     const schema = schemas.get(className);
     if (schema) {
-      const rows = await store.count(schema, { where: { type: 'and', children: [] }, readers: null }, schemas.lookup);
+      const rows = await store.count(
+        schema,
+        { where: { type: 'and', children: [] }, readers: null },
+        schemas.lookup,
+      );
       await schemas.deleteClass(className, rows);
     }
     return { body: {} };

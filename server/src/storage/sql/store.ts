@@ -102,7 +102,8 @@ export class SqlStore implements StorageAdapter {
       `CREATE INDEX ${this.q(`${schema.className}:createdAt`)} ON ${t} (${this.q('createdAt')});` +
       `CREATE INDEX ${this.q(`${schema.className}:updatedAt`)} ON ${t} (${this.q('updatedAt')});` +
       ddl;
-    for (const [name, keys] of Object.entries(schema.indexes)) ddl += this.indexDdl(schema.className, name, keys);
+    for (const [name, keys] of Object.entries(schema.indexes))
+      ddl += this.indexDdl(schema.className, name, keys);
     await this.driver.transaction(async () => {
       await this.driver.exec(ddl);
       await this.saveSchema(schema);
@@ -112,9 +113,11 @@ export class SqlStore implements StorageAdapter {
   async changeSchema(schema: ClassSchema, change: SchemaChange): Promise<void> {
     const t = this.q(schema.className);
     let ddl = '';
-    for (const name of change.dropIndexes) ddl += `DROP INDEX IF EXISTS ${this.q(this.indexName(schema.className, name))};`;
+    for (const name of change.dropIndexes)
+      ddl += `DROP INDEX IF EXISTS ${this.q(this.indexName(schema.className, name))};`;
     for (const [name, def] of change.deleteFields) {
-      if (def.type === 'Relation') ddl += `DROP TABLE IF EXISTS ${this.q(joinTableName(schema.className, name))};`;
+      if (def.type === 'Relation')
+        ddl += `DROP TABLE IF EXISTS ${this.q(joinTableName(schema.className, name))};`;
       else ddl += `ALTER TABLE ${t} DROP COLUMN ${this.q(name)};`;
     }
     for (const [name, def] of change.addFields) {
@@ -131,7 +134,8 @@ export class SqlStore implements StorageAdapter {
   async deleteClass(schema: ClassSchema): Promise<void> {
     let ddl = `DROP TABLE IF EXISTS ${this.q(schema.className)};`;
     for (const [name, def] of Object.entries(schema.fields)) {
-      if (def.type === 'Relation') ddl += `DROP TABLE IF EXISTS ${this.q(joinTableName(schema.className, name))};`;
+      if (def.type === 'Relation')
+        ddl += `DROP TABLE IF EXISTS ${this.q(joinTableName(schema.className, name))};`;
     }
     await this.driver.transaction(async () => {
       await this.driver.exec(ddl);
@@ -147,7 +151,13 @@ export class SqlStore implements StorageAdapter {
     const p = this.params();
     const columns = ['objectId', 'createdAt', 'updatedAt', '_rperm', '_wperm'];
     const { rperm, wperm } = encodeAcl(spec.acl);
-    const values = [p.add(spec.objectId), p.add(spec.createdAt), p.add(spec.createdAt), p.add(rperm), p.add(wperm)];
+    const values = [
+      p.add(spec.objectId),
+      p.add(spec.createdAt),
+      p.add(spec.createdAt),
+      p.add(rperm),
+      p.add(wperm),
+    ];
     for (const [field, { value, type }] of Object.entries(spec.values)) {
       columns.push(field);
       values.push(p.add(encodeColumn(this.dialect, type, value)));
@@ -167,12 +177,19 @@ export class SqlStore implements StorageAdapter {
 
   private translateWriteError(err: unknown): unknown {
     if (this.dialect.uniqueViolation(err)) {
-      return new BdsError(ErrorCode.DUPLICATE_VALUE, 'A duplicate value for a field with unique values was provided.');
+      return new BdsError(
+        ErrorCode.DUPLICATE_VALUE,
+        'A duplicate value for a field with unique values was provided.',
+      );
     }
     return err;
   }
 
-  private async applyRelations(schema: ClassSchema, owningId: string, changes: RelationChange[]): Promise<void> {
+  private async applyRelations(
+    schema: ClassSchema,
+    owningId: string,
+    changes: RelationChange[],
+  ): Promise<void> {
     for (const change of changes) {
       const table = joinTableName(schema.className, change.field);
       for (const relatedId of change.add) {
@@ -315,12 +332,18 @@ export class SqlStore implements StorageAdapter {
     await this.driver.transaction(async () => {
       await this.driver.run(`DELETE FROM ${this.q(schema.className)}`, []);
       for (const [name, def] of Object.entries(schema.fields)) {
-        if (def.type === 'Relation') await this.driver.run(`DELETE FROM ${this.q(joinTableName(schema.className, name))}`, []);
+        if (def.type === 'Relation')
+          await this.driver.run(`DELETE FROM ${this.q(joinTableName(schema.className, name))}`, []);
       }
     });
   }
 
-  private whereSql(schema: ClassSchema, spec: Pick<FindSpec, 'where' | 'readers'>, lookup: SchemaLookup, p: Params) {
+  private whereSql(
+    schema: ClassSchema,
+    spec: Pick<FindSpec, 'where' | 'readers'>,
+    lookup: SchemaLookup,
+    p: Params,
+  ) {
     const compiler = new WhereCompiler(this.dialect, p, lookup, spec.readers);
     const t = this.q(schema.className);
     const condition = compiler.compile(spec.where, schema, t);
@@ -344,7 +367,11 @@ export class SqlStore implements StorageAdapter {
     return rows.map((r) => decodeRow(schema, r));
   }
 
-  async count(schema: ClassSchema, spec: Pick<FindSpec, 'where' | 'readers'>, lookup: SchemaLookup): Promise<number> {
+  async count(
+    schema: ClassSchema,
+    spec: Pick<FindSpec, 'where' | 'readers'>,
+    lookup: SchemaLookup,
+  ): Promise<number> {
     const p = this.params();
     const { where, table } = this.whereSql(schema, spec, lookup, p);
     const row = await this.driver.get(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, p.values);
@@ -371,7 +398,10 @@ export class SqlStore implements StorageAdapter {
       [],
     );
     if (!row) return { params: {}, masterKeyOnly: {} };
-    return { params: JSON.parse(row.params as string), masterKeyOnly: JSON.parse(row.masterKeyOnly as string) };
+    return {
+      params: JSON.parse(row.params as string),
+      masterKeyOnly: JSON.parse(row.masterKeyOnly as string),
+    };
   }
 
   async setConfig(config: StoredConfig): Promise<void> {

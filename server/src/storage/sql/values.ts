@@ -64,7 +64,10 @@ export function encodeAcl(acl: StoredAcl | null): { rperm: string | null; wperm:
   return { rperm: JSON.stringify(acl.read), wperm: JSON.stringify(acl.write) };
 }
 
-export function decodeAcl(rperm: unknown, wperm: unknown): Record<string, { read?: true; write?: true }> | undefined {
+export function decodeAcl(
+  rperm: unknown,
+  wperm: unknown,
+): Record<string, { read?: true; write?: true }> | undefined {
   if (rperm == null && wperm == null) return undefined;
   const acl: Record<string, { read?: true; write?: true }> = {};
   for (const p of JSON.parse((rperm as string) ?? '[]') as string[]) acl[p] = { read: true };

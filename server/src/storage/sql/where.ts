@@ -10,7 +10,8 @@ const SYSTEM_COLUMNS: Record<string, FieldDef> = {
   updatedAt: { type: 'Date' },
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 const isPointer = (v: unknown): v is { className: string; objectId: string } =>
   isObject(v) && v.__type === 'Pointer';
 const isDate = (v: unknown): v is { iso: string } => isObject(v) && v.__type === 'Date';
@@ -72,13 +73,16 @@ export class WhereCompiler {
       }
       case 'exists': {
         const op = this.operand(schema, alias, node.path);
-        if (op.def?.type === 'Relation') throw invalidQuery(`Invalid where: $exists cannot test relation ${node.path[0]}.`);
+        if (op.def?.type === 'Relation')
+          throw invalidQuery(`Invalid where: $exists cannot test relation ${node.path[0]}.`);
         return node.exists ? `${op.sql} IS NOT NULL` : `${op.sql} IS NULL`;
       }
       case 'regex': {
         const op = this.operand(schema, alias, node.path);
         if (op.def && op.def.type !== 'String') {
-          throw invalidQuery(`Invalid where: $regex needs a String field, ${node.path.join('.')} is ${op.def.type}.`);
+          throw invalidQuery(
+            `Invalid where: $regex needs a String field, ${node.path.join('.')} is ${op.def.type}.`,
+          );
         }
         return this.dialect.regexMatch(op.sql, this.params.add(node.source), this.params.add(node.flags));
       }
@@ -137,7 +141,8 @@ export class WhereCompiler {
       case 'intersectsPoint': {
         const op = this.operand(schema, alias, node.path);
         if (op.missing) return '1=0';
-        if (op.def?.type !== 'Polygon') throw invalidQuery(`Invalid where: $geoIntersects needs a Polygon field.`);
+        if (op.def?.type !== 'Polygon')
+          throw invalidQuery(`Invalid where: $geoIntersects needs a Polygon field.`);
         return `${this.dialect.polygonContainsPoint(op.sql, this.params.add(node.point.latitude), this.params.add(node.point.longitude))} = 1`;
       }
     }
@@ -197,7 +202,9 @@ export class WhereCompiler {
   private geoOperand(schema: ClassSchema, alias: string, path: Path): Operand {
     const op = this.operand(schema, alias, path);
     if (!op.missing && op.def && op.def.type !== 'GeoPoint') {
-      throw invalidQuery(`Invalid where: geo queries need a GeoPoint field, ${path.join('.')} is ${op.def.type}.`);
+      throw invalidQuery(
+        `Invalid where: geo queries need a GeoPoint field, ${path.join('.')} is ${op.def.type}.`,
+      );
     }
     return op;
   }
@@ -218,7 +225,8 @@ export class WhereCompiler {
     if (typeof value === 'boolean') return { sql: this.params.add(this.dialect.bool(value)) };
     if (isPointer(value)) return { sql: this.params.add(value.objectId) };
     if (isObject(value) && value.__type === 'File') return { sql: this.params.add(value.name) };
-    if (isObject(value) || Array.isArray(value)) return { sql: this.dialect.jsonParam(this.params.add(JSON.stringify(value))) };
+    if (isObject(value) || Array.isArray(value))
+      return { sql: this.dialect.jsonParam(this.params.add(JSON.stringify(value))) };
     return { sql: this.params.add(value) };
   }
 
@@ -261,7 +269,8 @@ export class WhereCompiler {
       if (cmp === 'ne') return `(${op.sql} IS NULL OR ${op.sql} <> ${given})`;
       throw invalidQuery('Invalid where: arrays can only be compared for equality.');
     }
-    if (value === null) return cmp === 'eq' ? `${op.sql} IS NULL` : cmp === 'ne' ? `${op.sql} IS NOT NULL` : '1=0';
+    if (value === null)
+      return cmp === 'eq' ? `${op.sql} IS NULL` : cmp === 'ne' ? `${op.sql} IS NOT NULL` : '1=0';
     if (cmp === 'eq') return this.arrayContains(op, [value]);
     if (cmp === 'ne') return `NOT ${this.arrayContains(op, [value])}`;
     // Ordering operators on an array match when any element satisfies them.
@@ -312,7 +321,12 @@ export class WhereCompiler {
       .filter((v) => v !== null)
       .map((v) => this.scalar(op, v))
       .filter((s): s is { sql: string } => s !== undefined);
-    const left = scalars.length ? this.subKeySql(op, values.find((v) => v !== null)) : op.sql;
+    const left = scalars.length
+      ? this.subKeySql(
+          op,
+          values.find((v) => v !== null),
+        )
+      : op.sql;
     const parts: string[] = [];
     if (scalars.length && !op.missing) parts.push(`${left} IN (${scalars.map((s) => s.sql).join(', ')})`);
     if (includesNull) parts.push(`${op.sql} IS NULL`);
@@ -330,7 +344,9 @@ export class WhereCompiler {
     const op = this.operand(schema, alias, path);
     const inner = this.subquerySchema(query);
     if (op.def?.type !== 'Pointer' && op.def?.type !== 'Array' && !op.missing) {
-      throw invalidQuery(`Invalid where: $inQuery needs a Pointer field, ${path.join('.')} is ${op.def?.type ?? 'an object key'}.`);
+      throw invalidQuery(
+        `Invalid where: $inQuery needs a Pointer field, ${path.join('.')} is ${op.def?.type ?? 'an object key'}.`,
+      );
     }
     if (!inner || op.missing || (op.def?.type === 'Pointer' && op.def.targetClass !== inner.className)) {
       return not ? '1=1' : '1=0';
@@ -344,7 +360,14 @@ export class WhereCompiler {
     return not ? `(${op.sql} IS NULL OR ${op.sql} NOT IN (${sub}))` : `${op.sql} IN (${sub})`;
   }
 
-  private select(schema: ClassSchema, alias: string, path: Path, query: SubQuery, key: string, not: boolean): string {
+  private select(
+    schema: ClassSchema,
+    alias: string,
+    path: Path,
+    query: SubQuery,
+    key: string,
+    not: boolean,
+  ): string {
     const op = this.operand(schema, alias, path);
     const inner = this.subquerySchema(query);
     if (!inner || op.missing) return not ? '1=1' : '1=0';
@@ -366,7 +389,8 @@ export class WhereCompiler {
 }
 
 function stripGeoType(value: WireValue): unknown {
-  if (isObject(value) && value.__type === 'GeoPoint') return { latitude: value.latitude, longitude: value.longitude };
+  if (isObject(value) && value.__type === 'GeoPoint')
+    return { latitude: value.latitude, longitude: value.longitude };
   if (isObject(value) && value.__type === 'Polygon') return value.coordinates;
   return value;
 }

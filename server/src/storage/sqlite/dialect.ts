@@ -54,13 +54,17 @@ export const sqliteDialect: Dialect = {
   arrayRemove: (current, param) =>
     `(SELECT ${REBUILD} FROM (SELECT 0 AS g, key AS k, type AS t, value AS v FROM json_each(COALESCE(${current}, '[]'))` +
     ` WHERE value NOT IN (SELECT value FROM json_each(${param}))))`,
-  jsonSet: (current, keys, param) => `json_set(COALESCE(${current}, '{}'), ${jsonPathLiteral(keys)}, json(${param}))`,
-  jsonSetNumber: (current, keys, expr) => `json_set(COALESCE(${current}, '{}'), ${jsonPathLiteral(keys)}, ${expr})`,
+  jsonSet: (current, keys, param) =>
+    `json_set(COALESCE(${current}, '{}'), ${jsonPathLiteral(keys)}, json(${param}))`,
+  jsonSetNumber: (current, keys, expr) =>
+    `json_set(COALESCE(${current}, '{}'), ${jsonPathLiteral(keys)}, ${expr})`,
   jsonRemove: (current, keys) => `json_remove(${current}, ${jsonPathLiteral(keys)})`,
   jsonParam: (param) => `json(${param})`,
 
   insertIgnore: (table, columns, values) =>
     `INSERT OR IGNORE INTO ${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${values.join(', ')})`,
   uniqueViolation: (err) =>
-    typeof err === 'object' && err !== null && String((err as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT'),
+    typeof err === 'object' &&
+    err !== null &&
+    String((err as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT'),
 };

@@ -74,7 +74,9 @@ export class SqliteDriver implements SqlDriver {
   }
 
   async run(sql: string, params: unknown[]): Promise<{ changes: number }> {
-    const execute = () => ({ changes: this.statement(this.writer, this.writerStatements, sql).run(...params).changes });
+    const execute = () => ({
+      changes: this.statement(this.writer, this.writerStatements, sql).run(...params).changes,
+    });
     if (this.inTransaction.getStore() || !this.locked) return execute();
     await this.acquire();
     try {

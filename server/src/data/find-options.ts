@@ -1,6 +1,6 @@
 import { invalidQuery } from '../errors.ts';
 import type { Path, QueryNode } from '../query/ast.ts';
-import { type QueryLimits, parseWhere } from '../query/parse.ts';
+import { parseWhere, type QueryLimits } from '../query/parse.ts';
 import type { OrderKey } from '../storage/adapter.ts';
 
 export interface FindOptions {

@@ -10,7 +10,8 @@ import { initialValues, parseWriteBody } from './write-body.ts';
 
 type Operation = 'get' | 'find' | 'count' | 'create' | 'update' | 'delete';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Built-in classes whose own rules (sign-up, sessions, roles) come with the users issue; until then only master writes them. */
 const MANAGED_CLASSES = new Set(Object.keys(SYSTEM_CLASS_FIELDS));
@@ -30,17 +31,31 @@ export class Records {
     checkClassName(className);
     if (auth.isMaster) return;
     if (MASTER_ONLY_CLASSES.has(className)) throw masterKeyRequired();
-    if (className === '_Session' || (MANAGED_CLASSES.has(className) && op !== 'get' && op !== 'find' && op !== 'count')) {
-      throw new BdsError(ErrorCode.OPERATION_FORBIDDEN, `Permission denied for action ${op} on class ${className}.`);
+    if (
+      className === '_Session' ||
+      (MANAGED_CLASSES.has(className) && op !== 'get' && op !== 'find' && op !== 'count')
+    ) {
+      throw new BdsError(
+        ErrorCode.OPERATION_FORBIDDEN,
+        `Permission denied for action ${op} on class ${className}.`,
+      );
     }
   }
 
-  async create(auth: Auth, className: string, body: unknown): Promise<{ objectId: string; createdAt: string } & Row> {
+  async create(
+    auth: Auth,
+    className: string,
+    body: unknown,
+  ): Promise<{ objectId: string; createdAt: string } & Row> {
     this.checkClassAccess(auth, className, 'create');
     const { schemas, store, options } = this.core;
     const schema = schemas.get(className);
     const parsed = parseWriteBody(body, 'create', schema?.fields ?? {});
-    this.checkManagedFields(className, parsed.types, parsed.writes.map((w) => w.field));
+    this.checkManagedFields(
+      className,
+      parsed.types,
+      parsed.writes.map((w) => w.field),
+    );
     const objectId = newObjectId();
     const createdAt = new Date().toISOString();
     const write = async () => {
@@ -60,22 +75,40 @@ export class Records {
       });
       return { objectId, createdAt, ...produced };
     };
-    return schema && parsed.types.size === 0 && parsed.relations.length === 0 ? write() : store.transaction(write);
+    return schema && parsed.types.size === 0 && parsed.relations.length === 0
+      ? write()
+      : store.transaction(write);
   }
 
-  async update(auth: Auth, className: string, objectId: string, body: unknown): Promise<{ updatedAt: string } & Row> {
+  async update(
+    auth: Auth,
+    className: string,
+    objectId: string,
+    body: unknown,
+  ): Promise<{ updatedAt: string } & Row> {
     this.checkClassAccess(auth, className, 'update');
     const { schemas, store } = this.core;
     const schema = schemas.get(className);
     if (!schema) throw notFound();
     const parsed = parseWriteBody(body, 'update', schema.fields);
-    this.checkManagedFields(className, parsed.types, parsed.writes.map((w) => w.field));
+    this.checkManagedFields(
+      className,
+      parsed.types,
+      parsed.writes.map((w) => w.field),
+    );
     const updatedAt = new Date().toISOString();
     const returning = [
-      ...new Set(parsed.writes.filter((w) => w.kind !== 'set' && w.kind !== 'delete' && w.subPath.length === 0).map((w) => w.field)),
+      ...new Set(
+        parsed.writes
+          .filter((w) => w.kind !== 'set' && w.kind !== 'delete' && w.subPath.length === 0)
+          .map((w) => w.field),
+      ),
     ];
     const write = async () => {
-      const target = parsed.types.size === 0 ? schema : await schemas.ensureFields(className, parsed.types, { createClass: false });
+      const target =
+        parsed.types.size === 0
+          ? schema
+          : await schemas.ensureFields(className, parsed.types, { createClass: false });
       const result = await store.update(target, {
         objectId,
         updatedAt,
@@ -99,7 +132,11 @@ export class Records {
     if (!deleted) throw notFound();
   }
 
-  async find(auth: Auth, className: string, params: Record<string, unknown>): Promise<{ results: Row[]; count?: number }> {
+  async find(
+    auth: Auth,
+    className: string,
+    params: Record<string, unknown>,
+  ): Promise<{ results: Row[]; count?: number }> {
     this.checkClassAccess(auth, className, 'find');
     const { schemas, store, options } = this.core;
     const opts = parseFindOptions(params, this.limitsFor(auth), options.maxLimit);
@@ -163,7 +200,10 @@ export class Records {
       for (const row of rows) {
         for (const p of pointersIn(row[field])) {
           let ids = byClass.get(p.className);
-          if (!ids) byClass.set(p.className, (ids = new Set()));
+          if (!ids) {
+            ids = new Set();
+            byClass.set(p.className, ids);
+          }
           ids.add(p.objectId);
         }
       }
@@ -171,7 +211,8 @@ export class Records {
       const found = new Map<string, Row>();
       for (const [className, ids] of byClass) {
         const target = this.core.schemas.get(className);
-        if (!target || (!auth.isMaster && (MASTER_ONLY_CLASSES.has(className) || className === '_Session'))) continue;
+        if (!target || (!auth.isMaster && (MASTER_ONLY_CLASSES.has(className) || className === '_Session')))
+          continue;
         // An included pointer is ACL-checked on its own: rows the caller may not read stay bare pointers.
         const objects = await this.core.store.getMany(target, [...ids], readers);
         if (children.size) await this.includePaths(auth, target, objects, children, subKeys);
@@ -185,7 +226,8 @@ export class Records {
       }
       for (const row of rows) {
         const value = row[field];
-        const swap = (v: unknown) => (isPointerValue(v) ? (found.get(`${v.className}/${v.objectId}`) ?? v) : v);
+        const swap = (v: unknown) =>
+          isPointerValue(v) ? (found.get(`${v.className}/${v.objectId}`) ?? v) : v;
         if (Array.isArray(value)) row[field] = value.map(swap);
         else if (value !== undefined) row[field] = swap(value);
       }
@@ -201,7 +243,10 @@ function buildTree(paths: string[]): IncludeTree {
     let node = root;
     for (const part of path.split('.')) {
       let next = node.get(part);
-      if (!next) node.set(part, (next = new Map()));
+      if (!next) {
+        next = new Map();
+        node.set(part, next);
+      }
       node = next;
     }
   }
@@ -209,7 +254,9 @@ function buildTree(paths: string[]): IncludeTree {
 }
 
 function isPointerValue(v: unknown): v is { className: string; objectId: string } {
-  return isObject(v) && v.__type === 'Pointer' && typeof v.className === 'string' && typeof v.objectId === 'string';
+  return (
+    isObject(v) && v.__type === 'Pointer' && typeof v.className === 'string' && typeof v.objectId === 'string'
+  );
 }
 
 function pointersIn(value: unknown): Array<{ className: string; objectId: string }> {

@@ -3,7 +3,11 @@ import type { Auth } from './auth.ts';
 import type { Core } from './core.ts';
 
 /** Resolves a session token to its user; an unknown, revoked or expired token is a 209. */
-export async function authForSession(core: Core, token: string, installationId: string | null): Promise<Auth> {
+export async function authForSession(
+  core: Core,
+  token: string,
+  installationId: string | null,
+): Promise<Auth> {
   const schema = core.schemas.get('_Session');
   const invalid = () => new BdsError(ErrorCode.INVALID_SESSION_TOKEN, 'Invalid session token');
   if (!schema || !token) throw invalid();

@@ -1,9 +1,10 @@
 import { BdsError, ErrorCode, incorrectType } from '../errors.ts';
-import { normaliseValue, typeOfValue } from '../schema/values.ts';
 import { FIELD_NAME_PATTERN, type FieldDef, type FieldType } from '../schema/types.ts';
+import { normaliseValue, typeOfValue } from '../schema/values.ts';
 import type { FieldWrite, RelationChange, StoredAcl } from '../storage/adapter.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const RESERVED = new Set(['objectId', 'createdAt', 'updatedAt']);
 
@@ -21,7 +22,11 @@ export interface ParsedWrite {
  * Parses a create or update body. Operations stay operations: the store applies them as SQL
  * expressions over the stored value, never as a read-modify-write here.
  */
-export function parseWriteBody(body: unknown, mode: 'create' | 'update', schemaFields: Record<string, FieldDef>): ParsedWrite {
+export function parseWriteBody(
+  body: unknown,
+  mode: 'create' | 'update',
+  schemaFields: Record<string, FieldDef>,
+): ParsedWrite {
   if (!isObject(body)) throw new BdsError(ErrorCode.INVALID_JSON, 'The request body must be a JSON object.');
   const parsed: ParsedWrite = { types: new Map(), writes: [], relations: [], acl: undefined };
   const relationsByField = new Map<string, RelationChange>();
@@ -50,7 +55,8 @@ export function parseWriteBody(body: unknown, mode: 'create' | 'update', schemaF
       if (mode === 'create') throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${key}.`);
       const def = schemaFields[field];
       if (!def) throw incorrectType(`${field} does not exist; it must be an Object field to set ${key}.`);
-      if (def.type !== 'Object') throw incorrectType(`${key} reaches into a ${def.type} field; only Object fields have sub-keys.`);
+      if (def.type !== 'Object')
+        throw incorrectType(`${key} reaches into a ${def.type} field; only Object fields have sub-keys.`);
     }
     const op = isObject(raw) && typeof raw.__op === 'string' ? raw : undefined;
     if (!op) {
@@ -60,7 +66,8 @@ export function parseWriteBody(body: unknown, mode: 'create' | 'update', schemaF
       }
       const existing = schemaFields[field];
       if (raw === null) {
-        if (existing?.type === 'Relation') throw incorrectType(`${field} is a Relation; change it with AddRelation or RemoveRelation.`);
+        if (existing?.type === 'Relation')
+          throw incorrectType(`${field} is a Relation; change it with AddRelation or RemoveRelation.`);
         if (mode === 'update') parsed.writes.push({ field, subPath, kind: 'delete' });
         continue;
       }
@@ -157,14 +164,20 @@ function relationOp(
   if (!Array.isArray(op.objects) || op.objects.length === 0) {
     throw incorrectType(`${op.__op} on ${field} needs a non-empty objects array of pointers.`);
   }
-  const pointers = op.objects.map((o) => normaliseValue(o, field) as { __type?: string; className: string; objectId: string });
+  const pointers = op.objects.map(
+    (o) => normaliseValue(o, field) as { __type?: string; className: string; objectId: string },
+  );
   const target = pointers[0]!.className;
   for (const p of pointers) {
-    if (p?.__type !== 'Pointer') throw new BdsError(ErrorCode.INVALID_POINTER, `${op.__op} on ${field} takes pointers only.`);
-    if (p.className !== target) throw incorrectType(`${op.__op} on ${field}: all pointers must be to one class.`);
+    if (p?.__type !== 'Pointer')
+      throw new BdsError(ErrorCode.INVALID_POINTER, `${op.__op} on ${field} takes pointers only.`);
+    if (p.className !== target)
+      throw incorrectType(`${op.__op} on ${field}: all pointers must be to one class.`);
   }
   if (existing && existing.type !== 'Relation') {
-    throw incorrectType(`schema mismatch for ${field}; expected ${existing.type} but got Relation<${target}>`);
+    throw incorrectType(
+      `schema mismatch for ${field}; expected ${existing.type} but got Relation<${target}>`,
+    );
   }
   needType(field, { type: 'Relation', targetClass: target });
   let change = relations.get(field);
@@ -179,15 +192,20 @@ const PRINCIPAL = /^(\*|role:[0-9A-Za-z_\- ]+|[A-Za-z0-9]+)$/;
 
 /** Validates an ACL and converts it to its stored form; `null` and `undefined` entries are absent. */
 export function parseAcl(raw: unknown): StoredAcl {
-  if (!isObject(raw)) throw new BdsError(ErrorCode.INVALID_ACL, 'ACL must be an object of principal -> {read, write}.');
+  if (!isObject(raw))
+    throw new BdsError(ErrorCode.INVALID_ACL, 'ACL must be an object of principal -> {read, write}.');
   const acl: StoredAcl = { read: [], write: [] };
   for (const [principal, perms] of Object.entries(raw)) {
-    if (!PRINCIPAL.test(principal)) throw new BdsError(ErrorCode.INVALID_ACL, `Invalid ACL principal: ${principal}.`);
+    if (!PRINCIPAL.test(principal))
+      throw new BdsError(ErrorCode.INVALID_ACL, `Invalid ACL principal: ${principal}.`);
     if (perms === null || perms === undefined) continue;
-    if (!isObject(perms)) throw new BdsError(ErrorCode.INVALID_ACL, `ACL entry for ${principal} must be an object.`);
+    if (!isObject(perms))
+      throw new BdsError(ErrorCode.INVALID_ACL, `ACL entry for ${principal} must be an object.`);
     for (const [k, v] of Object.entries(perms)) {
-      if (k !== 'read' && k !== 'write') throw new BdsError(ErrorCode.INVALID_ACL, `Invalid ACL permission ${k} for ${principal}.`);
-      if (typeof v !== 'boolean') throw new BdsError(ErrorCode.INVALID_ACL, `ACL ${k} for ${principal} must be a boolean.`);
+      if (k !== 'read' && k !== 'write')
+        throw new BdsError(ErrorCode.INVALID_ACL, `Invalid ACL permission ${k} for ${principal}.`);
+      if (typeof v !== 'boolean')
+        throw new BdsError(ErrorCode.INVALID_ACL, `ACL ${k} for ${principal} must be a boolean.`);
     }
     if (perms.read === true) acl.read.push(principal);
     if (perms.write === true) acl.write.push(principal);
@@ -196,7 +214,10 @@ export function parseAcl(raw: unknown): StoredAcl {
 }
 
 /** Values the store should write on create: operations reduce to the value they produce from nothing. */
-export function initialValues(parsed: ParsedWrite, schemaFields: Record<string, FieldDef>): {
+export function initialValues(
+  parsed: ParsedWrite,
+  schemaFields: Record<string, FieldDef>,
+): {
   values: Record<string, { value: unknown; type: FieldType }>;
   produced: Record<string, unknown>;
 } {
@@ -223,7 +244,8 @@ export function initialValues(parsed: ParsedWrite, schemaFields: Record<string, 
         let arr = [...((values[w.field]?.value as unknown[] | undefined) ?? [])];
         if (w.kind === 'add') arr.push(...w.values);
         else if (w.kind === 'addUnique') {
-          for (const v of w.values) if (!arr.some((a) => JSON.stringify(a) === JSON.stringify(v))) arr.push(v);
+          for (const v of w.values)
+            if (!arr.some((a) => JSON.stringify(a) === JSON.stringify(v))) arr.push(v);
         } else {
           const drop = new Set(w.values.map((v) => JSON.stringify(v)));
           arr = arr.filter((a) => !drop.has(JSON.stringify(a)));

@@ -181,6 +181,7 @@ export class Records {
         .map(([name]) => name);
       include = [...new Set([...include.filter((i) => i !== '*'), ...pointers])];
     }
+    stripSecrets(auth, schema.className, rows);
     if (include.length) await this.includePaths(auth, schema, rows, buildTree(include), opts.keys);
     return rows.map((row) => project(row, opts.keys, opts.excludeKeys));
   }
@@ -215,6 +216,7 @@ export class Records {
           continue;
         // An included pointer is ACL-checked on its own: rows the caller may not read stay bare pointers.
         const objects = await this.core.store.getMany(target, [...ids], readers);
+        stripSecrets(auth, className, objects);
         if (children.size) await this.includePaths(auth, target, objects, children, subKeys);
         for (const obj of objects) {
           found.set(`${className}/${obj.objectId}`, {
@@ -232,6 +234,15 @@ export class Records {
         else if (value !== undefined) row[field] = swap(value);
       }
     }
+  }
+}
+
+/** `password` is never readable; `authData` only by master. */
+function stripSecrets(auth: Auth, className: string, rows: Row[]): void {
+  if (className !== '_User') return;
+  for (const row of rows) {
+    delete row.password;
+    if (!auth.isMaster) delete row.authData;
   }
 }
 

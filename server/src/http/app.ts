@@ -44,7 +44,13 @@ function sendError(res: ServerResponse, err: unknown, headers?: Record<string, s
 }
 
 /** Reads the request body up to the limit; a larger body is a 413 with code 116. */
+const EMPTY = Buffer.alloc(0);
+
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  // Most GETs carry no body: answer at once instead of waiting for the stream's end event.
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+    return Promise.resolve(EMPTY);
+  }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {

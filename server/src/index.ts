@@ -4,7 +4,7 @@ import express from 'express';
 import { type ServiceOptions, type ServiceOptionsInput, validateOptions } from './config/options.ts';
 import type { Core } from './data/core.ts';
 import { Records } from './data/records.ts';
-import { type AppState, buildApp } from './http/app.ts';
+import { type AppState, buildApp, createHandler } from './http/app.ts';
 import { Router } from './http/router.ts';
 import { registerBatchRoute } from './http/routes/batch.ts';
 import { registerClassRoutes } from './http/routes/classes.ts';
@@ -29,6 +29,8 @@ export interface Service {
   close(): Promise<void>;
 }
 
+const UNEXPECTED = JSON.stringify({ code: 1, error: 'Internal server error.' });
+
 export async function createService(input: ServiceOptionsInput | Record<string, unknown>): Promise<Service> {
   const options = validateOptions(input as Record<string, unknown>);
   const store = await openSqliteStore(options.dataDir);
@@ -47,6 +49,7 @@ export async function createService(input: ServiceOptionsInput | Record<string, 
   registerMiscRoutes(router);
 
   const app = buildApp(core, router, state);
+  const handler = createHandler(core, router, state);
   state.ready = true;
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
@@ -62,7 +65,24 @@ export async function createService(input: ServiceOptionsInput | Record<string, 
       root.get('/health', (_req, res) => {
         res.json({ status: state.ready ? 'ok' : 'starting' });
       });
-      server = createServer(root);
+      // Requests under the mount path skip Express (which costs more CPU than a primary-key read)
+      // and go straight to the handler, with the mount path stripped as Express would; anything
+      // else, including other spellings of the mount path, still goes through `root`.
+      const mount = options.mountPath.replace(/\/+$/, '');
+      server = createServer((req, res) => {
+        const url = req.url ?? '/';
+        const rest = url.startsWith(mount) ? url.slice(mount.length) : undefined;
+        if (rest === undefined || (rest !== '' && rest[0] !== '/' && rest[0] !== '?')) {
+          root(req, res);
+          return;
+        }
+        req.url = rest[0] === '/' ? rest : `/${rest}`;
+        handler(req, res).catch((err: unknown) => {
+          console.error('[bds] unexpected error:', err instanceof Error ? err.stack : String(err));
+          if (res.headersSent) res.destroy();
+          else res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' }).end(UNEXPECTED);
+        });
+      });
       server.keepAliveTimeout = 65_000;
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);

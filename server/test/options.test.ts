@@ -15,16 +15,28 @@ describe('options', () => {
       allowClientClassCreation: false,
       protectedFieldsOwnerExempt: false,
       protectedFieldsSaveResponseExempt: false,
-      requestComplexity: { includeDepth: 10, includeCount: 100, subqueryDepth: 10, queryDepth: 10, batchRequestLimit: 100 },
+      requestComplexity: {
+        includeDepth: 10,
+        includeCount: 100,
+        subqueryDepth: 10,
+        queryDepth: 10,
+        batchRequestLimit: 100,
+      },
       fileUpload: { enableForPublic: false },
     });
   });
 
   it('takes dotted keys and nested objects alike', () => {
-    expect(expandDottedKeys({ 'requestComplexity.includeDepth': 3, requestComplexity: { queryDepth: 4 } })).toEqual({
+    expect(
+      expandDottedKeys({ 'requestComplexity.includeDepth': 3, requestComplexity: { queryDepth: 4 } }),
+    ).toEqual({
       requestComplexity: { includeDepth: 3, queryDepth: 4 },
     });
-    const o = validateOptions({ ...BASE, 'requestComplexity.includeDepth': -1, 'fileUpload.enableForPublic': true });
+    const o = validateOptions({
+      ...BASE,
+      'requestComplexity.includeDepth': -1,
+      'fileUpload.enableForPublic': true,
+    });
     expect(o.requestComplexity.includeDepth).toBe(-1);
     expect(o.requestComplexity.batchRequestLimit).toBe(100);
     expect(o.fileUpload.enableForPublic).toBe(true);

@@ -68,7 +68,8 @@ export function parseWriteBody(
       if (raw === null) {
         if (existing?.type === 'Relation')
           throw incorrectType(`${field} is a Relation; change it with AddRelation or RemoveRelation.`);
-        if (mode === 'update') parsed.writes.push({ field, subPath, kind: 'delete' });
+        // A field the schema does not have holds nothing (and has no column): unsetting it is a no-op.
+        if (mode === 'update' && existing) parsed.writes.push({ field, subPath, kind: 'delete' });
         continue;
       }
       const value = normaliseValue(raw, field);
@@ -130,7 +131,7 @@ function parseOperation(
     }
     case 'Delete':
       if (existing?.type === 'Relation') throw incorrectType(`${field} is a Relation; use RemoveRelation.`);
-      parsed.writes.push({ field, subPath, kind: 'delete' });
+      if (existing) parsed.writes.push({ field, subPath, kind: 'delete' });
       return;
     case 'AddRelation':
     case 'RemoveRelation':

@@ -96,12 +96,25 @@ function parseQuery(url: string): Record<string, unknown> {
   return query;
 }
 
+/** A request handler on plain node:http objects. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
 /** The service's Express app: one handler that reads, authenticates, and dispatches through the router. */
 export function buildApp(core: Core, router: Router, state: AppState): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  const handler = createHandler(core, router, state);
+  app.use((req, res) => handler(req, res));
+  return app;
+}
 
+/**
+ * The request handler behind the app: reads, authenticates, and dispatches through the router.
+ * It needs nothing from Express, so `listen` serves the mount path with it directly (Express in
+ * front of it costs more CPU than a primary-key read).
+ */
+export function createHandler(core: Core, router: Router, state: AppState): RequestHandler {
   const resolveAuth = async (creds: ReturnType<typeof credentialsFromHeaders>): Promise<Auth> => {
     const { master } = checkKeys(creds, core.options);
     const installationId = creds.installationId ?? null;
@@ -110,17 +123,8 @@ export function buildApp(core: Core, router: Router, state: AppState): express.E
     return { isMaster: false, user: null, sessionToken: null, installationId };
   };
 
-  app.use(async (req, res) => {
-    state.inFlight++;
-    try {
-      await handle(req, res);
-    } finally {
-      state.inFlight--;
-    }
-  });
-
-  async function handle(req: express.Request, res: express.Response): Promise<void> {
-    const url = req.url;
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     if (req.method === 'OPTIONS') {
@@ -136,7 +140,7 @@ export function buildApp(core: Core, router: Router, state: AppState): express.E
       const raw = await readBody(req, core.options.maxUploadSize);
       let body = parseJson(raw);
       const creds = credentialsFromHeaders(req.headers);
-      let method = req.method;
+      let method = req.method ?? '';
       let query = parseQuery(url);
       if (method === 'POST' && body !== null && typeof body === 'object' && !Array.isArray(body)) {
         const lifted = liftBodyCredentials(body as Record<string, unknown>, creds);
@@ -171,5 +175,12 @@ export function buildApp(core: Core, router: Router, state: AppState): express.E
     }
   }
 
-  return app;
+  return async (req, res) => {
+    state.inFlight++;
+    try {
+      await handle(req, res);
+    } finally {
+      state.inFlight--;
+    }
+  };
 }

@@ -247,6 +247,15 @@ export function parseValue(value: unknown, key: string): WireValue {
       if (typeof value.base64 !== 'string')
         throw invalidQuery(`Invalid where: ${key} has Bytes without base64.`);
       return { __type: 'Bytes', base64: value.base64 };
+    case 'Polygon': {
+      const coords = value.coordinates;
+      const ok =
+        Array.isArray(coords) &&
+        coords.length >= 3 &&
+        coords.every((c) => Array.isArray(c) && c.length === 2 && c.every((n) => typeof n === 'number'));
+      if (!ok) throw invalidQuery(`Invalid where: ${key} has a Polygon without [latitude, longitude] pairs.`);
+      return { __type: 'Polygon', coordinates: coords };
+    }
     case 'Object':
       return { __type: 'Pointer', ...parsePointer(value, key) };
     default:

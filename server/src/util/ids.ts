@@ -27,10 +27,18 @@ export function randomIntBelow(n: number): number {
   return randomInt(n);
 }
 
+/** Digests of `expected` values (the configured keys, a handful): hashed once, not on every request. */
+const expectedDigests = new Map<string, Buffer>();
+
 /** Constant-time string comparison: hashing first makes the lengths equal, so length leaks nothing either. */
 export function safeEqual(given: string | undefined | null, expected: string | undefined | null): boolean {
   if (typeof given !== 'string' || typeof expected !== 'string') return false;
   const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
+  let b = expectedDigests.get(expected);
+  if (!b) {
+    b = createHash('sha256').update(expected).digest();
+    if (expectedDigests.size >= 64) expectedDigests.clear();
+    expectedDigests.set(expected, b);
+  }
   return timingSafeEqual(a, b) && given.length === expected.length;
 }

@@ -201,9 +201,11 @@ export class SqlStore implements StorageAdapter {
       }
       if (change.remove.length) {
         const p = this.params();
+        // Placeholders are positional: add the parameters in the order they appear in the text.
+        const owner = p.add(owningId);
         const ids = change.remove.map((id) => p.add(id)).join(', ');
         await this.driver.run(
-          `DELETE FROM ${this.q(table)} WHERE ${this.q('owningId')} = ${p.add(owningId)} AND ${this.q('relatedId')} IN (${ids})`,
+          `DELETE FROM ${this.q(table)} WHERE ${this.q('owningId')} = ${owner} AND ${this.q('relatedId')} IN (${ids})`,
           p.values,
         );
       }
@@ -213,7 +215,11 @@ export class SqlStore implements StorageAdapter {
   /** SET clauses for the field writes: every operation is an expression over the stored value. */
   private setClauses(schema: ClassSchema, writes: FieldWrite[], p: Params): string[] {
     const byField = new Map<string, string>();
-    for (const w of writes) {
+    // Placeholders are positional: writes to one field are built together (their expressions nest),
+    // so that parameters are added in the order the clauses appear in the text.
+    const fieldOrder = [...new Set(writes.map((w) => w.field))];
+    const grouped = fieldOrder.flatMap((field) => writes.filter((w) => w.field === field));
+    for (const w of grouped) {
       const column = this.q(w.field);
       const current = byField.get(w.field) ?? column;
       let next: string;
@@ -229,12 +235,14 @@ export class SqlStore implements StorageAdapter {
             next = this.dialect.jsonSetNumber(
               current,
               w.subPath,
-              `COALESCE(${this.dialect.jsonPath(current, w.subPath)}, 0) + ${p.add(w.amount)}`,
+              // Operands read the stored column, never `current`: an expression with placeholders
+              // must appear once in the text.
+              `COALESCE(${this.dialect.jsonPath(column, w.subPath)}, 0) + ${p.add(w.amount)}`,
             );
             break;
           default: {
             const path = w.subPath;
-            const arr = this.dialect.jsonPathRaw(current, path);
+            const arr = this.dialect.jsonPathRaw(column, path);
             const values = p.add(JSON.stringify(w.values));
             const op =
               w.kind === 'add'

@@ -36,6 +36,8 @@ export class WhereCompiler {
   private aliasCounter = 0;
   /** Set when the query uses $nearSphere: results are ordered by distance unless told otherwise. */
   private nearOrder: { sql: string; point: GeoPointValue } | undefined;
+  /** > 0 while a subquery compiles: its $nearSphere filters but never orders the outer rows. */
+  private subqueryLevel = 0;
 
   constructor(
     private readonly dialect: Dialect,
@@ -99,14 +101,15 @@ export class WhereCompiler {
       case 'nearSphere': {
         const op = this.geoOperand(schema, alias, node.path);
         if (op.missing) return '1=0';
+        // The ORDER BY repeats the expression with its own parameters, added when the order is built.
+        if (this.subqueryLevel === 0) this.nearOrder ??= { sql: op.sql, point: node.point };
+        if (node.maxDistance === undefined) return `${op.sql} IS NOT NULL`;
+        // Parameters are positional: add the point's only when the distance is in the text.
         const distance = this.dialect.geoDistance(
           op.sql,
           this.params.add(node.point.latitude),
           this.params.add(node.point.longitude),
         );
-        // The ORDER BY repeats the expression with its own parameters, added when the order is built.
-        this.nearOrder ??= { sql: op.sql, point: node.point };
-        if (node.maxDistance === undefined) return `${op.sql} IS NOT NULL`;
         return `${distance} <= ${this.params.add(node.maxDistance)}`;
       }
       case 'withinBox': {
@@ -225,6 +228,7 @@ export class WhereCompiler {
     if (typeof value === 'boolean') return { sql: this.params.add(this.dialect.bool(value)) };
     if (isPointer(value)) return { sql: this.params.add(value.objectId) };
     if (isObject(value) && value.__type === 'File') return { sql: this.params.add(value.name) };
+    if (isObject(value) && value.__type === 'Bytes') return { sql: this.params.add(value.base64) };
     if (isObject(value) || Array.isArray(value))
       return { sql: this.dialect.jsonParam(this.params.add(JSON.stringify(value))) };
     return { sql: this.params.add(value) };
@@ -232,6 +236,8 @@ export class WhereCompiler {
 
   /** The SQL that a JSON sub-key value compares through: dates by iso, pointers by objectId. */
   private subKeySql(op: Operand, value: WireValue): string {
+    // A File column holds {name, url}; Files compare by name.
+    if (op.def?.type === 'File') return this.dialect.jsonPath(op.sql, ['name']);
     if (op.def !== undefined) return op.sql;
     if (isDate(value)) return this.dialect.jsonPath(op.sql, ['iso']);
     if (isPointer(value)) return this.dialect.jsonPath(op.sql, ['objectId']);
@@ -382,9 +388,16 @@ export class WhereCompiler {
     const a = this.nextAlias('s');
     const keyPath = typeof key === 'string' ? [key] : key;
     const selected = this.operand(inner, a, keyPath).sql;
-    const condition = this.compile(where, inner, a);
+    this.subqueryLevel++;
+    let condition: string;
+    try {
+      condition = this.compile(where, inner, a);
+    } finally {
+      this.subqueryLevel--;
+    }
     const acl = this.aclCondition(a, this.readers);
-    return `SELECT ${selected} FROM ${this.dialect.quote(inner.className)} AS ${a} WHERE (${condition}) AND ${acl}`;
+    // NULLs are left out: one NULL in the list would make `x NOT IN (...)` unknown for every row.
+    return `SELECT ${selected} FROM ${this.dialect.quote(inner.className)} AS ${a} WHERE (${condition}) AND ${acl} AND ${selected} IS NOT NULL`;
   }
 }
 

@@ -9,7 +9,13 @@ function jsonPathLiteral(keys: readonly string[]): string {
 }
 
 /** Rebuilds an array from (g, k, t, v) rows, keeping JSON elements as JSON after a subquery drops their subtype. */
-const REBUILD = `json_group_array(CASE WHEN t IN ('object','array') THEN json(v) ELSE v END ORDER BY g, k)`;
+const REBUILD = `json_group_array(CASE t WHEN 'object' THEN json(v) WHEN 'array' THEN json(v) WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE v END ORDER BY g, k)`;
+
+/**
+ * What array elements compare by in AddUnique and Remove: the JSON type and value, so that `true`
+ * and `1` differ and `null` compares equal to `null` (a bare NULL would make NOT IN unknown).
+ */
+const ELEMENT_KEY = `(type || ':' || COALESCE(value, ''))`;
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
@@ -50,10 +56,10 @@ export const sqliteDialect: Dialect = {
   arrayAddUnique: (current, param) =>
     `(SELECT ${REBUILD} FROM (SELECT 0 AS g, key AS k, type AS t, value AS v FROM json_each(COALESCE(${current}, '[]'))` +
     ` UNION ALL SELECT 1, min(key), type, value FROM json_each(${param})` +
-    ` WHERE value NOT IN (SELECT value FROM json_each(COALESCE(${current}, '[]'))) GROUP BY type, value))`,
+    ` WHERE ${ELEMENT_KEY} NOT IN (SELECT ${ELEMENT_KEY} FROM json_each(COALESCE(${current}, '[]'))) GROUP BY type, value))`,
   arrayRemove: (current, param) =>
     `(SELECT ${REBUILD} FROM (SELECT 0 AS g, key AS k, type AS t, value AS v FROM json_each(COALESCE(${current}, '[]'))` +
-    ` WHERE value NOT IN (SELECT value FROM json_each(${param}))))`,
+    ` WHERE ${ELEMENT_KEY} NOT IN (SELECT ${ELEMENT_KEY} FROM json_each(${param}))))`,
   jsonSet: (current, keys, param) =>
     `json_set(COALESCE(${current}, '{}'), ${jsonPathLiteral(keys)}, json(${param}))`,
   jsonSetNumber: (current, keys, expr) =>

@@ -1,0 +1,424 @@
+/**
+ * `npm run bench`: load-tests the service with autocannon and compares get-by-id with a bare
+ * node:http + better-sqlite3 baseline on the same data file.
+ *
+ * The service (bench/service.ts) and the baseline (bench/baseline.ts) each run in their own child
+ * process (`node --import tsx`), so the load generator never shares an event loop with a server.
+ * Everything lives in a temporary data dir that is removed at the end, also on failure.
+ *
+ * Environment: BENCH_DURATION (seconds per workload, default 5), BENCH_CONNECTIONS (default 32),
+ * BENCH_WARMUP (unrecorded seconds before each workload, default 1), BENCH_ROWS (default 100000),
+ * BENCH_ONLY (comma list of workload names or prefixes, e.g. `get-by-id,create`), BENCH_PROFILE_DIR
+ * (run the service child with `--cpu-prof` and write its .cpuprofile there).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { BENCH_CLASS, BENCH_KEYS, type ChildMessage, MOUNT_PATH, N_RANGE } from './common.ts';
+
+const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(BENCH_DIR, '..');
+
+function numberFromEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) {
+    console.error(`bench: ${name} must be a number >= ${min}, got "${raw}"`);
+    process.exit(1);
+  }
+  return value;
+}
+
+const DURATION = numberFromEnv('BENCH_DURATION', 5, 1);
+const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 32, 1));
+const WARMUP = numberFromEnv('BENCH_WARMUP', 1, 0);
+const ROWS = Math.round(numberFromEnv('BENCH_ROWS', 100_000, 1));
+const ONLY = (process.env.BENCH_ONLY ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR ? path.resolve(process.env.BENCH_PROFILE_DIR) : undefined;
+
+/** Targets from the issue. */
+const TARGET_GET_RATIO = 0.5;
+const TARGET_CREATE_RPS = 3_000;
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: always killed on exit, on a signal, and on failure.
+
+const children = new Set<ChildProcess>();
+let tempDir: string | undefined;
+
+function alive(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+function cleanupSync(): void {
+  for (const child of children) if (alive(child)) child.kill('SIGKILL');
+  children.clear();
+  if (tempDir) {
+    rmSync(tempDir, { recursive: true, force: true });
+    tempDir = undefined;
+  }
+}
+
+process.on('exit', cleanupSync);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    console.error(`\nbench: ${signal}, stopping`);
+    cleanupSync();
+    process.exit(130);
+  });
+}
+
+interface Started {
+  child: ChildProcess;
+  message: Extract<ChildMessage, { type: 'ready' }>;
+}
+
+/** Starts `node --import tsx bench/<script>` and waits for its ready message. */
+function startChild(
+  script: string,
+  env: Record<string, string>,
+  timeoutMs: number,
+  nodeFlags: string[] = [],
+): Promise<Started> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(BENCH_DIR, script)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.add(child);
+  return new Promise((resolve, reject) => {
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      if (alive(child)) child.kill('SIGKILL');
+      reject(err);
+    };
+    const timer = setTimeout(
+      () => fail(new Error(`${script} was not ready within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    child.once('error', fail);
+    child.once('exit', (code, signal) =>
+      fail(new Error(`${script} exited early (code ${code}, signal ${signal})`)),
+    );
+    child.on('message', (message: ChildMessage) => {
+      if (message.type === 'error') fail(new Error(`${script} failed:\n${message.message}`));
+      else if (message.type === 'ready') {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve({ child, message });
+      }
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL if the child has not exited within `graceMs`. */
+async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (!alive(child)) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+  children.delete(child);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workloads
+
+interface Workload {
+  name: string;
+  target: 'service' | 'baseline';
+  method: 'GET' | 'POST' | 'PUT';
+  path: () => string;
+  body?: () => string;
+  /** Checks one answer before the run, so a broken workload fails loudly instead of measuring errors. */
+  check: (status: number, json: any) => boolean;
+}
+
+interface Measured {
+  workload: Workload;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+}
+
+const randomInt = (n: number) => Math.floor(Math.random() * n);
+
+function selected(all: Workload[]): Workload[] {
+  if (ONLY.length === 0) return all;
+  const picked = all.filter((w) => ONLY.some((o) => w.name.startsWith(o)));
+  if (picked.length === 0) throw new Error(`BENCH_ONLY=${ONLY.join(',')} matches no workload`);
+  return picked;
+}
+
+function workloads(ids: string[]): Workload[] {
+  const classPath = `${MOUNT_PATH}/classes/${BENCH_CLASS}`;
+  const randomId = () => ids[randomInt(ids.length)]!;
+  const range = (width: number) => {
+    const from = randomInt(N_RANGE - width);
+    return encodeURIComponent(JSON.stringify({ n: { $gte: from, $lt: from + width } }));
+  };
+  const getById: Omit<Workload, 'name' | 'target'> = {
+    method: 'GET',
+    path: () => `${classPath}/${randomId()}`,
+    check: (status, json) => status === 200 && typeof json?.objectId === 'string',
+  };
+  return [
+    { name: 'get-by-id (baseline)', target: 'baseline', ...getById },
+    { name: 'get-by-id', target: 'service', ...getById },
+    {
+      name: 'find (range, order, limit=100)',
+      target: 'service',
+      method: 'GET',
+      path: () => `${classPath}?where=${range(500)}&order=n&limit=100`,
+      check: (status, json) => status === 200 && Array.isArray(json?.results) && json.results.length > 0,
+    },
+    {
+      name: 'count (range)',
+      target: 'service',
+      method: 'GET',
+      path: () => `${classPath}?where=${range(1_000)}&count=1&limit=0`,
+      check: (status, json) => status === 200 && typeof json?.count === 'number' && json.count > 0,
+    },
+    {
+      name: 'create',
+      target: 'service',
+      method: 'POST',
+      path: () => classPath,
+      body: () => {
+        const n = randomInt(N_RANGE);
+        return JSON.stringify({ n, name: `created ${n}`, tags: ['bench', n % 2 ? 'odd' : 'even'] });
+      },
+      check: (status, json) => status === 201 && typeof json?.objectId === 'string',
+    },
+    {
+      name: 'update (Increment)',
+      target: 'service',
+      method: 'PUT',
+      path: () => `${classPath}/${randomId()}`,
+      body: () => '{"n2":{"__op":"Increment","amount":1}}',
+      check: (status, json) => status === 200 && typeof json?.n2 === 'number',
+    },
+  ];
+}
+
+const HEADERS: Record<string, string> = {
+  'X-Backend-Application-Id': BENCH_KEYS.appId,
+  'X-Backend-REST-API-Key': BENCH_KEYS.restAPIKey,
+};
+
+function headersFor(w: Workload): Record<string, string> {
+  return w.body ? { ...HEADERS, 'Content-Type': 'application/json' } : HEADERS;
+}
+
+async function check(origin: string, w: Workload): Promise<void> {
+  const res = await fetch(`${origin}${w.path()}`, {
+    method: w.method,
+    headers: headersFor(w),
+    body: w.body?.(),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (!w.check(res.status, json)) {
+    throw new Error(`${w.name}: unexpected answer ${res.status} ${text.slice(0, 300)}`);
+  }
+}
+
+/**
+ * Response times in ms as measured by autocannon's clients. Its own latency histogram keeps whole
+ * milliseconds only, too coarse for sub-millisecond answers, so the bench keeps every sample.
+ */
+class Latencies {
+  private values = new Float64Array(1 << 16);
+  private size = 0;
+
+  add(ms: number): void {
+    if (this.size === this.values.length) {
+      const bigger = new Float64Array(this.values.length * 2);
+      bigger.set(this.values);
+      this.values = bigger;
+    }
+    this.values[this.size++] = ms;
+  }
+
+  percentiles(...ps: number[]): number[] {
+    const sorted = this.values.slice(0, this.size).sort();
+    return ps.map((p) =>
+      this.size === 0 ? Number.NaN : sorted[Math.min(this.size - 1, Math.floor(p * this.size))]!,
+    );
+  }
+}
+
+async function measure(origin: string, w: Workload): Promise<Measured> {
+  await check(origin, w);
+  const instance = autocannon({
+    url: origin,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    pipelining: 1,
+    timeout: 10,
+    method: w.method,
+    headers: headersFor(w),
+    ...(WARMUP > 0 ? { warmup: { connections: CONNECTIONS, duration: WARMUP } } : {}),
+    requests: [
+      {
+        setupRequest: (req) => {
+          req.path = w.path();
+          if (w.body) req.body = w.body();
+          return req;
+        },
+      },
+    ],
+  });
+  // Emitted for the measured run only (the warmup reports on its own emitter).
+  const latencies = new Latencies();
+  instance.on('response', (_client, _status, _bytes, responseTime) => latencies.add(responseTime as number));
+  // autocannon ends on its own after the duration; this bounds a stuck run.
+  const bound = setTimeout(() => instance.stop(), (WARMUP + DURATION + 30) * 1000);
+  try {
+    const r = await instance;
+    const [p50, p99] = latencies.percentiles(0.5, 0.99);
+    return {
+      workload: w,
+      rps: r.requests.average,
+      p50: p50!,
+      p99: p99!,
+      errors: r.errors,
+      non2xx: r.non2xx,
+      total: r.requests.total,
+    };
+  } finally {
+    clearTimeout(bound);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) =>
+    r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  const [head, ...body] = rows;
+  return [line(head!), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+function report(results: Measured[], seedMs: number): boolean {
+  const by = (name: string) => results.find((r) => r.workload.name === name);
+  const baseline = by('get-by-id (baseline)');
+  const get = by('get-by-id');
+  const create = by('create');
+
+  const rows = [['workload', 'target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'requests']];
+  for (const r of results) {
+    rows.push([
+      r.workload.name,
+      r.workload.target,
+      fmt(r.rps),
+      fmt(r.p50, 2),
+      fmt(r.p99, 2),
+      fmt(r.errors),
+      fmt(r.non2xx),
+      fmt(r.total),
+    ]);
+  }
+  console.log('');
+  console.log(
+    `node ${process.version}, ${cpus().length} cpus, ${fmt(ROWS)} rows seeded in ${fmt(seedMs / 1000, 1)} s, ` +
+      `${CONNECTIONS} connections, ${DURATION} s per workload (+${WARMUP} s warmup)`,
+  );
+  console.log('');
+  console.log(table(rows));
+  console.log('');
+  const verdict = (ok: boolean | undefined) => (ok === undefined ? 'not run' : ok ? 'PASS' : 'FAIL');
+  let getOk: boolean | undefined;
+  if (get && baseline) {
+    const ratio = get.rps / baseline.rps;
+    getOk = ratio >= TARGET_GET_RATIO;
+    console.log(
+      `get-by-id service/baseline: ${fmt(ratio * 100, 1)} % (${fmt(get.rps)} / ${fmt(baseline.rps)} req/s)`,
+    );
+  }
+  const createOk = create ? create.rps >= TARGET_CREATE_RPS : undefined;
+  const clean = results.every((r) => r.errors === 0 && r.non2xx === 0);
+  console.log(
+    `check: get-by-id >= ${TARGET_GET_RATIO * 100} % of baseline: ${verdict(getOk)}; ` +
+      `create >= ${fmt(TARGET_CREATE_RPS)} req/s: ${verdict(createOk)}; ` +
+      `no errors or non-2xx: ${verdict(clean)}`,
+  );
+  return getOk !== false && createOk !== false && clean;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const plan = selected(workloads([]));
+  const count = plan.length;
+  const budgetMs = 120_000 + count * (DURATION + WARMUP + 20) * 1000;
+  const deadline = setTimeout(() => {
+    console.error(`bench: not finished within ${budgetMs / 1000} s, stopping`);
+    cleanupSync();
+    process.exit(2);
+  }, budgetMs);
+  deadline.unref();
+
+  tempDir = mkdtempSync(path.join(tmpdir(), 'bds-bench-'));
+  const dataDir = path.join(tempDir, 'data');
+  console.log(`bench: seeding ${fmt(ROWS)} rows of ${BENCH_CLASS} into a fresh data dir...`);
+  const profileFlags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const service = await startChild(
+    'service.ts',
+    { BENCH_DATA_DIR: dataDir, BENCH_TEMP_DIR: tempDir, BENCH_ROWS: String(ROWS) },
+    120_000,
+    profileFlags,
+  );
+  const ids = service.message.ids ?? [];
+  if (ids.length !== ROWS) throw new Error(`the service child reported ${ids.length} ids, expected ${ROWS}`);
+  const baseline = await startChild(
+    'baseline.ts',
+    { BENCH_DB_FILE: path.join(dataDir, 'data.sqlite') },
+    30_000,
+  );
+
+  const origins = {
+    service: new URL(service.message.url).origin,
+    baseline: new URL(baseline.message.url).origin,
+  };
+  const results: Measured[] = [];
+  for (const w of selected(workloads(ids))) {
+    process.stdout.write(`bench: ${w.name} against the ${w.target}...`);
+    const r = await measure(origins[w.target], w);
+    console.log(` ${fmt(r.rps)} req/s`);
+    results.push(r);
+  }
+
+  await Promise.all([stopChild(service.child), stopChild(baseline.child)]);
+  report(results, service.message.seedMs ?? 0);
+  if (PROFILE_DIR) console.log(`service CPU profile written to ${PROFILE_DIR}`);
+  cleanupSync();
+}
+
+main().catch((err) => {
+  console.error('\nbench failed:', err instanceof Error ? err.message : err);
+  cleanupSync();
+  process.exit(1);
+});

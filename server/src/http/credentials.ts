@@ -39,16 +39,14 @@ const BODY_FIELDS: Array<[keyof Credentials, string]> = [
 /** Body fields SDKs add to the `_method` form that are not data. */
 const BODY_META = ['_method', '_ClientVersion', '_RevocableSession', '_ContentType', '_context'];
 
-function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[`x-backend-${name}`] ?? headers[`x-parse-${name}`];
-  return Array.isArray(v) ? v[0] : v;
-}
+/** Header names, built once: [credential, X-Backend- name, X-Parse- name]. */
+const HEADER_NAMES = HEADERS.map(([key, name]) => [key, `x-backend-${name}`, `x-parse-${name}`] as const);
 
 export function credentialsFromHeaders(headers: IncomingHttpHeaders): Credentials {
   const creds: Credentials = {};
-  for (const [key, name] of HEADERS) {
-    const v = headerValue(headers, name);
-    if (v !== undefined) creds[key] = v;
+  for (const [key, primary, alias] of HEADER_NAMES) {
+    const v = headers[primary] ?? headers[alias];
+    if (v !== undefined) creds[key] = Array.isArray(v) ? v[0] : v;
   }
   return creds;
 }

@@ -35,37 +35,41 @@ interface Route {
  * exactly the same path (and checks) as a direct call.
  */
 export class Router {
-  private readonly routes: Route[] = [];
+  /** Routes by segment count and first segment (routes whose first segment is a parameter: key `n:`). */
+  private readonly index = new Map<string, Route[]>();
 
   add(method: Method, pattern: string, handler: Handler): this {
-    this.routes.push({ method, segments: pattern.split('/').filter(Boolean), handler });
+    const segments = pattern.split('/').filter(Boolean);
+    const first = segments[0] ?? '';
+    const key = `${segments.length}:${first.startsWith(':') ? '' : first}`;
+    const list = this.index.get(key) ?? [];
+    list.push({ method, segments, handler });
+    this.index.set(key, list);
     return this;
   }
 
   match(method: string, path: string): { handler: Handler; params: Record<string, string> } | undefined {
     const parts = path.split('/').filter(Boolean);
+    const candidates = [
+      ...(this.index.get(`${parts.length}:${parts[0] ?? ''}`) ?? []),
+      ...(this.index.get(`${parts.length}:`) ?? []),
+    ];
     let pathMatched = false;
-    for (const route of this.routes) {
-      if (route.segments.length !== parts.length) continue;
+    for (const route of candidates) {
+      if (!literalsMatch(route.segments, parts)) continue;
+      pathMatched = true;
+      if (route.method !== method) continue;
       const params: Record<string, string> = {};
-      let ok = true;
       for (let i = 0; i < parts.length; i++) {
         const seg = route.segments[i]!;
-        if (seg.startsWith(':')) {
-          try {
-            params[seg.slice(1)] = decodeURIComponent(parts[i]!);
-          } catch {
-            ok = false;
-            break;
-          }
-        } else if (seg !== parts[i]) {
-          ok = false;
-          break;
+        if (seg.charCodeAt(0) !== 58 /* : */) continue;
+        try {
+          params[seg.slice(1)] = decodeURIComponent(parts[i]!);
+        } catch {
+          throw new BdsError(ErrorCode.INVALID_JSON, `Malformed path segment: ${parts[i]}`, 400);
         }
       }
-      if (!ok) continue;
-      pathMatched = true;
-      if (route.method === method) return { handler: route.handler, params };
+      return { handler: route.handler, params };
     }
     if (pathMatched)
       throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not allowed on ${path}.`, 405);
@@ -77,4 +81,12 @@ export class Router {
     if (!found) throw new BdsError(ErrorCode.INVALID_JSON, `Unknown route: ${req.method} ${req.path}`, 404);
     return found.handler({ ...req, params: found.params });
   }
+}
+
+function literalsMatch(segments: string[], parts: string[]): boolean {
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (seg.charCodeAt(0) !== 58 /* : */ && seg !== parts[i]) return false;
+  }
+  return true;
 }

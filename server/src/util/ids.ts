@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -33,10 +33,10 @@ const expectedDigests = new Map<string, Buffer>();
 /** Constant-time string comparison: hashing first makes the lengths equal, so length leaks nothing either. */
 export function safeEqual(given: string | undefined | null, expected: string | undefined | null): boolean {
   if (typeof given !== 'string' || typeof expected !== 'string') return false;
-  const a = createHash('sha256').update(given).digest();
+  const a = hash('sha256', given, 'buffer');
   let b = expectedDigests.get(expected);
   if (!b) {
-    b = createHash('sha256').update(expected).digest();
+    b = hash('sha256', expected, 'buffer');
     if (expectedDigests.size >= 64) expectedDigests.clear();
     expectedDigests.set(expected, b);
   }

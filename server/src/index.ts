@@ -4,15 +4,20 @@ import express from 'express';
 import { type ServiceOptions, type ServiceOptionsInput, validateOptions } from './config/options.ts';
 import type { Core } from './data/core.ts';
 import { Records } from './data/records.ts';
+import { createMailAdapter } from './email/adapter.ts';
 import { type AppState, buildApp, createHandler } from './http/app.ts';
 import { Router } from './http/router.ts';
+import { accountPages } from './http/routes/account-pages.ts';
 import { registerBatchRoute } from './http/routes/batch.ts';
 import { registerClassRoutes } from './http/routes/classes.ts';
 import { registerConfigRoutes } from './http/routes/config.ts';
+import { registerEmailRoutes } from './http/routes/email.ts';
 import { registerMiscRoutes } from './http/routes/misc.ts';
 import { registerSchemaRoutes } from './http/routes/schemas.ts';
+import { registerUserRoutes } from './http/routes/users.ts';
 import { SchemaRegistry } from './schema/registry.ts';
 import { openSqliteStore } from './storage/sqlite/index.ts';
+import { Users } from './users/service.ts';
 
 export type { ServiceOptions, ServiceOptionsInput } from './config/options.ts';
 export { loadOptions, OptionError, validateOptions } from './config/options.ts';
@@ -42,6 +47,13 @@ export async function createService(input: ServiceOptionsInput | Record<string, 
 
   const router = new Router();
   const records = new Records(core);
+  const mailer = createMailAdapter(options);
+  const users = new Users(core, records, mailer, () => publicUrl);
+  await users.init();
+  state.pages = accountPages(users, options.appId);
+  // Before the class routes: /users, /classes/_User, /sessions and /classes/_Session get the user rules.
+  registerUserRoutes(router, users, records, () => publicUrl);
+  registerEmailRoutes(router, options.dataDir);
   registerClassRoutes(router, records, () => publicUrl);
   registerSchemaRoutes(router, core);
   registerConfigRoutes(router, core);
@@ -107,6 +119,8 @@ export async function createService(input: ServiceOptionsInput | Record<string, 
           const deadline = Date.now() + options.shutdownGraceMs;
           while (state.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         }
+        await users.idle();
+        await mailer.close?.();
         await store.close();
       })();
       return closing;

@@ -70,6 +70,40 @@ export const optionsSchema = z
       .strict()
       .default({ path: '/live' }),
     verifyUserEmails: z.boolean().default(false),
+    /** Lifetime of an email verification link, in seconds. */
+    emailVerifyTokenValidity: z
+      .number()
+      .int()
+      .positive()
+      .default(24 * 3600),
+    /** Lifetime of a password reset link, in seconds. */
+    passwordResetTokenValidity: z.number().int().positive().default(7200),
+    /** After `threshold` failed logins for one name, logins for it are refused for `duration` seconds. */
+    accountLockout: z
+      .object({ threshold: z.number().int().min(1).max(1000), duration: z.number().int().min(1) })
+      .strict()
+      .optional(),
+    /** Outgoing mail: a dev mailbox in <dataDir>/mailbox (default) or SMTP. */
+    email: z
+      .object({
+        adapter: z.enum(['dev', 'smtp']).default('dev'),
+        from: z.string().min(3).default('no-reply@localhost'),
+        smtp: z
+          .object({
+            host: z.string().min(1),
+            port: z.number().int().min(1).max(65535).default(587),
+            secure: z.boolean().default(false),
+            auth: z.object({ user: z.string(), pass: z.string() }).strict().optional(),
+            ignoreTLS: z.boolean().default(false),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .refine((e) => e.adapter !== 'smtp' || e.smtp !== undefined, {
+        message: 'the smtp adapter needs email.smtp.host',
+      })
+      .default({ adapter: 'dev', from: 'no-reply@localhost' }),
     /** Time a SIGTERM/close waits for in-flight requests before closing the store. */
     shutdownGraceMs: z.number().int().min(0).default(10_000),
   })

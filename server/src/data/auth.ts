@@ -5,6 +5,8 @@ export interface Auth {
   user: { objectId: string } | null;
   sessionToken: string | null;
   installationId: string | null;
+  /** Names of the roles the user holds (transitively); resolved by auth/roles.ts, absent until then. */
+  roles?: readonly string[];
 }
 
 export const MASTER: Auth = { isMaster: true, user: null, sessionToken: null, installationId: null };
@@ -16,5 +18,6 @@ export function anonymous(installationId: string | null = null): Auth {
 /** ACL principals of a non-master caller; `null` for master (no ACL applies). */
 export function principalsOf(auth: Auth): string[] | null {
   if (auth.isMaster) return null;
-  return auth.user ? ['*', auth.user.objectId] : ['*'];
+  if (!auth.user) return ['*'];
+  return ['*', auth.user.objectId, ...(auth.roles ?? []).map((name) => `role:${name}`)];
 }

@@ -1,7 +1,22 @@
+import {
+  afterWrite,
+  checkAddField,
+  checkCreate,
+  checkUpdate,
+  guard,
+  guardFind,
+  hideProtected,
+  needsTransaction,
+  prepareCreateBody,
+  readById,
+  readIncluded,
+  stripWriteResponse,
+} from '../access/enforce.ts';
 import { BdsError, ErrorCode, masterKeyRequired, notFound } from '../errors.ts';
+import type { QueryNode } from '../query/ast.ts';
 import { checkClassName } from '../schema/registry.ts';
 import { type ClassSchema, MASTER_ONLY_CLASSES, SYSTEM_CLASS_FIELDS } from '../schema/types.ts';
-import type { Row } from '../storage/adapter.ts';
+import type { FieldWrite, Row } from '../storage/adapter.ts';
 import { newObjectId } from '../util/ids.ts';
 import { type Auth, principalsOf } from './auth.ts';
 import type { Core } from './core.ts';
@@ -14,7 +29,23 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Built-in classes whose own rules (sign-up, sessions, roles) come with the users issue; until then only master writes them. */
-const MANAGED_CLASSES = new Set(Object.keys(SYSTEM_CLASS_FIELDS));
+const MANAGED_CLASSES = new Set(
+  // _Role and _Installation follow their rules in access/ (CLP, role and installation rules).
+  Object.keys(SYSTEM_CLASS_FIELDS).filter((c) => c !== '_Role' && c !== '_Installation'),
+);
+
+/** Classes whose writes (and, for _Session, reads) by non-master callers go through users/ only. */
+const USER_MODULE_CLASSES = new Set(['_User', '_Session']);
+
+/**
+ * Passed by users/ (sign-up, sessions): marks the call as coming through its rules, and carries
+ * what those rules add: a chosen objectId, internal columns (never returned), a row scope for finds.
+ */
+export interface InternalCall {
+  objectId?: string;
+  internal?: Record<string, string | number | null>;
+  scope?: QueryNode;
+}
 
 /**
  * The one pipeline for record reads and writes. REST routes and batch both call it; nothing else
@@ -27,11 +58,13 @@ export class Records {
     return auth.isMaster ? {} : this.core.options.requestComplexity;
   }
 
-  private checkClassAccess(auth: Auth, className: string, op: Operation): void {
+  private checkClassAccess(auth: Auth, className: string, op: Operation, internal?: InternalCall): void {
     checkClassName(className);
     if (auth.isMaster) return;
     if (MASTER_ONLY_CLASSES.has(className)) throw masterKeyRequired();
-    if (
+    if (internal && USER_MODULE_CLASSES.has(className)) {
+      // users/ has applied the _User/_Session rules.
+    } else if (
       className === '_Session' ||
       (MANAGED_CLASSES.has(className) && op !== 'get' && op !== 'find' && op !== 'count')
     ) {
@@ -46,17 +79,22 @@ export class Records {
     auth: Auth,
     className: string,
     body: unknown,
+    internal?: InternalCall,
   ): Promise<{ objectId: string; createdAt: string } & Row> {
-    this.checkClassAccess(auth, className, 'create');
+    this.checkClassAccess(auth, className, 'create', internal);
+    ({ auth } = await guard(this.core, auth, className, 'create'));
+    body = prepareCreateBody(auth, className, body);
     const { schemas, store, options } = this.core;
     const schema = schemas.get(className);
     const parsed = parseWriteBody(body, 'create', schema?.fields ?? {});
+    checkCreate(className, parsed);
+    checkAddField(this.core, auth, schema, parsed);
     this.checkManagedFields(
       className,
       parsed.types,
       parsed.writes.map((w) => w.field),
     );
-    const objectId = newObjectId();
+    const objectId = internal?.objectId ?? newObjectId();
     const createdAt = new Date().toISOString();
     const write = async () => {
       const target =
@@ -66,6 +104,8 @@ export class Records {
               createClass: auth.isMaster || options.allowClientClassCreation,
             });
       const { values, produced } = initialValues(parsed, target.fields);
+      for (const [column, value] of Object.entries(internal?.internal ?? {}))
+        values[column] = { value, type: 'String' };
       await store.insert(target, {
         objectId,
         createdAt,
@@ -75,9 +115,11 @@ export class Records {
       });
       return { objectId, createdAt, ...produced };
     };
-    return schema && parsed.types.size === 0 && parsed.relations.length === 0
+    const created = await (schema && parsed.types.size === 0 && parsed.relations.length === 0
       ? write()
-      : store.transaction(write);
+      : store.transaction(write));
+    afterWrite(this.core, className);
+    return stripWriteResponse(this.core, auth, className, created, parsed);
   }
 
   async update(
@@ -85,12 +127,16 @@ export class Records {
     className: string,
     objectId: string,
     body: unknown,
+    internal?: InternalCall,
   ): Promise<{ updatedAt: string } & Row> {
-    this.checkClassAccess(auth, className, 'update');
+    this.checkClassAccess(auth, className, 'update', internal);
+    const access = await guard(this.core, auth, className, 'update');
+    auth = access.auth;
     const { schemas, store } = this.core;
     const schema = schemas.get(className);
     if (!schema) throw notFound();
     const parsed = parseWriteBody(body, 'update', schema.fields);
+    checkAddField(this.core, auth, schema, parsed);
     this.checkManagedFields(
       className,
       parsed.types,
@@ -105,6 +151,7 @@ export class Records {
       ),
     ];
     const write = async () => {
+      await checkUpdate(this.core, className, objectId, parsed, body);
       const target =
         parsed.types.size === 0
           ? schema
@@ -112,34 +159,49 @@ export class Records {
       const result = await store.update(target, {
         objectId,
         updatedAt,
-        writes: parsed.writes,
+        writes: [...parsed.writes, ...internalWrites(internal)],
         acl: parsed.acl,
         relations: parsed.relations,
         writers: principalsOf(auth),
         returning,
+        condition: access.condition,
       });
       if (!result) throw notFound();
       return { updatedAt, ...result };
     };
-    return parsed.types.size === 0 ? write() : store.transaction(write);
+    const updated = await (parsed.types.size === 0 && !needsTransaction(className)
+      ? write()
+      : store.transaction(write));
+    afterWrite(this.core, className);
+    return stripWriteResponse(this.core, auth, className, updated);
   }
 
-  async delete(auth: Auth, className: string, objectId: string): Promise<void> {
-    this.checkClassAccess(auth, className, 'delete');
+  async delete(auth: Auth, className: string, objectId: string, internal?: InternalCall): Promise<void> {
+    this.checkClassAccess(auth, className, 'delete', internal);
+    const access = await guard(this.core, auth, className, 'delete');
     const schema = this.core.schemas.get(className);
     if (!schema) throw notFound();
-    const deleted = await this.core.store.delete(schema, objectId, principalsOf(auth));
+    const deleted = await this.core.store.delete(
+      schema,
+      objectId,
+      principalsOf(access.auth),
+      access.condition,
+    );
     if (!deleted) throw notFound();
+    afterWrite(this.core, className);
   }
 
   async find(
     auth: Auth,
     className: string,
     params: Record<string, unknown>,
+    internal?: InternalCall,
   ): Promise<{ results: Row[]; count?: number }> {
-    this.checkClassAccess(auth, className, 'find');
+    this.checkClassAccess(auth, className, 'find', internal);
     const { schemas, store, options } = this.core;
     const opts = parseFindOptions(params, this.limitsFor(auth), options.maxLimit);
+    auth = await guardFind(this.core, auth, className, opts);
+    if (internal?.scope) opts.where = { type: 'and', children: [opts.where, internal.scope] };
     const schema = schemas.get(className);
     if (!schema) return opts.count ? { results: [], count: 0 } : { results: [] };
     const readers = principalsOf(auth);
@@ -150,12 +212,20 @@ export class Records {
     return { results, count: await store.count(schema, spec, schemas.lookup) };
   }
 
-  async get(auth: Auth, className: string, objectId: string, params: Record<string, unknown>): Promise<Row> {
-    this.checkClassAccess(auth, className, 'get');
+  async get(
+    auth: Auth,
+    className: string,
+    objectId: string,
+    params: Record<string, unknown>,
+    internal?: InternalCall,
+  ): Promise<Row> {
+    this.checkClassAccess(auth, className, 'get', internal);
     const opts = parseGetOptions(params, this.limitsFor(auth));
+    const access = await guard(this.core, auth, className, 'get');
+    auth = access.auth;
     const schema = this.core.schemas.get(className);
     if (!schema) throw notFound();
-    const rows = await this.core.store.getMany(schema, [objectId], principalsOf(auth));
+    const rows = await readById(this.core, auth, schema, objectId, access.condition);
     if (rows.length === 0) throw notFound();
     return (await this.present(auth, schema, rows, opts))[0]!;
   }
@@ -182,6 +252,7 @@ export class Records {
       include = [...new Set([...include.filter((i) => i !== '*'), ...pointers])];
     }
     stripSecrets(auth, schema.className, rows);
+    hideProtected(this.core, auth, schema, rows);
     if (include.length) await this.includePaths(auth, schema, rows, buildTree(include), opts.keys);
     return rows.map((row) => project(row, opts.keys, opts.excludeKeys));
   }
@@ -193,7 +264,6 @@ export class Records {
     tree: IncludeTree,
     keys: string[] | undefined,
   ): Promise<void> {
-    const readers = principalsOf(auth);
     for (const [field, children] of tree) {
       const def = schema.fields[field];
       if (!def || (def.type !== 'Pointer' && def.type !== 'Array')) continue;
@@ -215,8 +285,9 @@ export class Records {
         if (!target || (!auth.isMaster && (MASTER_ONLY_CLASSES.has(className) || className === '_Session')))
           continue;
         // An included pointer is ACL-checked on its own: rows the caller may not read stay bare pointers.
-        const objects = await this.core.store.getMany(target, [...ids], readers);
+        const objects = await readIncluded(this.core, auth, target, [...ids]);
         stripSecrets(auth, className, objects);
+        hideProtected(this.core, auth, target, objects);
         if (children.size) await this.includePaths(auth, target, objects, children, subKeys);
         for (const obj of objects) {
           found.set(`${className}/${obj.objectId}`, {
@@ -235,6 +306,14 @@ export class Records {
       }
     }
   }
+}
+
+function internalWrites(internal: InternalCall | undefined): FieldWrite[] {
+  return Object.entries(internal?.internal ?? {}).map(([field, value]) =>
+    value === null
+      ? { field, subPath: [], kind: 'delete' }
+      : { field, subPath: [], kind: 'set', value, type: 'String' },
+  );
 }
 
 /** `password` is never readable; `authData` only by master. */

@@ -20,6 +20,8 @@ const CORS_HEADERS = {
 export interface AppState {
   ready: boolean;
   inFlight: number;
+  /** Pages served without keys (the links in account mails, under /apps/); answers whether it handled one. */
+  pages?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
@@ -137,6 +139,7 @@ export function createHandler(core: Core, router: Router, state: AppState): Requ
       return;
     }
     try {
+      if (state.pages && path.startsWith('/apps/') && (await state.pages(req, res, path))) return;
       const raw = await readBody(req, core.options.maxUploadSize);
       let body = parseJson(raw);
       const creds = credentialsFromHeaders(req.headers);

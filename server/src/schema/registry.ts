@@ -10,6 +10,7 @@ import {
   type FieldDef,
   isValidClassName,
   SYSTEM_CLASS_FIELDS,
+  UNIQUE_SYSTEM_FIELDS,
 } from './types.ts';
 import { SCHEMA_FIELD_TYPES, sameType, typeMismatch } from './values.ts';
 
@@ -54,11 +55,14 @@ export class SchemaRegistry {
       const schema: ClassSchema = {
         className,
         fields: { ...DEFAULT_FIELDS, ...fields },
-        classLevelPermissions: defaultClassLevelPermissions(),
+        classLevelPermissions: defaultClassLevelPermissions(className),
         indexes: {},
       };
       await this.store.createClass(schema);
       this.cache.set(className, schema);
+    }
+    for (const [className, field] of UNIQUE_SYSTEM_FIELDS) {
+      await this.store.ensureUniqueIndex(className, field);
     }
   }
 

@@ -93,12 +93,21 @@ export const MASTER_ONLY_CLASSES = new Set([
 
 export const CLP_OPERATIONS = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'] as const;
 
-export function defaultClassLevelPermissions(): ClassLevelPermissions {
+export function defaultClassLevelPermissions(className?: string): ClassLevelPermissions {
   const clp: ClassLevelPermissions = {};
   for (const op of CLP_OPERATIONS) clp[op] = { '*': true };
   clp.protectedFields = { '*': [] };
+  // Built-in defaults (SPEC "Master-key-only surfaces", PROTOCOL.md "Other defaults").
+  if (className === '_Role') for (const op of ['create', 'update', 'delete', 'addField']) clp[op] = {};
+  if (className === '_User') clp.protectedFields = { '*': ['email'] };
   return clp;
 }
+
+/** Columns of built-in classes that hold unique values (enforced by a unique index). */
+export const UNIQUE_SYSTEM_FIELDS: Array<[string, string]> = [
+  ['_Role', 'name'],
+  ['_Installation', 'installationId'],
+];
 
 export function isSystemClass(className: string): boolean {
   return className.startsWith('_');

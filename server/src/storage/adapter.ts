@@ -62,6 +62,8 @@ export interface UpdateSpec {
   writers: Principals;
   /** Fields whose new values the caller gets back (those changed by an operation). */
   returning: string[];
+  /** Extra row condition the row must meet (pointer permissions, installation id); none when absent. */
+  condition?: QueryNode;
 }
 
 export interface SchemaChange {
@@ -91,7 +93,8 @@ export interface StorageAdapter {
   insert(schema: ClassSchema, spec: InsertSpec): Promise<void>;
   /** Returns the `returning` values, or `null` when the row does not exist or may not be written. */
   update(schema: ClassSchema, spec: UpdateSpec): Promise<Row | null>;
-  delete(schema: ClassSchema, objectId: string, writers: Principals): Promise<boolean>;
+  /** `condition`: an extra row condition (pointer permissions); the row stays when it fails. */
+  delete(schema: ClassSchema, objectId: string, writers: Principals, condition?: QueryNode): Promise<boolean>;
   purge(schema: ClassSchema): Promise<void>;
 
   find(schema: ClassSchema, spec: FindSpec, lookup: SchemaLookup): Promise<Row[]>;
@@ -102,6 +105,40 @@ export interface StorageAdapter {
   ): Promise<number>;
   /** Rows by id, for include; ACL-filtered like find. */
   getMany(schema: ClassSchema, ids: string[], readers: Principals): Promise<Row[]>;
+
+  /**
+   * Internal columns of a built-in class (password hashes, one-time tokens): not schema fields, so
+   * reads never return them. Adds the missing columns and unique indexes; safe on every start.
+   */
+  ensureInternalColumns(
+    className: string,
+    columns: string[],
+    uniqueIndexes: Record<string, string[]>,
+  ): Promise<void>;
+  /** `objectId` plus the raw values of `columns` for the rows whose `column` equals `value`. */
+  findInternal(
+    className: string,
+    column: string,
+    value: unknown,
+    columns: string[],
+  ): Promise<Array<Record<string, unknown>>>;
+  /**
+   * Sets columns of one row without touching updatedAt. With `expect`, only when those columns
+   * still hold the given values (a compare-and-set, for single-use tokens). Answers whether it did.
+   */
+  writeInternal(
+    className: string,
+    objectId: string,
+    values: Record<string, unknown>,
+    expect?: Record<string, unknown>,
+  ): Promise<boolean>;
+
+  /** Names of the roles a user holds, directly or through roles held in other roles' `roles` (one recursive query). */
+  roleNamesOf(userId: string): Promise<string[]>;
+  /** True when `targetRoleId` is one of `roleIds` or is held, transitively, in their `roles` relations. */
+  rolesContain(roleIds: string[], targetRoleId: string): Promise<boolean>;
+  /** Creates a unique index on one column when it does not exist yet. */
+  ensureUniqueIndex(className: string, field: string): Promise<void>;
 
   getConfig(): Promise<StoredConfig>;
   setConfig(config: StoredConfig): Promise<void>;

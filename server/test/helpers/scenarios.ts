@@ -61,7 +61,13 @@ export function runScenarios(
             )
           : undefined;
         const body = s.body === undefined ? undefined : JSON.parse(fill(JSON.stringify(s.body), ctx.vars));
-        const res = await ctx.t.request(s.method, fill(s.path, ctx.vars), { ...s, query, body });
+        const sessionToken = s.sessionToken === undefined ? undefined : fill(s.sessionToken, ctx.vars);
+        const res = await ctx.t.request(s.method, fill(s.path, ctx.vars), {
+          ...s,
+          query,
+          body,
+          sessionToken,
+        });
         expect(res.status, res.text).toBe(s.status);
         if (s.code !== undefined) expect(res.json?.code, res.text).toBe(s.code);
         if (s.expect !== undefined) expect(res.json).toMatchObject(s.expect as object);

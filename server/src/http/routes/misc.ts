@@ -42,7 +42,7 @@ export function features() {
     },
     batch: { transaction: true },
     analytics: { events: true, stored: false },
-    users: false,
+    users: true,
     liveQuery: false,
     files: false,
     aggregate: false,

@@ -50,4 +50,6 @@ export interface Dialect {
 
   insertIgnore(table: string, columns: string[], valuePlaceholders: string[]): string;
   uniqueViolation(err: unknown): boolean;
+  /** A query answering one row `{name}` per column of the table named by the parameter. */
+  tableColumns(tableParam: string): string;
 }

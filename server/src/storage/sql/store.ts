@@ -1,4 +1,5 @@
 import { BdsError, ErrorCode } from '../../errors.ts';
+import type { QueryNode } from '../../query/ast.ts';
 import { type ClassSchema, type FieldDef, joinTableName } from '../../schema/types.ts';
 import type {
   FieldWrite,
@@ -293,8 +294,9 @@ export class SqlStore implements StorageAdapter {
     const t = this.q(schema.className);
     const idCondition = `${t}.${this.q('objectId')} = ${p.add(spec.objectId)}`;
     const acl = compiler.aclCondition(t, spec.writers, '_wperm');
+    const extra = spec.condition ? ` AND (${compiler.compile(spec.condition, schema, t)})` : '';
     const returning = spec.returning.length ? spec.returning.map(this.q).join(', ') : this.q('objectId');
-    const sql = `UPDATE ${t} SET ${sets.join(', ')} WHERE ${idCondition} AND ${acl} RETURNING ${returning}`;
+    const sql = `UPDATE ${t} SET ${sets.join(', ')} WHERE ${idCondition} AND ${acl}${extra} RETURNING ${returning}`;
     const write = async (): Promise<Row | null> => {
       let rows: Record<string, unknown>[];
       try {
@@ -315,14 +317,23 @@ export class SqlStore implements StorageAdapter {
     return this.driver.transaction(write);
   }
 
-  async delete(schema: ClassSchema, objectId: string, writers: Principals): Promise<boolean> {
+  async delete(
+    schema: ClassSchema,
+    objectId: string,
+    writers: Principals,
+    condition?: QueryNode,
+  ): Promise<boolean> {
     return this.driver.transaction(async () => {
       const p = this.params();
       const t = this.q(schema.className);
       const compiler = new WhereCompiler(this.dialect, p, () => undefined, null);
       const idCondition = `${t}.${this.q('objectId')} = ${p.add(objectId)}`;
       const acl = compiler.aclCondition(t, writers, '_wperm');
-      const { changes } = await this.driver.run(`DELETE FROM ${t} WHERE ${idCondition} AND ${acl}`, p.values);
+      const extra = condition ? ` AND (${compiler.compile(condition, schema, t)})` : '';
+      const { changes } = await this.driver.run(
+        `DELETE FROM ${t} WHERE ${idCondition} AND ${acl}${extra}`,
+        p.values,
+      );
       if (changes === 0) return false;
       for (const [name, def] of Object.entries(schema.fields)) {
         if (def.type !== 'Relation') continue;
@@ -400,6 +411,98 @@ export class SqlStore implements StorageAdapter {
     return rows.map((r) => decodeRow(schema, r));
   }
 
+  async ensureInternalColumns(
+    className: string,
+    columns: string[],
+    uniqueIndexes: Record<string, string[]>,
+  ): Promise<void> {
+    for (const c of [...columns, ...Object.values(uniqueIndexes).flat()]) checkColumnName(c);
+    const p = this.params();
+    const existing = await this.driver.all(this.dialect.tableColumns(p.add(className)), p.values);
+    const have = new Set(existing.map((r) => String(r.name)));
+    const t = this.q(className);
+    let ddl = '';
+    for (const c of columns) if (!have.has(c)) ddl += `ALTER TABLE ${t} ADD COLUMN ${this.q(c)} TEXT;`;
+    for (const [name, cols] of Object.entries(uniqueIndexes)) {
+      ddl += `CREATE UNIQUE INDEX IF NOT EXISTS ${this.q(`${className}:${name}`)} ON ${t} (${cols.map(this.q).join(', ')});`;
+    }
+    if (ddl) await this.driver.transaction(() => this.driver.exec(ddl));
+  }
+
+  async findInternal(
+    className: string,
+    column: string,
+    value: unknown,
+    columns: string[],
+  ): Promise<Array<Record<string, unknown>>> {
+    for (const c of [column, ...columns]) checkColumnName(c);
+    const p = this.params();
+    const cols = ['objectId', ...columns].map(this.q).join(', ');
+    return this.driver.all(
+      `SELECT ${cols} FROM ${this.q(className)} WHERE ${this.q(column)} = ${p.add(value)}`,
+      p.values,
+    );
+  }
+
+  async writeInternal(
+    className: string,
+    objectId: string,
+    values: Record<string, unknown>,
+    expect: Record<string, unknown> = {},
+  ): Promise<boolean> {
+    for (const c of [...Object.keys(values), ...Object.keys(expect)]) checkColumnName(c);
+    const p = this.params();
+    const sets = Object.entries(values).map(([c, v]) => `${this.q(c)} = ${p.add(v)}`);
+    const conditions = [`${this.q('objectId')} = ${p.add(objectId)}`];
+    for (const [c, v] of Object.entries(expect)) {
+      conditions.push(v === null ? `${this.q(c)} IS NULL` : `${this.q(c)} = ${p.add(v)}`);
+    }
+    try {
+      const { changes } = await this.driver.run(
+        `UPDATE ${this.q(className)} SET ${sets.join(', ')} WHERE ${conditions.join(' AND ')}`,
+        p.values,
+      );
+      return changes > 0;
+    } catch (err) {
+      throw this.translateWriteError(err);
+    }
+  }
+
+  async roleNamesOf(userId: string): Promise<string[]> {
+    const p = this.params();
+    const users = this.q(joinTableName('_Role', 'users'));
+    const roles = this.q(joinTableName('_Role', 'roles'));
+    const [owning, related] = [this.q('owningId'), this.q('relatedId')];
+    // UNION (not UNION ALL) drops rows already seen, so a cycle in the graph still terminates.
+    const sql =
+      `WITH RECURSIVE held(id) AS (SELECT ${owning} FROM ${users} WHERE ${related} = ${p.add(userId)} ` +
+      `UNION SELECT j.${owning} FROM ${roles} AS j JOIN held ON j.${related} = held.id) ` +
+      `SELECT r.${this.q('name')} AS name FROM ${this.q('_Role')} AS r WHERE r.${this.q('objectId')} IN (SELECT id FROM held) AND r.${this.q('name')} IS NOT NULL`;
+    const rows = await this.driver.all(sql, p.values);
+    return rows.map((r) => String(r.name));
+  }
+
+  async rolesContain(roleIds: string[], targetRoleId: string): Promise<boolean> {
+    if (roleIds.length === 0) return false;
+    if (roleIds.includes(targetRoleId)) return true;
+    const p = this.params();
+    const roles = this.q(joinTableName('_Role', 'roles'));
+    const [owning, related] = [this.q('owningId'), this.q('relatedId')];
+    const start = roleIds.map((id) => p.add(id)).join(', ');
+    const sql =
+      `WITH RECURSIVE below(id) AS (SELECT ${related} FROM ${roles} WHERE ${owning} IN (${start}) ` +
+      `UNION SELECT j.${related} FROM ${roles} AS j JOIN below ON j.${owning} = below.id) ` +
+      `SELECT 1 AS hit FROM below WHERE id = ${p.add(targetRoleId)} LIMIT 1`;
+    return (await this.driver.get(sql, p.values)) !== undefined;
+  }
+
+  async ensureUniqueIndex(className: string, field: string): Promise<void> {
+    const name = this.q(`${className}:${field}_unique`);
+    await this.driver.exec(
+      `CREATE UNIQUE INDEX IF NOT EXISTS ${name} ON ${this.q(className)} (${this.q(field)});`,
+    );
+  }
+
   async getConfig(): Promise<StoredConfig> {
     const row = await this.driver.get(
       `SELECT ${this.q('params')}, ${this.q('masterKeyOnly')} FROM ${this.q(CONFIG_TABLE)} WHERE ${this.q('id')} = 1`,
@@ -435,3 +538,8 @@ export class SqlStore implements StorageAdapter {
 }
 
 const SYSTEM_FIELD_NAMES = { objectId: 1, createdAt: 1, updatedAt: 1, ACL: 1 };
+
+/** Internal column names are fixed by the service, never taken from a request; checked anyway. */
+function checkColumnName(name: string): void {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`Invalid internal column name: ${name}`);
+}

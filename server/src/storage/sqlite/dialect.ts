@@ -73,4 +73,5 @@ export const sqliteDialect: Dialect = {
     typeof err === 'object' &&
     err !== null &&
     String((err as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT'),
+  tableColumns: (tableParam) => `SELECT name FROM pragma_table_info(${tableParam})`,
 };

@@ -1,0 +1,73 @@
+import type { Records } from '../../data/records.ts';
+import { masterKeyRequired } from '../../errors.ts';
+import type { Users } from '../../users/service.ts';
+import type { ApiRequest, Router } from '../router.ts';
+
+/**
+ * Users and sessions: sign-up, login, logout, the current user and session, user updates and
+ * deletes, session scoping, password reset and verification requests. Registered before the
+ * generic class routes, so `/users`, `/classes/_User`, `/sessions` and `/classes/_Session` reach
+ * these rules (batch sub-requests too). Plain reads of _User stay with the class routes.
+ */
+export function registerUserRoutes(
+  router: Router,
+  users: Users,
+  records: Records,
+  publicUrl: () => string,
+): void {
+  const login = async (req: ApiRequest) => {
+    const params = req.method === 'GET' ? req.query : { ...req.query, ...((req.body as object) ?? {}) };
+    return { body: await users.logIn(req.auth, params) };
+  };
+  router.add('POST', '/login', login);
+  router.add('GET', '/login', login);
+  router.add('POST', '/logout', async (req) => ({ body: await users.logOut(req.auth) }));
+  router.add('GET', '/users/me', async (req) => ({ body: await users.me(req.auth) }));
+  router.add('GET', '/sessions/me', async (req) => ({ body: await users.sessionMe(req.auth) }));
+  router.add('POST', '/requestPasswordReset', async (req) => ({
+    body: users.requestPasswordReset(req.body),
+  }));
+  router.add('POST', '/verificationEmailRequest', async (req) => ({
+    body: users.requestVerificationEmail(req.body),
+  }));
+
+  for (const prefix of ['/users', '/classes/_User']) {
+    router.add('POST', prefix, async (req) => {
+      const { created, body } = await users.signUp(req.auth, req.body);
+      const location = `${publicUrl()}${prefix}/${body.objectId as string}`;
+      return { status: created ? 201 : 200, body, headers: { Location: location } };
+    });
+    router.add('PUT', `${prefix}/:objectId`, async (req) => ({
+      body: await users.update(req.auth, req.params.objectId!, req.body),
+    }));
+    router.add('DELETE', `${prefix}/:objectId`, async (req) => {
+      await users.delete(req.auth, req.params.objectId!);
+      return { body: {} };
+    });
+  }
+
+  for (const prefix of ['/sessions', '/classes/_Session']) {
+    router.add('GET', prefix, async (req) => ({ body: await users.findSessions(req.auth, req.query) }));
+    router.add('GET', `${prefix}/:objectId`, async (req) => ({
+      body: await users.getSession(req.auth, req.params.objectId!, req.query),
+    }));
+    router.add('DELETE', `${prefix}/:objectId`, async (req) => {
+      await users.deleteSession(req.auth, req.params.objectId!);
+      return { body: {} };
+    });
+    // Sessions are made by sign-up and login; only the master key writes them directly.
+    router.add('POST', prefix, async (req) => {
+      if (!req.auth.isMaster) throw masterKeyRequired();
+      const created = await records.create(req.auth, '_Session', req.body);
+      return {
+        status: 201,
+        body: created,
+        headers: { Location: `${publicUrl()}${prefix}/${created.objectId}` },
+      };
+    });
+    router.add('PUT', `${prefix}/:objectId`, async (req) => {
+      if (!req.auth.isMaster) throw masterKeyRequired();
+      return { body: await records.update(req.auth, '_Session', req.params.objectId!, req.body) };
+    });
+  }
+}

@@ -1,0 +1,246 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runScenarios, type Scenario } from './helpers/scenarios.ts';
+import { startService, type TestService } from './helpers/service.ts';
+
+async function signUp(t: TestService, body: Record<string, unknown>, headers?: Record<string, string>) {
+  const res = await t.request('POST', '/users', { body, headers });
+  if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${res.text}`);
+  return res.json as { objectId: string; sessionToken: string };
+}
+
+const userPointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
+
+const scenarios: Scenario[] = [
+  {
+    name: 'finding sessions needs a session token: 209',
+    method: 'GET',
+    path: '/sessions',
+    status: 400,
+    code: 209,
+    errorContains: 'Session token required',
+  },
+  {
+    name: '/classes/_Session without a token: 209 too',
+    method: 'GET',
+    path: '/classes/_Session',
+    status: 400,
+    code: 209,
+  },
+  {
+    name: 'a user finds only their own sessions',
+    method: 'GET',
+    path: '/sessions',
+    sessionToken: '{aliceToken}',
+    status: 200,
+    notContains: ['{bobToken}'],
+    after: async (ctx, res) => {
+      expect(res.json.results).toHaveLength(2);
+      for (const s of res.json.results) expect(s.user.objectId).toBe(ctx.vars.alice);
+    },
+  },
+  {
+    name: 'a where naming another user is still rewritten to the caller’s sessions',
+    method: 'GET',
+    path: '/classes/_Session',
+    sessionToken: '{aliceToken}',
+    query: { where: { user: userPointer('{bob}') }, count: '1' },
+    status: 200,
+    expect: { results: [], count: 0 },
+  },
+  {
+    name: 'a count is scoped too',
+    method: 'GET',
+    path: '/sessions',
+    sessionToken: '{bobToken}',
+    query: { count: '1', limit: '0' },
+    status: 200,
+    expect: { results: [], count: 2 },
+  },
+  {
+    name: 'the master key sees every session',
+    method: 'GET',
+    path: '/sessions',
+    as: 'master',
+    query: { count: '1', limit: '0' },
+    status: 200,
+    expect: { count: 4 },
+  },
+  {
+    name: 'another user’s session by id: 101',
+    method: 'GET',
+    path: '/sessions/{bobSession}',
+    sessionToken: '{aliceToken}',
+    status: 404,
+    code: 101,
+  },
+  {
+    name: 'another user’s session without an ACL by id: 101 as well',
+    method: 'GET',
+    path: '/classes/_Session/{openSession}',
+    sessionToken: '{aliceToken}',
+    status: 404,
+    code: 101,
+  },
+  {
+    name: 'deleting another user’s session: 101, it keeps working',
+    method: 'DELETE',
+    path: '/sessions/{bobSession}',
+    sessionToken: '{aliceToken}',
+    status: 404,
+    code: 101,
+    after: async (ctx) => {
+      const me = await ctx.t.request('GET', '/users/me', { sessionToken: ctx.vars.bobToken });
+      expect(me.status).toBe(200);
+    },
+  },
+  {
+    name: 'a user may not create sessions directly',
+    method: 'POST',
+    path: '/sessions',
+    sessionToken: '{aliceToken}',
+    body: { user: userPointer('{bob}'), sessionToken: 'r:11111111111111111111111111111111' },
+    status: 403,
+    code: 119,
+    after: async (ctx) => {
+      const me = await ctx.t.request('GET', '/users/me', {
+        sessionToken: 'r:11111111111111111111111111111111',
+      });
+      expect(me.json.code).toBe(209);
+    },
+  },
+  {
+    name: 'a user may not update sessions directly',
+    method: 'PUT',
+    path: '/sessions/{bobSession}',
+    sessionToken: '{bobToken}',
+    body: { expiresAt: { __type: 'Date', iso: '2999-01-01T00:00:00.000Z' } },
+    status: 403,
+    code: 119,
+  },
+  {
+    name: 'GET /sessions/me answers the caller’s session',
+    method: 'GET',
+    path: '/sessions/me',
+    sessionToken: '{bobToken}',
+    status: 200,
+    expect: { createdWith: { action: 'signup', authProvider: 'password' } },
+    after: async (ctx, res) => {
+      expect(res.json.objectId).toBe(ctx.vars.bobSession);
+      expect(res.json.sessionToken).toBe(ctx.vars.bobToken);
+    },
+  },
+  {
+    name: 'GET /sessions/me without a token: 209',
+    method: 'GET',
+    path: '/sessions/me',
+    status: 400,
+    code: 209,
+  },
+];
+
+runScenarios('sessions: scoping', scenarios, {
+  setup: async (ctx) => {
+    const { t, vars } = ctx;
+    const alice = await signUp(t, { username: 'alice', password: 'pw-a' });
+    const bob = await signUp(t, { username: 'bob', password: 'pw-b' });
+    const login = await t.request('POST', '/login', { body: { username: 'alice', password: 'pw-a' } });
+    vars.alice = alice.objectId;
+    vars.aliceToken = alice.sessionToken;
+    vars.aliceToken2 = login.json.sessionToken;
+    vars.bob = bob.objectId;
+    vars.bobToken = bob.sessionToken;
+    const me = await t.request('GET', '/sessions/me', { sessionToken: bob.sessionToken });
+    vars.bobSession = me.json.objectId;
+    // A session the master made without an ACL: only the query rewrite keeps it from alice.
+    const open = await t.request('POST', '/classes/_Session', {
+      as: 'master',
+      body: { user: userPointer(bob.objectId), sessionToken: 'r:22222222222222222222222222222222' },
+    });
+    if (open.status !== 201) throw new Error(open.text);
+    vars.openSession = open.json.objectId;
+  },
+});
+
+describe('sessions: rows and lifetime', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startService({ sessionLength: 2 });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('a session row holds user, token, expiresAt, installationId and createdWith', async () => {
+    const before = Date.now();
+    const user = await signUp(
+      t,
+      { username: 'carol', password: 'pw' },
+      { 'X-Backend-Installation-Id': 'inst-1' },
+    );
+    const row = await t.request('GET', '/sessions/me', { sessionToken: user.sessionToken });
+    expect(row.status, row.text).toBe(200);
+    expect(row.json).toMatchObject({
+      user: userPointer(user.objectId),
+      sessionToken: user.sessionToken,
+      installationId: 'inst-1',
+      createdWith: { action: 'signup', authProvider: 'password' },
+      ACL: { [user.objectId]: { read: true, write: true } },
+    });
+    expect(user.sessionToken).toMatch(/^r:[0-9a-f]{32}$/);
+    const expires = Date.parse(row.json.expiresAt.iso);
+    expect(expires).toBeGreaterThanOrEqual(before + 2000);
+    expect(expires).toBeLessThanOrEqual(Date.now() + 2000);
+  });
+
+  it('a login from the same installation replaces that installation’s earlier session', async () => {
+    const user = await signUp(
+      t,
+      { username: 'dan', password: 'pw' },
+      { 'X-Backend-Installation-Id': 'inst-2' },
+    );
+    const other = await t.request('POST', '/login', { body: { username: 'dan', password: 'pw' } });
+    const again = await t.request('POST', '/login', {
+      body: { username: 'dan', password: 'pw' },
+      headers: { 'X-Backend-Installation-Id': 'inst-2' },
+    });
+    expect(again.status).toBe(200);
+    expect((await t.request('GET', '/users/me', { sessionToken: user.sessionToken })).json.code).toBe(209);
+    expect((await t.request('GET', '/users/me', { sessionToken: other.json.sessionToken })).status).toBe(200);
+    const session = await t.request('GET', '/sessions/me', { sessionToken: again.json.sessionToken });
+    expect(session.json.createdWith).toEqual({ action: 'login', authProvider: 'password' });
+  });
+
+  it('deleting one’s own session revokes it', async () => {
+    const user = await signUp(t, { username: 'eve', password: 'pw' });
+    const me = await t.request('GET', '/sessions/me', { sessionToken: user.sessionToken });
+    const del = await t.request('DELETE', `/sessions/${me.json.objectId}`, {
+      sessionToken: user.sessionToken,
+    });
+    expect(del.status, del.text).toBe(200);
+    expect((await t.request('GET', '/users/me', { sessionToken: user.sessionToken })).json).toEqual({
+      code: 209,
+      error: 'Invalid session token',
+    });
+  });
+
+  it('an expired token is refused with 209', async () => {
+    const user = await signUp(t, { username: 'fay', password: 'pw' });
+    expect((await t.request('GET', '/users/me', { sessionToken: user.sessionToken })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2100));
+    const me = await t.request('GET', '/users/me', { sessionToken: user.sessionToken });
+    expect(me.status).toBe(400);
+    expect(me.json.code).toBe(209);
+  });
+
+  it('the token of a user the master deleted stops working', async () => {
+    const user = await signUp(t, { username: 'gus', password: 'pw' });
+    const del = await t.request('DELETE', `/users/${user.objectId}`, { as: 'master' });
+    expect(del.status, del.text).toBe(200);
+    expect((await t.request('GET', '/users/me', { sessionToken: user.sessionToken })).json.code).toBe(209);
+  });
+
+  it('a forged token of the right shape is refused', async () => {
+    const res = await t.request('GET', '/sessions', { sessionToken: 'r:deadbeefdeadbeefdeadbeefdeadbeef' });
+    expect(res.json.code).toBe(209);
+  });
+});

@@ -37,6 +37,8 @@ interface Route {
 export class Router {
   /** Routes by segment count and first segment (routes whose first segment is a parameter: key `n:`). */
   private readonly index = new Map<string, Route[]>();
+  /** Candidates per lookup key, literal-first routes followed by parameter-first ones; built on add. */
+  private readonly candidates = new Map<string, Route[]>();
 
   add(method: Method, pattern: string, handler: Handler): this {
     const segments = pattern.split('/').filter(Boolean);
@@ -45,15 +47,24 @@ export class Router {
     const list = this.index.get(key) ?? [];
     list.push({ method, segments, handler });
     this.index.set(key, list);
+    this.candidates.clear();
     return this;
+  }
+
+  private candidatesFor(count: number, first: string): Route[] {
+    const key = `${count}:${first}`;
+    let list = this.candidates.get(key);
+    if (!list) {
+      list = [...(this.index.get(key) ?? []), ...(first ? (this.index.get(`${count}:`) ?? []) : [])];
+      // Unknown first segments all share one entry, so probing paths cannot grow the map.
+      if (this.index.has(key) || !first) this.candidates.set(key, list);
+    }
+    return list;
   }
 
   match(method: string, path: string): { handler: Handler; params: Record<string, string> } | undefined {
     const parts = path.split('/').filter(Boolean);
-    const candidates = [
-      ...(this.index.get(`${parts.length}:${parts[0] ?? ''}`) ?? []),
-      ...(this.index.get(`${parts.length}:`) ?? []),
-    ];
+    const candidates = this.candidatesFor(parts.length, parts[0] ?? '');
     let pathMatched = false;
     for (const route of candidates) {
       if (!literalsMatch(route.segments, parts)) continue;
@@ -79,7 +90,9 @@ export class Router {
   async dispatch(req: Omit<ApiRequest, 'params'>): Promise<ApiResponse> {
     const found = this.match(req.method, req.path);
     if (!found) throw new BdsError(ErrorCode.INVALID_JSON, `Unknown route: ${req.method} ${req.path}`, 404);
-    return found.handler({ ...req, params: found.params });
+    const request = req as ApiRequest;
+    request.params = found.params;
+    return found.handler(request);
   }
 }
 

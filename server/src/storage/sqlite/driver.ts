@@ -144,10 +144,14 @@ export class SqliteDriver implements SqlDriver {
         return result;
       } catch (err) {
         if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+        this.inTransaction.disable();
         await this.rolledBack();
         throw err;
       }
     } finally {
+      // On Node 20 an enabled AsyncLocalStorage puts a hook on every promise in the process; it is
+      // only needed while a transaction runs, and run() enables it again for the next one.
+      this.inTransaction.disable();
       this.release();
     }
   }

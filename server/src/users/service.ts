@@ -249,19 +249,22 @@ export class Users {
         if (provider === 'anonymous') {
           anonymousId = anonymousIdOf(value);
         } else if (provider === 'mfa') {
-          throw mfaError('MFA is enrolled after sign-up, with PUT /users/<objectId>.');
+          // Only as the second factor of an anonymous login (checked below); enrolment is a PUT.
         } else if (!auth.isMaster) {
           throw unsupportedProvider(provider);
         }
       }
       if (anonymousId !== undefined) {
-        const existing = await this.core.store.findInternal('_User', COL.anonymousId, anonymousId, []);
+        const existing = await this.core.store.findInternal('_User', COL.anonymousId, anonymousId, [COL.mfa]);
         if (existing[0]) {
           const userId = existing[0].objectId as string;
+          // An enrolled user needs the second factor on every login path, the anonymous id included.
+          await this.checkMfa(existing[0], authData, `user:${userId}`);
           return { created: false, body: await this.startSession(userId, 'login', 'anonymous', auth) };
         }
         internal[COL.anonymousId] = anonymousId;
       }
+      if ('mfa' in authData) throw mfaError('MFA is enrolled after sign-up, with PUT /users/<objectId>.');
     }
 
     if (anonymousId !== undefined && body.username === undefined) {
@@ -358,34 +361,40 @@ export class Users {
       throw badLogin();
     }
     const userId = row.objectId as string;
-    if (row[COL.mfa]) {
-      const stored = JSON.parse(row[COL.mfa] as string) as StoredMfa;
-      const token = isObject(authData) && isObject(authData.mfa) ? authData.mfa.token : undefined;
-      if (token === undefined || token === null || token === '') {
-        throw new BdsError(ErrorCode.MFA_TOKEN_REQUIRED, 'Missing additional authData mfa.token.');
-      }
-      const check = typeof token === 'string' ? verifyMfa(stored, token) : { ok: false };
-      if (!check.ok) {
-        this.lockout.fail(key);
-        throw mfaError();
-      }
-      if (check.usedRecovery) {
-        const next: StoredMfa = {
-          ...stored,
-          recovery: stored.recovery.filter((h) => h !== check.usedRecovery),
-        };
-        // Compare-and-set: two logins with the same recovery code cannot both succeed.
-        const used = await this.core.store.writeInternal(
-          '_User',
-          userId,
-          { [COL.mfa]: JSON.stringify(next) },
-          { [COL.mfa]: row[COL.mfa] },
-        );
-        if (!used) throw mfaError();
-      }
-    }
+    await this.checkMfa(row, authData, key);
     this.lockout.succeed(key);
     return this.startSession(userId, 'login', 'password', auth);
+  }
+
+  /** The second factor of an enrolled user (`row` carries COL.mfa): 211 without a token, 210 for a wrong one. */
+  private async checkMfa(row: Record<string, unknown>, authData: unknown, key: string): Promise<void> {
+    if (!row[COL.mfa]) return;
+    this.lockout.check(key);
+    const userId = row.objectId as string;
+    const stored = JSON.parse(row[COL.mfa] as string) as StoredMfa;
+    const token = isObject(authData) && isObject(authData.mfa) ? authData.mfa.token : undefined;
+    if (token === undefined || token === null || token === '') {
+      throw new BdsError(ErrorCode.MFA_TOKEN_REQUIRED, 'Missing additional authData mfa.token.');
+    }
+    const check = typeof token === 'string' ? verifyMfa(stored, token) : { ok: false };
+    if (!check.ok) {
+      this.lockout.fail(key);
+      throw mfaError();
+    }
+    if (check.usedRecovery) {
+      const next: StoredMfa = {
+        ...stored,
+        recovery: stored.recovery.filter((h) => h !== check.usedRecovery),
+      };
+      // Compare-and-set: two logins with the same recovery code cannot both succeed.
+      const used = await this.core.store.writeInternal(
+        '_User',
+        userId,
+        { [COL.mfa]: JSON.stringify(next) },
+        { [COL.mfa]: row[COL.mfa] },
+      );
+      if (!used) throw mfaError();
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -471,6 +480,13 @@ export class Users {
       Boolean(currentInternal[COL.anonymousId]) || isObject((current.authData as Row)?.anonymous);
     const rotate = !auth.isMaster && auth.sessionToken !== null && wasAnonymous && password !== undefined;
     const emailChanged = typeof body.email === 'string' && body.email !== current.email;
+    if (body.email !== undefined && body.email !== current.email) {
+      // Reset and verification links mailed to the previous address must not outlive the change.
+      internal[COL.resetToken] = null;
+      internal[COL.resetExpires] = null;
+      internal[COL.verifyToken] = null;
+      internal[COL.verifyExpires] = null;
+    }
     let verifyToken: string | undefined;
     if (
       this.core.options.verifyUserEmails &&

@@ -148,3 +148,25 @@ describe('_Installation (SPEC endpoint rule 5)', () => {
     expect((await t.request('GET', '/installations', {})).status).toBe(403);
   });
 });
+
+describe('installation defaults', () => {
+  it('hides deviceToken from non-master callers by default, even the device itself', async () => {
+    const t = await startService();
+    try {
+      const id = '3f6c1a2e-0000-4000-8000-00000000abcd';
+      const created = await t.request('POST', '/installations', {
+        headers: { 'X-Backend-Installation-Id': id },
+        body: { deviceType: 'ios', deviceToken: 'secret-push-token' },
+      });
+      expect(created.status).toBe(201);
+      expect(created.text).not.toContain('secret-push-token');
+      const anyone = await t.request('GET', `/installations/${created.json.objectId}`);
+      expect(anyone.status).toBe(200);
+      expect(anyone.json).not.toHaveProperty('deviceToken');
+      const master = await t.request('GET', `/installations/${created.json.objectId}`, { as: 'master' });
+      expect(master.json.deviceToken).toBe('secret-push-token');
+    } finally {
+      await t.close();
+    }
+  });
+});

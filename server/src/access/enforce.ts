@@ -134,19 +134,20 @@ export async function secureQuery(
       case 'inQuery':
       case 'select': {
         check(s, node.path[0]);
+        // Decided before the class is looked up: a master-only class answers the same whether it exists.
+        const verdict = reachedClassVerdict(core, auth, node.query.className, 'find');
+        if (!verdict.allowed) raise(verdict);
         const inner = core.schemas.get(node.query.className);
         if (!inner) return node;
-        const verdict = reachedClassVerdict(core, auth, inner.className, 'find');
-        if (!verdict.allowed) raise(verdict);
         if (node.type === 'select') check(inner, node.key.split('.')[0]);
         const innerWhere = and(await walk(node.query.where, inner), verdict.rowCondition);
         return { ...node, query: { ...node.query, where: innerWhere } };
       }
       case 'relatedTo': {
+        const verdict = reachedClassVerdict(core, auth, node.owner.className, 'get');
+        if (!verdict.allowed) raise(verdict);
         const owner = core.schemas.get(node.owner.className);
         if (!owner) return node;
-        const verdict = reachedClassVerdict(core, auth, owner.className, 'get');
-        if (!verdict.allowed) raise(verdict);
         check(owner, node.key);
         const byId: QueryNode = { type: 'compare', path: ['objectId'], op: 'eq', value: node.owner.objectId };
         const readable = await core.store.find(
@@ -232,6 +233,23 @@ export async function readById(
   return core.store.find(schema, spec, core.schemas.lookup);
 }
 
+/**
+ * Whether the caller may read one row (CLP get and its row condition, ACL read in SQL). An update
+ * returns the values its operations produced (Increment, Add...) only when it may: a write-only
+ * row must not be readable through them.
+ */
+export async function canRead(
+  core: Core,
+  auth: Auth,
+  schema: ClassSchema,
+  objectId: string,
+): Promise<boolean> {
+  if (auth.isMaster) return true;
+  const verdict = classVerdict(core, auth, schema.className, 'get');
+  if (!verdict.allowed) return false;
+  return (await readById(core, auth, schema, objectId, verdict.rowCondition)).length > 0;
+}
+
 /** Write responses strip protected fields unless protectedFieldsSaveResponseExempt. */
 export function stripWriteResponse<T extends Row>(
   core: Core,
@@ -293,6 +311,7 @@ export async function checkUpdate(
   objectId: string,
   parsed: ParsedWrite,
   body: unknown,
+  condition?: QueryNode,
 ): Promise<void> {
   if (className === '_Role') {
     const verdict = roleUpdateVerdict(parsed.writes.map((w) => w.field));
@@ -305,7 +324,9 @@ export async function checkUpdate(
     if (!('installationId' in written) && !('deviceType' in written)) return;
     const schema = core.schemas.get(className)!;
     const byId: QueryNode = { type: 'compare', path: ['objectId'], op: 'eq', value: objectId };
-    const spec = { where: byId, order: [], limit: 1, skip: 0, readers: null };
+    // Only a row this caller may update (its installation id): another device's row must answer
+    // not-found like a missing one, not reveal its stored id fields through 136.
+    const spec = { where: and(byId, condition), order: [], limit: 1, skip: 0, readers: null };
     const [stored] = await core.store.find(schema, spec, core.schemas.lookup);
     if (!stored) return; // the update itself answers not-found
     const verdict = installationImmutableVerdict(stored, written);

@@ -1,5 +1,6 @@
 import {
   afterWrite,
+  canRead,
   checkAddField,
   checkCreate,
   checkUpdate,
@@ -151,7 +152,7 @@ export class Records {
       ),
     ];
     const write = async () => {
-      await checkUpdate(this.core, className, objectId, parsed, body);
+      await checkUpdate(this.core, className, objectId, parsed, body, access.condition);
       const target =
         parsed.types.size === 0
           ? schema
@@ -167,6 +168,9 @@ export class Records {
         condition: access.condition,
       });
       if (!result) throw notFound();
+      if (returning.length > 0 && !(await canRead(this.core, auth, target, objectId))) {
+        for (const field of returning) delete result[field];
+      }
       return { updatedAt, ...result };
     };
     const updated = await (parsed.types.size === 0 && !needsTransaction(className)

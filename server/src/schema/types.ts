@@ -100,6 +100,9 @@ export function defaultClassLevelPermissions(className?: string): ClassLevelPerm
   // Built-in defaults (SPEC "Master-key-only surfaces", PROTOCOL.md "Other defaults").
   if (className === '_Role') for (const op of ['create', 'update', 'delete', 'addField']) clp[op] = {};
   if (className === '_User') clp.protectedFields = { '*': ['email'] };
+  // A push token is a credential for the device: anyone with app keys may get an installation by id
+  // (SPEC endpoint rule 5), so the token is hidden from everyone but master unless a CLP says otherwise.
+  if (className === '_Installation') clp.protectedFields = { '*': ['deviceToken'] };
   return clp;
 }
 

@@ -1,0 +1,6 @@
+export type { AmbientSlot } from './ambient.ts';
+export * from './client.ts';
+export * from './errors.ts';
+export * from './model.ts';
+export * from './objects.ts';
+export * from './scrub.ts';

@@ -1,16 +1,12 @@
 import { BdsError, ErrorCode } from '../errors.ts';
+import type { Row } from '../storage/adapter.ts';
 import type { Auth } from './auth.ts';
 import type { Core } from './core.ts';
 
-/** Resolves a session token to its user; an unknown, revoked or expired token is a 209. */
-export async function authForSession(
-  core: Core,
-  token: string,
-  installationId: string | null,
-): Promise<Auth> {
+/** The `_Session` row holding `token`, read with master authority. */
+export async function findSessionByToken(core: Core, token: string): Promise<Row | undefined> {
   const schema = core.schemas.get('_Session');
-  const invalid = () => new BdsError(ErrorCode.INVALID_SESSION_TOKEN, 'Invalid session token');
-  if (!schema || !token) throw invalid();
+  if (!schema || !token) return undefined;
   const rows = await core.store.find(
     schema,
     {
@@ -22,7 +18,17 @@ export async function authForSession(
     },
     core.schemas.lookup,
   );
-  const session = rows[0];
+  return rows[0];
+}
+
+/** Resolves a session token to its user; an unknown, revoked or expired token is a 209. */
+export async function authForSession(
+  core: Core,
+  token: string,
+  installationId: string | null,
+): Promise<Auth> {
+  const invalid = () => new BdsError(ErrorCode.INVALID_SESSION_TOKEN, 'Invalid session token');
+  const session = await findSessionByToken(core, token);
   const user = session?.user as { objectId?: string } | undefined;
   if (!session || !user?.objectId) throw invalid();
   const expiresAt = (session.expiresAt as { iso?: string } | undefined)?.iso;

@@ -1,6 +1,6 @@
 import { BdsError, ErrorCode, incorrectType } from '../errors.ts';
 import { normaliseIso } from '../query/parse.ts';
-import { CLASS_NAME_PATTERN, type FieldDef, type FieldType, isValidClassName } from './types.ts';
+import { CLASS_NAME_PATTERN, FIELD_TYPES, type FieldDef, type FieldType, isValidClassName } from './types.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -148,17 +148,5 @@ export function typeMismatch(className: string, field: string, expected: FieldDe
   );
 }
 
-export const SCHEMA_FIELD_TYPES: readonly FieldType[] = [
-  'String',
-  'Number',
-  'Boolean',
-  'Date',
-  'Object',
-  'Array',
-  'GeoPoint',
-  'File',
-  'Bytes',
-  'Polygon',
-  'Pointer',
-  'Relation',
-];
+/** Types a schema may declare: all but ACL, which only the built-in ACL field has. */
+export const SCHEMA_FIELD_TYPES: readonly FieldType[] = FIELD_TYPES.filter((t) => t !== 'ACL');

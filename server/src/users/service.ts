@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type Auth, MASTER } from '../data/auth.ts';
 import type { Core } from '../data/core.ts';
 import type { Records } from '../data/records.ts';
+import { findSessionByToken } from '../data/sessions.ts';
 import type { MailAdapter } from '../email/adapter.ts';
 import { BdsError, ErrorCode, notFound } from '../errors.ts';
 import type { QueryNode } from '../query/ast.ts';
@@ -155,20 +156,8 @@ export class Users {
     }
   }
 
-  private async sessionByToken(token: string): Promise<Row | undefined> {
-    const schema = this.core.schemas.get('_Session')!;
-    const rows = await this.core.store.find(
-      schema,
-      {
-        where: { type: 'compare', path: ['sessionToken'], op: 'eq', value: token },
-        order: [],
-        limit: 1,
-        skip: 0,
-        readers: null,
-      },
-      this.core.schemas.lookup,
-    );
-    return rows[0];
+  private sessionByToken(token: string): Promise<Row | undefined> {
+    return findSessionByToken(this.core, token);
   }
 
   private requireSession(auth: Auth): { userId: string; token: string } {

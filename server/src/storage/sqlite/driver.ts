@@ -73,10 +73,11 @@ export class SqliteDriver implements SqlDriver {
     return this.readStatement(sql).get(...params) as SqlRow | undefined;
   }
 
-  async run(sql: string, params: unknown[]): Promise<{ changes: number }> {
-    const execute = () => ({
-      changes: this.statement(this.writer, this.writerStatements, sql).run(...params).changes,
-    });
+  /**
+   * Runs a write on the writer connection: at once inside the caller's own transaction or when no
+   * transaction holds the lock, otherwise after that transaction ends.
+   */
+  private async write<T>(execute: () => T): Promise<T> {
     if (this.inTransaction.getStore() || !this.locked) return execute();
     await this.acquire();
     try {
@@ -84,33 +85,26 @@ export class SqliteDriver implements SqlDriver {
     } finally {
       this.release();
     }
+  }
+
+  run(sql: string, params: unknown[]): Promise<{ changes: number }> {
+    return this.write(() => ({
+      changes: this.statement(this.writer, this.writerStatements, sql).run(...params).changes,
+    }));
   }
 
   /** Like run, for statements with RETURNING. */
-  async runReturning(sql: string, params: unknown[]): Promise<SqlRow[]> {
-    const execute = () => this.statement(this.writer, this.writerStatements, sql).all(...params) as SqlRow[];
-    if (this.inTransaction.getStore() || !this.locked) return execute();
-    await this.acquire();
-    try {
-      return execute();
-    } finally {
-      this.release();
-    }
+  runReturning(sql: string, params: unknown[]): Promise<SqlRow[]> {
+    return this.write(
+      () => this.statement(this.writer, this.writerStatements, sql).all(...params) as SqlRow[],
+    );
   }
 
-  async exec(sql: string): Promise<void> {
-    if (this.inTransaction.getStore() || !this.locked) {
+  exec(sql: string): Promise<void> {
+    return this.write(() => {
       this.writer.exec(sql);
       this.resetStatements();
-      return;
-    }
-    await this.acquire();
-    try {
-      this.writer.exec(sql);
-      this.resetStatements();
-    } finally {
-      this.release();
-    }
+    });
   }
 
   /** Prepared statements hold the old table shape after DDL; drop them. */

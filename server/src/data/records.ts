@@ -56,7 +56,7 @@ export class Records {
   constructor(private readonly core: Core) {}
 
   limitsFor(auth: Auth): ComplexityLimits {
-    return auth.isMaster ? {} : this.core.options.requestComplexity;
+    return auth.isMaster ? {} : { ...this.core.options.requestComplexity, safeRegex: true };
   }
 
   private checkClassAccess(auth: Auth, className: string, op: Operation, internal?: InternalCall): void {

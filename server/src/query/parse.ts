@@ -1,3 +1,4 @@
+import isSafeRegex from 'safe-regex2';
 import { BdsError, ErrorCode, invalidQuery } from '../errors.ts';
 import {
   type Comparison,
@@ -16,7 +17,15 @@ export interface QueryLimits {
   queryDepth?: number;
   /** Nesting of $inQuery/$notInQuery/$select/$dontSelect; -1 or undefined: no limit. */
   subqueryDepth?: number;
+  /**
+   * Refuse regular expressions that can take exponential time (nested repetition) or are very long.
+   * Patterns run in the service's event loop, so one such pattern from any caller could stall it.
+   */
+  safeRegex?: boolean;
 }
+
+/** Longest `$regex` a caller under `safeRegex` may send. */
+export const MAX_REGEX_LENGTH = 1000;
 
 const FIELD_PATH = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
 export const CLASS_NAME = /^_?[A-Za-z][A-Za-z0-9_]{0,119}$/;
@@ -108,7 +117,7 @@ class WhereParser {
           nodes.push({ type: 'exists', path, exists: operand });
           break;
         case '$regex':
-          nodes.push(parseRegex(path, key, operand, constraints.$options));
+          nodes.push(parseRegex(path, key, operand, constraints.$options, this.limits.safeRegex === true));
           handled.add('$options');
           break;
         case '$options':
@@ -308,7 +317,7 @@ function parseRelatedTo(value: unknown): QueryNode {
   return { type: 'relatedTo', owner: parsePointer(value.object, '$relatedTo'), key: value.key };
 }
 
-function parseRegex(path: Path, key: string, pattern: unknown, options: unknown): QueryNode {
+function parseRegex(path: Path, key: string, pattern: unknown, options: unknown, safe: boolean): QueryNode {
   if (typeof pattern !== 'string') throw invalidQuery(`Invalid where: $regex on ${key} takes a string.`);
   if (options !== undefined && (typeof options !== 'string' || !/^[imxs]*$/.test(options))) {
     throw invalidQuery(`Invalid where: $options on ${key} may only hold the flags i, m, x and s.`);
@@ -321,6 +330,11 @@ function parseRegex(path: Path, key: string, pattern: unknown, options: unknown)
   } catch (err) {
     throw invalidQuery(
       `Invalid where: $regex on ${key} is not a valid regular expression: ${(err as Error).message}`,
+    );
+  }
+  if (safe && (source.length > MAX_REGEX_LENGTH || !isSafeRegex(source))) {
+    throw invalidQuery(
+      `Invalid where: $regex on ${key} is too complex (nested repetition, or longer than ${MAX_REGEX_LENGTH} characters); it could take exponential time.`,
     );
   }
   return { type: 'regex', path, source, flags: jsFlags };

@@ -479,6 +479,21 @@ const shapeScenarios: Scenario[] = [
     },
   },
   {
+    name: 'excludeKeys with a dot path drops only that sub-key',
+    method: 'GET',
+    path: '/classes/Q',
+    query: { excludeKeys: 'obj.a.b', where: JSON.stringify({ n: 2 }) },
+    status: 200,
+    after: async ({ t }, res) => {
+      const row = res.json.results[0];
+      const full = await t.request('GET', `/classes/Q/${row.objectId}`, { as: 'master' });
+      const expected = structuredClone(full.json.obj);
+      delete expected.a.b;
+      expect(row.obj).toEqual(expected);
+      expect(full.json.obj.a.b).toBe(2);
+    },
+  },
+  {
     name: 'keys and excludeKeys together',
     method: 'GET',
     path: '/classes/Q',

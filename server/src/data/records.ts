@@ -387,11 +387,18 @@ export function project(row: Row, keys: string[] | undefined, excludeKeys: strin
   }
   if (excludeKeys.length) {
     out = { ...out };
-    for (const key of excludeKeys) {
-      const parts = key.split('.');
-      if (parts.length === 1) delete out[key];
-    }
+    for (const key of excludeKeys) out = withoutPath(out, key.split('.'));
   }
+  return out;
+}
+
+/** A copy of `row` without the value at `path`; objects along the way are copied, not changed. */
+function withoutPath(row: Row, path: string[]): Row {
+  const [head, ...rest] = path as [string, ...string[]];
+  if (!(head in row)) return row;
+  const out: Row = { ...row };
+  if (rest.length === 0) delete out[head];
+  else if (isObject(row[head])) out[head] = withoutPath(row[head] as Row, rest);
   return out;
 }
 

@@ -1,0 +1,40 @@
+import { type Client, createClient } from '@bds/client';
+import type { AppRegistry, AppSummary } from './context.ts';
+import type { AppConfig } from './options.ts';
+
+/**
+ * One client library instance per configured app, holding its master key. Keys never leave this
+ * module except through `secrets()` (leak scans and log redaction).
+ */
+export function createAppRegistry(apps: AppConfig[]): AppRegistry {
+  const entries = new Map<string, { summary: AppSummary; client: Client }>();
+  const secrets = new Set<string>();
+  for (const app of apps) {
+    const client = createClient({
+      serverURL: app.serverURL.replace(/\/+$/, ''),
+      applicationId: app.appId,
+      masterKey: app.masterKey,
+      restAPIKey: app.restAPIKey,
+      javaScriptKey: app.javascriptKey,
+      clientKey: app.clientKey,
+      silenceVersionWarning: true,
+    });
+    entries.set(app.id, {
+      summary: { id: app.id, name: app.name ?? app.id, serverURL: app.serverURL },
+      client,
+    });
+    for (const key of [app.masterKey, app.restAPIKey, app.javascriptKey, app.clientKey, app.webhookKey]) {
+      if (key) secrets.add(key);
+    }
+  }
+  return {
+    list: () => [...entries.values()].map((e) => ({ ...e.summary })),
+    has: (appId) => entries.has(appId),
+    clientFor(appId) {
+      const entry = entries.get(appId);
+      if (!entry) throw new Error(`unknown app "${appId}"`);
+      return entry.client;
+    },
+    secrets: () => [...secrets],
+  };
+}

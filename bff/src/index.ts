@@ -1,0 +1,133 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type ErrorRequestHandler, type Express, type Router } from 'express';
+import type { DestinationStream, Logger } from 'pino';
+import { createAppRegistry } from './apps.ts';
+import { openAuditLog } from './audit/index.ts';
+import type { AuditLog, BffContext } from './context.ts';
+import { BffCode, sendError } from './errors.ts';
+import { createLogger, requestLogger } from './logger.ts';
+import { type BffOptions, type BffOptionsInput, validateBffOptions } from './options.ts';
+import { registerApiRoutes as defaultApiRoutes } from './routes/index.ts';
+import { appAccessGuard, csrfGuard, noStore, readOnlyGuard, securityHeaders } from './security.ts';
+import { createSessions } from './session.ts';
+import { serveSpa } from './static.ts';
+
+export type { AppRegistry, AuditLog, BffContext, ConsoleUser } from './context.ts';
+export type { BffOptions, BffOptionsInput } from './options.ts';
+export { loadBffOptions, OptionError, validateBffOptions } from './options.ts';
+
+export type RegisterApiRoutes = (router: Router, ctx: BffContext) => void | Promise<void>;
+
+export interface BffDeps {
+  /** Defaults to `openAuditLog(dataDir)` from ./audit/index.ts. */
+  audit?: AuditLog;
+  /** Defaults to `registerApiRoutes` from ./routes/index.ts. */
+  registerApiRoutes?: RegisterApiRoutes;
+  /** Where log lines go (default stdout). */
+  logStream?: DestinationStream;
+}
+
+export interface Bff {
+  app: Express;
+  options: BffOptions;
+  ctx: BffContext;
+  logger: Logger;
+  listen(port?: number, host?: string): Promise<{ url: string; port: number; server: Server }>;
+  close(): Promise<void>;
+}
+
+const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
+  if (err?.type === 'entity.parse.failed')
+    return sendError(res, 400, BffCode.badRequest, 'Invalid JSON body.');
+  if (err?.type === 'entity.too.large')
+    return sendError(res, 413, BffCode.badRequest, 'Request body too large.');
+  next(err);
+};
+
+/**
+ * The console's backend-for-frontend: sessions and security middleware around the API routes,
+ * plus the built SPA. Mount order on /bff/: no-store, JSON body, CSRF, login/logout/session, the
+ * session check, read-only enforcement, per-app access, then the API routes.
+ */
+export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDeps = {}): Promise<Bff> {
+  const options = validateBffOptions(input);
+  const apps = createAppRegistry(options.apps);
+  const logger = createLogger(apps.secrets(), options.logLevel, deps.logStream);
+
+  const ownAudit = !deps.audit;
+  const audit = deps.audit ?? openAuditLog(options.dataDir);
+  const registerApiRoutes = deps.registerApiRoutes ?? defaultApiRoutes;
+  const ctx: BffContext = { apps, audit };
+  const sessions = createSessions(options);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', options.trustProxy);
+  app.use(requestLogger(logger));
+  app.use(securityHeaders());
+
+  const bff = express.Router();
+  bff.use(noStore);
+  bff.use(express.json({ limit: '20mb' }));
+  bff.use(bodyErrors);
+  bff.use(csrfGuard);
+  sessions.registerRoutes(bff);
+  bff.use(sessions.requireUser);
+  bff.use(readOnlyGuard);
+  bff.use('/apps/:appId', appAccessGuard);
+  await registerApiRoutes(bff, ctx);
+  bff.use((_req, res) => sendError(res, 404, BffCode.badRequest, 'No such console route.'));
+  app.use('/bff', bff);
+
+  serveSpa(app, options.webDist);
+
+  const errors: ErrorRequestHandler = (err, req, res, _next) => {
+    const status =
+      typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 500) logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
+    if (res.headersSent) return;
+    if (status === 404) return sendError(res, 404, BffCode.badRequest, 'Not found.');
+    if (status === 500) return sendError(res, 500, BffCode.internal, 'Internal server error.');
+    sendError(res, status, BffCode.badRequest, 'Bad request.');
+  };
+  app.use(errors);
+
+  const servers = new Set<Server>();
+  let closed = false;
+  return {
+    app,
+    options,
+    ctx,
+    logger,
+    async listen(port = options.port, host = options.host) {
+      const server = createServer(app);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      servers.add(server);
+      const actual = (server.address() as AddressInfo).port;
+      const shown =
+        host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+      return { url: `http://${shown}:${actual}`, port: actual, server };
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all(
+        [...servers].map(
+          (server) =>
+            new Promise<void>((resolve) => {
+              server.close(() => resolve());
+              server.closeIdleConnections();
+            }),
+        ),
+      );
+      if (ownAudit) audit.close();
+    },
+  };
+}

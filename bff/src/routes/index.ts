@@ -1,0 +1,31 @@
+import express from 'express';
+import type { BffContext } from '../context.ts';
+import { registerAuditRoutes } from './audit.ts';
+import { registerConfigRoutes } from './config.ts';
+import { registerConsoleRoutes } from './console.ts';
+import { mayOpen, plain } from './http.ts';
+import { registerRoleRoutes } from './roles.ts';
+import { registerRowRoutes } from './rows.ts';
+import { registerSchemaRoutes } from './schemas.ts';
+import { registerUserRoutes } from './users.ts';
+
+/**
+ * The console's API, mounted under `/bff/` behind the foundation's session, CSRF, read-only
+ * and per-app middlewares. Every route answers JSON; errors are `{code, error}`.
+ */
+export function registerApiRoutes(router: express.Router, ctx: BffContext): void {
+  // No-op when the foundation already parsed the body.
+  router.use(['/apps', '/audit'], express.json({ limit: '20mb' }));
+
+  router.get(
+    '/apps',
+    plain(ctx, async ({ user }) => ({ results: ctx.apps.list().filter((a) => mayOpen(user, a.id)) })),
+  );
+  registerSchemaRoutes(router, ctx);
+  registerRowRoutes(router, ctx);
+  registerRoleRoutes(router, ctx);
+  registerUserRoutes(router, ctx);
+  registerConfigRoutes(router, ctx);
+  registerConsoleRoutes(router, ctx);
+  registerAuditRoutes(router, ctx);
+}

@@ -1,0 +1,177 @@
+import { type BatchItem, type BatchRequest, Client } from '@bds/client';
+import type express from 'express';
+import { z } from 'zod';
+import type { BffContext } from '../context.ts';
+import { type AppScope, appRoute, bodyOf, hideCredentials, param, parse, unwrap } from './http.ts';
+import { acl, className, countQuery, findQuery, getQuery, jsonObject, objectId } from './schemas-edge.ts';
+
+/** Most rows one bulk operation may touch (sent to /batch in segments of 50 by the client). */
+export const BULK_MAX = 1000;
+
+const bulkDeleteBody = z.strictObject({ objectIds: z.array(objectId).min(1).max(BULK_MAX) });
+const bulkUpdateBody = z.strictObject({
+  objectIds: z.array(objectId).min(1).max(BULK_MAX),
+  field: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,119}$|^ACL$/, 'must be a field name'),
+  value: z.unknown(),
+});
+const aclBody = z.strictObject({ ACL: acl });
+
+export const classOf = (s: AppScope): string => parse(className, param(s.req, 'className'), 'class name');
+export const idOf = (s: AppScope, name = 'objectId'): string =>
+  parse(objectId, param(s.req, name), 'object id');
+
+export const rowTarget = (cls: string, id?: string): string => (id ? `${cls}/${id}` : cls);
+
+/** The row as stored (master read), or `null` when it does not exist. */
+export async function readRow(
+  client: Client,
+  cls: string,
+  id: string,
+): Promise<Record<string, unknown> | null> {
+  const res = await client.get<Record<string, unknown>>(cls, id, { useMasterKey: true });
+  if (res.success) return res.data;
+  if (res.code === 101) return null;
+  return unwrap(res);
+}
+
+async function readRows(client: Client, cls: string, ids: string[]): Promise<Record<string, unknown>[]> {
+  const res = await client.find<Record<string, unknown>>(
+    cls,
+    { where: { objectId: { $in: ids } }, limit: ids.length },
+    { useMasterKey: true },
+  );
+  return unwrap(res).results;
+}
+
+function summarize(items: BatchItem[]) {
+  const failed = items.filter((i) => 'error' in i).length;
+  return { results: items, succeeded: items.length - failed, failed };
+}
+
+/** Rows of any class: find, count, get, create, update, delete, ACL, bulk delete and update. */
+export function registerRowRoutes(router: express.Router, ctx: BffContext): void {
+  const base = '/apps/:appId/classes/:className';
+
+  router.get(
+    `${base}/count`,
+    appRoute(ctx, {}, async (s) => {
+      const cls = classOf(s);
+      const q = parse(countQuery, s.req.query, 'count query');
+      const res = await s.client.find(cls, { where: q.where, limit: 0, count: true }, { useMasterKey: true });
+      return { count: unwrap(res).count ?? 0 };
+    }),
+  );
+
+  router.get(
+    base,
+    appRoute(ctx, {}, async (s) => {
+      const cls = classOf(s);
+      const q = parse(findQuery, s.req.query, 'query');
+      const res = await s.client.find(cls, q, { useMasterKey: true });
+      return hideCredentials(unwrap(res));
+    }),
+  );
+
+  router.get(
+    `${base}/:objectId`,
+    appRoute(ctx, {}, async (s) => {
+      const q = parse(getQuery, s.req.query, 'query');
+      const res = await s.client.get(classOf(s), idOf(s), { ...q, useMasterKey: true });
+      return hideCredentials(unwrap(res));
+    }),
+  );
+
+  router.post(
+    base,
+    appRoute(ctx, { write: true, status: 201 }, async (s) => {
+      const cls = classOf(s);
+      const fields = parse(jsonObject, bodyOf(s.req), 'row');
+      const created = unwrap(
+        await s.client.create<Record<string, unknown>>(cls, fields, { useMasterKey: true }),
+      );
+      const id = String(created.objectId ?? '');
+      const after = (id && (await readRow(s.client, cls, id))) || created;
+      s.audit('row.create', rowTarget(cls, id), null, after);
+      return hideCredentials(created);
+    }),
+  );
+
+  router.put(
+    `${base}/:objectId`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const id = idOf(s);
+      const fields = parse(jsonObject, bodyOf(s.req), 'row changes');
+      const before = await readRow(s.client, cls, id);
+      const result = unwrap(await s.client.update(cls, id, fields, { useMasterKey: true }));
+      s.audit('row.update', rowTarget(cls, id), before, await readRow(s.client, cls, id));
+      return hideCredentials(result);
+    }),
+  );
+
+  router.delete(
+    `${base}/:objectId`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const id = idOf(s);
+      const before = await readRow(s.client, cls, id);
+      const result = unwrap(await s.client.destroy(cls, id, { useMasterKey: true }));
+      s.audit('row.delete', rowTarget(cls, id), before, null);
+      return result;
+    }),
+  );
+
+  router.put(
+    `${base}/:objectId/acl`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const id = idOf(s);
+      const body = parse(aclBody, bodyOf(s.req), 'ACL');
+      const before = await readRow(s.client, cls, id);
+      unwrap(await s.client.update(cls, id, { ACL: body.ACL }, { useMasterKey: true }));
+      const after = await readRow(s.client, cls, id);
+      s.audit('row.acl', rowTarget(cls, id), { ACL: before?.ACL ?? null }, { ACL: after?.ACL ?? null });
+      return { ACL: after?.ACL ?? body.ACL };
+    }),
+  );
+
+  router.post(
+    `${base}/bulk/delete`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const { objectIds } = parse(bulkDeleteBody, bodyOf(s.req), 'bulk delete');
+      const before = await readRows(s.client, cls, objectIds);
+      const requests: BatchRequest[] = objectIds.map((id) => ({
+        method: 'DELETE',
+        path: Client.pathFor(cls, id),
+      }));
+      const items = unwrap(await s.client.batch(requests, { useMasterKey: true }));
+      const answer = summarize(items);
+      s.audit('rows.bulkDelete', rowTarget(cls), { objectIds, rows: before }, answer);
+      return answer;
+    }),
+  );
+
+  router.post(
+    `${base}/bulk/update`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const { objectIds, field, value } = parse(bulkUpdateBody, bodyOf(s.req), 'bulk update');
+      const before = await readRows(s.client, cls, objectIds);
+      const requests: BatchRequest[] = objectIds.map((id) => ({
+        method: 'PUT',
+        path: Client.pathFor(cls, id),
+        body: { [field]: value },
+      }));
+      const items = unwrap(await s.client.batch(requests, { useMasterKey: true }));
+      const answer = summarize(items);
+      s.audit(
+        'rows.bulkUpdate',
+        rowTarget(cls),
+        { field, values: Object.fromEntries(before.map((r) => [r.objectId, r[field] ?? null])) },
+        { field, value, ...answer },
+      );
+      return answer;
+    }),
+  );
+}

@@ -1,0 +1,189 @@
+import type { Client } from '@bds/client';
+import type express from 'express';
+import { z } from 'zod';
+import type { BffContext } from '../context.ts';
+import { type AppScope, appRoute, bodyOf, param, parse, unwrap } from './http.ts';
+import { classOf } from './rows.ts';
+import { className, fieldName, jsonObject } from './schemas-edge.ts';
+
+const FIELD_TYPES = [
+  'String',
+  'Number',
+  'Boolean',
+  'Date',
+  'Object',
+  'Array',
+  'GeoPoint',
+  'File',
+  'Bytes',
+  'Polygon',
+  'Pointer',
+  'Relation',
+] as const;
+
+const fieldSpec = z
+  .strictObject({ type: z.enum(FIELD_TYPES), targetClass: className.optional() })
+  .refine((f) => (f.type === 'Pointer' || f.type === 'Relation') === (f.targetClass !== undefined), {
+    message: 'targetClass is required for Pointer and Relation fields, and only for them',
+  });
+const indexSpec = z
+  .record(fieldName, z.union([z.literal(1), z.literal(-1)]))
+  .refine((v) => Object.keys(v).length > 0, { message: 'an index needs at least one field' });
+const indexName = z.string().regex(/^[A-Za-z0-9_]{1,120}$/, 'must be an index name');
+const clp = jsonObject;
+
+const createClassBody = z.strictObject({
+  className,
+  fields: z.record(fieldName, fieldSpec).optional(),
+  classLevelPermissions: clp.optional(),
+  indexes: z.record(indexName, indexSpec).optional(),
+});
+const addFieldBody = z.strictObject({
+  name: fieldName,
+  type: z.enum(FIELD_TYPES),
+  targetClass: className.optional(),
+});
+const addIndexBody = z.strictObject({ name: indexName, keys: indexSpec });
+const clpBody = z.strictObject({ classLevelPermissions: clp });
+
+type SchemaDoc = {
+  className: string;
+  fields: Record<string, unknown>;
+  classLevelPermissions: Record<string, unknown>;
+  indexes?: Record<string, unknown>;
+};
+
+export async function readSchema(client: Client, cls: string): Promise<SchemaDoc | null> {
+  const res = await client.request<SchemaDoc>('GET', `/schemas/${encodeURIComponent(cls)}`, {
+    useMasterKey: true,
+  });
+  if (res.success) return res.data;
+  if (res.code === 103 || res.status === 400 || res.code === 101) return null;
+  return unwrap(res);
+}
+
+async function changeSchema(s: AppScope, cls: string, body: Record<string, unknown>): Promise<SchemaDoc> {
+  return unwrap(
+    await s.client.request<SchemaDoc>('PUT', `/schemas/${encodeURIComponent(cls)}`, {
+      useMasterKey: true,
+      body,
+    }),
+  );
+}
+
+/** Classes and schemas: list (with row counts), get, create, fields, indexes, CLP, delete. */
+export function registerSchemaRoutes(router: express.Router, ctx: BffContext): void {
+  const base = '/apps/:appId/schemas';
+
+  router.get(
+    base,
+    appRoute(ctx, {}, async (s) => {
+      const list = unwrap(
+        await s.client.request<{ results: SchemaDoc[] }>('GET', '/schemas', { useMasterKey: true }),
+      ).results;
+      const results = await Promise.all(
+        list.map(async (doc) => {
+          const res = await s.client.find(doc.className, { limit: 0, count: true }, { useMasterKey: true });
+          return { ...doc, count: res.success ? (res.data.count ?? 0) : null };
+        }),
+      );
+      return { results };
+    }),
+  );
+
+  router.get(
+    `${base}/:className`,
+    appRoute(ctx, {}, async (s) => {
+      const cls = classOf(s);
+      return unwrap(
+        await s.client.request('GET', `/schemas/${encodeURIComponent(cls)}`, { useMasterKey: true }),
+      );
+    }),
+  );
+
+  router.post(
+    base,
+    appRoute(ctx, { write: true, status: 201 }, async (s) => {
+      const body = parse(createClassBody, bodyOf(s.req), 'class');
+      const doc = unwrap(
+        await s.client.request<SchemaDoc>('POST', `/schemas/${encodeURIComponent(body.className)}`, {
+          useMasterKey: true,
+          body,
+        }),
+      );
+      s.audit('schema.create', body.className, null, doc);
+      return doc;
+    }),
+  );
+
+  router.delete(
+    `${base}/:className`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const before = await readSchema(s.client, cls);
+      unwrap(await s.client.request('DELETE', `/schemas/${encodeURIComponent(cls)}`, { useMasterKey: true }));
+      s.audit('schema.delete', cls, before, null);
+      return {};
+    }),
+  );
+
+  router.post(
+    `${base}/:className/fields`,
+    appRoute(ctx, { write: true, status: 201 }, async (s) => {
+      const cls = classOf(s);
+      const { name, ...spec } = parse(addFieldBody, bodyOf(s.req), 'field');
+      parse(fieldSpec, spec, 'field');
+      const before = await readSchema(s.client, cls);
+      const doc = await changeSchema(s, cls, { fields: { [name]: spec } });
+      s.audit('schema.addField', `${cls}.${name}`, before?.fields[name] ?? null, doc.fields[name] ?? null);
+      return doc;
+    }),
+  );
+
+  router.delete(
+    `${base}/:className/fields/:fieldName`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const name = parse(fieldName, param(s.req, 'fieldName'), 'field name');
+      const before = await readSchema(s.client, cls);
+      const doc = await changeSchema(s, cls, { fields: { [name]: { __op: 'Delete' } } });
+      s.audit('schema.deleteField', `${cls}.${name}`, before?.fields[name] ?? null, null);
+      return doc;
+    }),
+  );
+
+  router.post(
+    `${base}/:className/indexes`,
+    appRoute(ctx, { write: true, status: 201 }, async (s) => {
+      const cls = classOf(s);
+      const { name, keys } = parse(addIndexBody, bodyOf(s.req), 'index');
+      const doc = await changeSchema(s, cls, { indexes: { [name]: keys } });
+      s.audit('schema.addIndex', `${cls}.${name}`, null, doc.indexes?.[name] ?? keys);
+      return doc;
+    }),
+  );
+
+  router.delete(
+    `${base}/:className/indexes/:indexName`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const name = parse(indexName, param(s.req, 'indexName'), 'index name');
+      const before = await readSchema(s.client, cls);
+      const doc = await changeSchema(s, cls, { indexes: { [name]: { __op: 'Delete' } } });
+      s.audit('schema.deleteIndex', `${cls}.${name}`, before?.indexes?.[name] ?? null, null);
+      return doc;
+    }),
+  );
+
+  router.put(
+    `${base}/:className/clp`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const body = parse(clpBody, bodyOf(s.req), 'class-level permissions');
+      const before = await readSchema(s.client, cls);
+      const doc = await changeSchema(s, cls, { classLevelPermissions: body.classLevelPermissions });
+      s.audit('schema.clp', cls, before?.classLevelPermissions ?? null, doc.classLevelPermissions);
+      return doc;
+    }),
+  );
+}

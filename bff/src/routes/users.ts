@@ -1,0 +1,110 @@
+import type express from 'express';
+import { z } from 'zod';
+import type { BffContext } from '../context.ts';
+import { appRoute, bodyOf, hideCredentials, parse, unwrap } from './http.ts';
+import { idOf, readRow } from './rows.ts';
+import { findQuery, jsonObject, objectId } from './schemas-edge.ts';
+
+const createUserBody = z.looseObject({
+  username: z.string().min(1).max(200),
+  password: z.string().min(1).max(1000),
+  email: z.email().optional(),
+});
+const sessionsQuery = findQuery.extend({ user: objectId.optional() });
+
+/** Users (list, get, create, update, delete) and sessions (list, revoke). */
+export function registerUserRoutes(router: express.Router, ctx: BffContext): void {
+  const users = '/apps/:appId/users';
+  const sessions = '/apps/:appId/sessions';
+
+  router.get(
+    users,
+    appRoute(ctx, {}, async (s) => {
+      const q = parse(findQuery, s.req.query, 'query');
+      return hideCredentials(unwrap(await s.client.find('_User', q, { useMasterKey: true })));
+    }),
+  );
+
+  router.get(
+    `${users}/:objectId`,
+    appRoute(ctx, {}, async (s) =>
+      hideCredentials(unwrap(await s.client.get('_User', idOf(s), { useMasterKey: true }))),
+    ),
+  );
+
+  router.post(
+    users,
+    appRoute(ctx, { write: true, status: 201 }, async (s) => {
+      const fields: Record<string, unknown> = parse(createUserBody, bodyOf(s.req), 'user');
+      const created = unwrap(
+        await s.client.create<Record<string, unknown>>('_User', fields, { useMasterKey: true }),
+      );
+      const id = String(created.objectId);
+      s.audit('user.create', `_User/${id}`, null, await readRow(s.client, '_User', id));
+      // Creating a user signs it up; the console does not keep (or show) that session.
+      const token = created.sessionToken;
+      if (typeof token === 'string') {
+        const found = await s.client.find<{ objectId: string }>(
+          '_Session',
+          { where: { sessionToken: token }, limit: 1, keys: 'objectId' },
+          { useMasterKey: true },
+        );
+        if (found.success && found.data.results[0]) {
+          await s.client.destroy('_Session', found.data.results[0].objectId, { useMasterKey: true });
+        }
+      }
+      const { sessionToken: _dropped, ...rest } = created;
+      return hideCredentials(rest);
+    }),
+  );
+
+  router.put(
+    `${users}/:objectId`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const id = idOf(s);
+      const fields = parse(jsonObject, bodyOf(s.req), 'user changes');
+      const before = await readRow(s.client, '_User', id);
+      const result = unwrap(await s.client.update('_User', id, fields, { useMasterKey: true }));
+      s.audit('user.update', `_User/${id}`, before, await readRow(s.client, '_User', id));
+      return hideCredentials(result);
+    }),
+  );
+
+  router.delete(
+    `${users}/:objectId`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const id = idOf(s);
+      const before = await readRow(s.client, '_User', id);
+      unwrap(await s.client.destroy('_User', id, { useMasterKey: true }));
+      s.audit('user.delete', `_User/${id}`, before, null);
+      return {};
+    }),
+  );
+
+  router.get(
+    sessions,
+    appRoute(ctx, {}, async (s) => {
+      const { user, ...q } = parse(sessionsQuery, s.req.query, 'query');
+      const where = user
+        ? { ...q.where, user: { __type: 'Pointer', className: '_User', objectId: user } }
+        : q.where;
+      const res = await s.client.find(
+        '_Session',
+        { order: '-createdAt', ...q, where },
+        { useMasterKey: true },
+      );
+      return hideCredentials(unwrap(res));
+    }),
+  );
+
+  router.delete(
+    `${sessions}/:objectId`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const id = idOf(s);
+      const before = await readRow(s.client, '_Session', id);
+      unwrap(await s.client.destroy('_Session', id, { useMasterKey: true }));
+      s.audit('session.revoke', `_Session/${id}`, before, null);
+      return {};
+    }),
+  );
+}

@@ -1,0 +1,251 @@
+import { request as httpRequest } from 'node:http';
+import { Secret, TOTP } from 'otpauth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type StartedBff, startBff, TEST_PASSWORD } from './helpers/bff.ts';
+
+const MFA_SECRET = new Secret({ size: 20 }).base32;
+const totp = (offset = 0) =>
+  new TOTP({ secret: Secret.fromBase32(MFA_SECRET) }).generate({ timestamp: Date.now() + offset * 30_000 });
+
+/** A raw request with an arbitrary Host header (fetch does not let us set it). */
+function rawPost(url: string, path: string, host: string, body: unknown) {
+  return new Promise<{ status: number; setCookie: string[] }>((resolve, reject) => {
+    const u = new URL(url);
+    const data = JSON.stringify(body);
+    const req = httpRequest(
+      {
+        host: u.hostname,
+        port: u.port,
+        path,
+        method: 'POST',
+        headers: {
+          Host: host,
+          Origin: `http://${host}`,
+          'X-Console-CSRF': '1',
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(data),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, setCookie: res.headers['set-cookie'] ?? [] }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+describe('console login and sessions', () => {
+  let t: StartedBff;
+  beforeAll(async () => {
+    t = await startBff({
+      users: [
+        { username: 'admin', role: 'admin' },
+        { username: 'viewer', role: 'read-only' },
+        { username: 'mfa', role: 'admin', mfaSecret: MFA_SECRET },
+        { username: 'victim', role: 'admin' },
+      ],
+      options: {
+        trustProxy: true,
+        loginThrottle: { freeAttempts: 2, baseDelaySeconds: 2, maxDelaySeconds: 60 },
+      },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('sets a sealed HttpOnly, SameSite=Strict cookie (not Secure on localhost) and answers the session', async () => {
+    const c = t.anonymous();
+    const res = await c.post('/bff/login', { username: 'viewer', password: TEST_PASSWORD });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ user: { username: 'viewer', role: 'read-only' } });
+    const cookie = res.headers.getSetCookie()[0]!;
+    expect(cookie).toMatch(/^bds_console=Fe26\.2\*/);
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Strict/i);
+    expect(cookie).toMatch(/Path=\/bff/i);
+    expect(cookie).not.toMatch(/Secure/i);
+    expect(cookie).not.toContain('viewer');
+    expect((await c.get('/bff/session')).json).toEqual({ user: { username: 'viewer', role: 'read-only' } });
+  });
+
+  it('marks the cookie Secure outside localhost', async () => {
+    const res = await rawPost(t.url, '/bff/login', 'console.example.com', {
+      username: 'admin',
+      password: TEST_PASSWORD,
+    });
+    expect(res.status).toBe(200);
+    expect(res.setCookie[0]).toMatch(/;\s*Secure/i);
+  });
+
+  it('refuses a wrong password, an unknown user and a malformed body in the {code, error} shape', async () => {
+    const c = t.anonymous();
+    const h = { headers: { 'X-Forwarded-For': '10.0.0.1' } };
+    const wrong = await c.post('/bff/login', { username: 'admin', password: 'nope' }, h);
+    expect(wrong.status).toBe(401);
+    expect(wrong.json).toEqual({ code: 101, error: 'Invalid username or password.' });
+    expect(wrong.headers.getSetCookie()).toEqual([]);
+    const unknown = await c.post('/bff/login', { username: 'ghost', password: 'nope' }, h);
+    expect(unknown.json).toEqual(wrong.json);
+    const bad = await c.post(
+      '/bff/login',
+      { username: 'admin' },
+      { headers: { 'X-Forwarded-For': '10.0.0.99' } },
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.json.code).toBe(107);
+    expect(bad.json.error).toMatch(/password/);
+  });
+
+  it('answers 401 on the session route and every /bff/ route without a session', async () => {
+    const c = t.anonymous();
+    expect(await c.get('/bff/session')).toMatchObject({
+      status: 401,
+      json: { code: 119, error: 'Not logged in.' },
+    });
+    expect(await c.get('/bff/apps')).toMatchObject({
+      status: 401,
+      json: { code: 119, error: 'Not logged in.' },
+    });
+    expect((await c.post('/bff/apps/test-app/classes/X', {})).status).toBe(401);
+    const forged = await c.get('/bff/session', { headers: { Cookie: 'bds_console=Fe26.2*garbage' } });
+    expect(forged.status).toBe(401);
+  });
+
+  it('throttles per username across IPs with exponential backoff and a clear message', async () => {
+    const c = t.anonymous();
+    const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
+    for (const ip of ['10.1.0.1', '10.1.0.2']) {
+      expect((await c.post('/bff/login', { username: 'victim', password: 'x' }, from(ip))).status).toBe(401);
+    }
+    // Third failure: locked for 2 s.
+    expect((await c.post('/bff/login', { username: 'victim', password: 'x' }, from('10.1.0.3'))).status).toBe(
+      401,
+    );
+    const locked = await c.post(
+      '/bff/login',
+      { username: 'victim', password: TEST_PASSWORD },
+      from('10.1.0.4'),
+    );
+    expect(locked.status).toBe(429);
+    expect(locked.json.code).toBe(155);
+    expect(locked.json.error).toMatch(/^Too many login attempts; try again in [12] seconds?\.$/);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 2_100));
+    // Fourth failure doubles the delay.
+    expect((await c.post('/bff/login', { username: 'victim', password: 'x' }, from('10.1.0.5'))).status).toBe(
+      401,
+    );
+    const again = await c.post(
+      '/bff/login',
+      { username: 'victim', password: TEST_PASSWORD },
+      from('10.1.0.6'),
+    );
+    expect(again.status).toBe(429);
+    expect(again.json.error).toMatch(/try again in [34] seconds/);
+    // Another user from a fresh IP is not affected.
+    const other = await c.post(
+      '/bff/login',
+      { username: 'admin', password: TEST_PASSWORD },
+      from('10.1.0.7'),
+    );
+    expect(other.status).toBe(200);
+  });
+
+  it('throttles per IP across usernames', async () => {
+    const c = t.anonymous();
+    const h = { headers: { 'X-Forwarded-For': '10.2.0.1' } };
+    for (const username of ['u1', 'u2', 'u3']) {
+      expect((await c.post('/bff/login', { username, password: 'x' }, h)).status).toBe(401);
+    }
+    const res = await c.post('/bff/login', { username: 'admin', password: TEST_PASSWORD }, h);
+    expect(res.status).toBe(429);
+    expect(res.json.error).toMatch(/Too many login attempts/);
+  });
+
+  it('asks for the TOTP code of an enrolled user, then checks it once', async () => {
+    const c = t.anonymous();
+    const h = { headers: { 'X-Forwarded-For': '10.3.0.1' } };
+    const step1 = await c.post('/bff/login', { username: 'mfa', password: TEST_PASSWORD }, h);
+    expect(step1.status).toBe(200);
+    expect(step1.json).toEqual({ mfaRequired: true });
+    expect(step1.headers.getSetCookie()).toEqual([]);
+    const wrongCode = await c.post(
+      '/bff/login',
+      { username: 'mfa', password: TEST_PASSWORD, totp: totp(10) },
+      { headers: { 'X-Forwarded-For': '10.3.0.2' } },
+    );
+    expect(wrongCode.status).toBe(401);
+    expect(wrongCode.json).toEqual({ code: 101, error: 'Invalid authentication code.' });
+    const code = totp();
+    const ok = await c.post('/bff/login', { username: 'mfa', password: TEST_PASSWORD, totp: code }, h);
+    expect(ok.status).toBe(200);
+    expect(ok.json.user.username).toBe('mfa');
+    expect((await c.get('/bff/session')).status).toBe(200);
+    // A code cannot be replayed.
+    const replay = await t
+      .anonymous()
+      .post(
+        '/bff/login',
+        { username: 'mfa', password: TEST_PASSWORD, totp: code },
+        { headers: { 'X-Forwarded-For': '10.3.0.3' } },
+      );
+    expect(replay.status).toBe(401);
+    // A right code with a wrong password is still refused.
+    const wrongPw = await t
+      .anonymous()
+      .post(
+        '/bff/login',
+        { username: 'mfa', password: 'bad', totp: totp() },
+        { headers: { 'X-Forwarded-For': '10.3.0.4' } },
+      );
+    expect(wrongPw.status).toBe(401);
+  });
+
+  it('logout destroys the session, and the old cookie no longer works after it', async () => {
+    const c = t.anonymous();
+    await c.post(
+      '/bff/login',
+      { username: 'admin', password: TEST_PASSWORD },
+      { headers: { 'X-Forwarded-For': '10.4.0.1' } },
+    );
+    const out = await c.post('/bff/logout');
+    expect(out.status).toBe(200);
+    expect(out.headers.getSetCookie()[0]).toMatch(/bds_console=;.*Max-Age=0/i);
+    expect((await c.get('/bff/session')).status).toBe(401);
+  });
+});
+
+describe('session timeouts', () => {
+  let t: StartedBff;
+  beforeAll(async () => {
+    t = await startBff({ options: { idleTimeoutSeconds: 1, absoluteTimeoutSeconds: 3 } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('ends a session after the idle timeout', async () => {
+    const admin = await t.login('admin');
+    expect((await admin.get('/bff/session')).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1_300));
+    const res = await admin.get('/bff/session');
+    expect(res.status).toBe(401);
+    expect(res.json).toEqual({ code: 119, error: 'Session expired; log in again.' });
+  });
+
+  it('ends an active session after the absolute timeout', async () => {
+    const admin = await t.login('admin');
+    const started = Date.now();
+    while (Date.now() - started < 2_600) {
+      expect((await admin.get('/bff/session')).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    await new Promise((r) => setTimeout(r, 600));
+    expect((await admin.get('/bff/session')).status).toBe(401);
+  });
+});

@@ -2,7 +2,12 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['server/test/**/*.test.ts', 'client/test/**/*.test.ts', 'bff/test/**/*.test.ts'],
+    include: [
+      'server/test/**/*.test.ts',
+      'client/test/**/*.test.ts',
+      'bff/test/**/*.test.ts',
+      'web/test/**/*.test.ts',
+    ],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -1,0 +1,16 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+/** The end-to-end suite: real product, real Chromium. Run after the unit and integration tests. */
+export default defineConfig({
+  root: fileURLToPath(new URL('..', import.meta.url)),
+  test: {
+    include: ['e2e/**/*.e2e.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 90_000,
+    pool: 'forks',
+    // One product + one browser at a time: steady timings and no port or CPU contention.
+    fileParallelism: false,
+    reporters: ['default', './scripts/summary-reporter.ts'],
+  },
+});

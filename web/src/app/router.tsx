@@ -1,0 +1,52 @@
+import { lazy } from 'react';
+import { createBrowserRouter, Navigate } from 'react-router';
+import AppShell from './routes/app-shell.tsx';
+import { ComingSoon } from './routes/coming-soon.tsx';
+import { RequireSession } from './routes/require-session.tsx';
+import { RouteError } from './routes/route-error.tsx';
+import { SECTIONS } from './sections.ts';
+
+// Route-level code splitting: each section is its own chunk, loaded on first visit.
+const LoginRoute = lazy(() => import('./routes/login.tsx'));
+const HomeRoute = lazy(() => import('./routes/home.tsx'));
+const NotFoundRoute = lazy(() => import('./routes/not-found.tsx'));
+const DataBrowserRoute = lazy(() => import('../features/data-browser/DataBrowserRoute.tsx'));
+const ConfigRoute = lazy(() => import('../features/config/ConfigRoute.tsx'));
+
+export function createRouter() {
+  return createBrowserRouter([
+    {
+      errorElement: <RouteError />,
+      children: [
+        { path: '/login', element: <LoginRoute /> },
+        {
+          path: '/',
+          element: (
+            <RequireSession>
+              <HomeRoute />
+            </RequireSession>
+          ),
+        },
+        {
+          path: '/apps/:appId',
+          element: (
+            <RequireSession>
+              <AppShell />
+            </RequireSession>
+          ),
+          errorElement: <RouteError />,
+          children: [
+            { index: true, element: <Navigate to="data" replace /> },
+            { path: 'data/:className?', element: <DataBrowserRoute /> },
+            { path: 'config', element: <ConfigRoute /> },
+            ...SECTIONS.filter((s) => !s.ready).map((s) => ({
+              path: s.slug,
+              element: <ComingSoon slug={s.slug} />,
+            })),
+          ],
+        },
+        { path: '*', element: <NotFoundRoute /> },
+      ],
+    },
+  ]);
+}

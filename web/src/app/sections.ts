@@ -1,0 +1,20 @@
+/** The console's sections, in sidebar order. `ready: false` ones show a "coming later" page. */
+export interface Section {
+  slug: string;
+  label: string;
+  /** Second key of the "g <key>" navigation shortcut. */
+  key: string;
+  ready: boolean;
+  blurb: string;
+}
+
+export const SECTIONS: Section[] = [
+  { slug: 'data', label: 'Data', key: 'd', ready: true, blurb: 'Browse and edit classes and rows.' },
+  { slug: 'security', label: 'Security', key: 's', ready: false, blurb: 'Roles, CLPs and ACLs.' },
+  { slug: 'realtime', label: 'Realtime', key: 'r', ready: false, blurb: 'Live queries and subscriptions.' },
+  { slug: 'cloud', label: 'Cloud', key: 'l', ready: false, blurb: 'Cloud functions, jobs and hooks.' },
+  { slug: 'push', label: 'Push', key: 'p', ready: false, blurb: 'Push notifications and audiences.' },
+  { slug: 'config', label: 'Config', key: 'c', ready: true, blurb: 'Config parameters.' },
+  { slug: 'audit', label: 'Audit', key: 'a', ready: false, blurb: 'Who changed what, and when.' },
+  { slug: 'api-console', label: 'API console', key: 'k', ready: false, blurb: 'Send raw REST calls.' },
+];

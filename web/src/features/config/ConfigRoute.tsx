@@ -1,0 +1,64 @@
+import { useParams, useSearchParams } from 'react-router';
+import { Spinner } from '../../components/ui/spinner.tsx';
+import { useCanWrite } from '../../lib/session.ts';
+import { useConfig } from './api/config.ts';
+import { ConfigEditor } from './components/config-editor.tsx';
+import { ConfigHistory } from './components/config-history.tsx';
+
+const TABS = [
+  { id: 'params', label: 'Parameters' },
+  { id: 'history', label: 'History' },
+] as const;
+
+/** /apps/:appId/config?tab=params|history */
+export default function ConfigRoute() {
+  const { appId = '' } = useParams();
+  const [search, setSearch] = useSearchParams();
+  const tab = search.get('tab') === 'history' ? 'history' : 'params';
+  const config = useConfig(appId);
+  const canWrite = useCanWrite();
+
+  return (
+    <div className="mx-auto max-w-5xl p-6">
+      <h1 className="text-xl font-semibold">Config</h1>
+      <p className="mt-1 mb-4 text-sm text-slate-500 dark:text-slate-400">
+        Parameters your apps read with <code className="font-mono">GET /config</code>. Master-key-only
+        parameters are hidden from clients.
+      </p>
+      <div role="tablist" className="mb-4 flex gap-1 border-b border-slate-200 dark:border-slate-700">
+        {TABS.map((t) => (
+          <button
+            key={t.id}
+            type="button"
+            role="tab"
+            aria-selected={tab === t.id}
+            onClick={() => setSearch(t.id === 'params' ? {} : { tab: t.id })}
+            className={`-mb-px border-b-2 px-3 py-1.5 text-sm ${
+              tab === t.id
+                ? 'border-indigo-600 font-medium text-indigo-700 dark:text-indigo-300'
+                : 'border-transparent text-slate-600 hover:text-slate-900 dark:text-slate-400 dark:hover:text-slate-100'
+            }`}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+      {tab === 'history' ? (
+        <ConfigHistory appId={appId} />
+      ) : config.isPending ? (
+        <Spinner label="Loading config…" />
+      ) : config.isError ? (
+        <p role="alert" className="text-sm text-red-600">
+          Could not load the config: {config.error.message}
+        </p>
+      ) : (
+        <ConfigEditor
+          key={`${appId}:${config.dataUpdatedAt}`}
+          appId={appId}
+          doc={config.data}
+          canWrite={canWrite}
+        />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,449 @@
+/** Route `/apps/:appId/data/:className?`: class list, grid, filters, editing, row detail. */
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useCallback, useMemo, useState } from 'react';
+import { useNavigate, useParams, useSearchParams } from 'react-router';
+import { api, errorText } from './api/bff.ts';
+import { dataPath } from './components/Cell.tsx';
+import { ClassList } from './components/ClassList.tsx';
+import { FilterBuilder } from './components/FilterBuilder.tsx';
+import { Grid } from './components/Grid.tsx';
+import { ImportExport } from './components/ImportExport.tsx';
+import { RowDetail } from './components/RowDetail.tsx';
+import { SchemaPanel } from './components/SchemaPanel.tsx';
+import { useRowPages } from './hooks/useRowPages.ts';
+import type { Where } from './lib/filter.ts';
+import { parseSort, type Sort, sortText } from './lib/keyset.ts';
+import {
+  type ColumnPrefs,
+  loadColumnPrefs,
+  loadSavedFilters,
+  saveColumnPrefs,
+  saveSavedFilters,
+} from './lib/prefs.ts';
+import { columnsOf, parseEdit, type Row, type SchemaDoc, sortableFields, typeOf } from './lib/wire.ts';
+
+interface Notice {
+  id: number;
+  ok: boolean;
+  text: string;
+}
+
+function parseWhere(text: string | null): Where {
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+export default function DataBrowserRoute() {
+  const { appId = '', className } = useParams();
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const schemas = useQuery({
+    queryKey: ['data-browser', appId, 'schemas'],
+    queryFn: ({ signal }) => api.schemas(appId, signal),
+    staleTime: 30_000,
+  });
+  const list = schemas.data?.results ?? [];
+  const schema = list.find((s) => s.className === className);
+
+  const [notices, setNotices] = useState<Notice[]>([]);
+  const notify = useCallback((ok: boolean, text: string) => {
+    const id = Date.now() + Math.random();
+    setNotices((n) => [...n.slice(-4), { id, ok, text }]);
+    setTimeout(() => setNotices((n) => n.filter((x) => x.id !== id)), ok ? 4000 : 12_000);
+  }, []);
+  const run = useCallback(
+    async (label: string, fn: () => Promise<unknown>) => {
+      try {
+        const res = await fn();
+        notify(
+          true,
+          `${label}: done ${res && typeof res === 'object' ? JSON.stringify(res).slice(0, 160) : ''}`,
+        );
+        await qc.invalidateQueries({ queryKey: ['data-browser', appId, 'schemas'] });
+        return true;
+      } catch (err) {
+        notify(false, `${label} refused — ${errorText(err)}`);
+        return false;
+      }
+    },
+    [appId, notify, qc],
+  );
+
+  return (
+    <div className="flex h-full min-h-0 flex-1" data-testid="data-browser">
+      <ClassList appId={appId} schemas={list} current={className} run={run} />
+      <div className="flex min-w-0 flex-1 flex-col">
+        {schemas.error && <p className="p-2 text-red-600">{errorText(schemas.error)}</p>}
+        {!className && <p className="p-4 text-gray-500">Pick a class.</p>}
+        {className && schemas.isSuccess && !schema && <p className="p-4">No class named {className}.</p>}
+        {schema && (
+          <ClassView
+            key={`${appId}/${schema.className}`}
+            appId={appId}
+            schema={schema}
+            schemas={list}
+            run={run}
+            notify={notify}
+            onDropped={() => navigate(dataPath(appId, '').replace(/\/$/, ''))}
+          />
+        )}
+      </div>
+      <div className="pointer-events-none fixed bottom-2 right-2 z-50 space-y-1" aria-live="polite">
+        {notices.map((n) => (
+          <div
+            key={n.id}
+            role={n.ok ? 'status' : 'alert'}
+            data-testid={n.ok ? 'write-ok' : 'write-error'}
+            className={`pointer-events-auto max-w-md rounded px-3 py-2 text-sm shadow ${n.ok ? 'bg-green-100 text-green-900' : 'bg-red-100 text-red-900'}`}
+          >
+            {n.text}
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+function ClassView({
+  appId,
+  schema,
+  schemas,
+  run,
+  notify,
+  onDropped,
+}: {
+  appId: string;
+  schema: SchemaDoc;
+  schemas: SchemaDoc[];
+  run(label: string, fn: () => Promise<unknown>): Promise<boolean>;
+  notify(ok: boolean, text: string): void;
+  onDropped(): void;
+}) {
+  const cls = schema.className;
+  const [params, setParams] = useSearchParams();
+  const whereText = params.get('where');
+  const where = useMemo(() => parseWhere(whereText), [whereText]);
+  const sortParam = params.get('sort');
+  const sortable = useMemo(() => sortableFields(schema), [schema]);
+  const sort = useMemo<Sort>(() => {
+    const s = parseSort(sortParam);
+    return sortable.includes(s.field) ? s : parseSort(null);
+  }, [sortParam, sortable]);
+  const activeRow = params.get('row');
+  const columns = useMemo(() => columnsOf(schema), [schema]);
+  const rows = useRowPages(appId, cls, where, sort, typeOf(schema, sort.field));
+  const [prefs, setPrefsState] = useState<ColumnPrefs>(() => loadColumnPrefs(appId, cls));
+  const setPrefs = (p: ColumnPrefs) => {
+    setPrefsState(p);
+    saveColumnPrefs(appId, cls, p);
+  };
+  const [saved, setSaved] = useState(() => loadSavedFilters(appId, cls));
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [panel, setPanel] = useState<'none' | 'filter' | 'schema' | 'columns'>(
+    Object.keys(where).length ? 'filter' : 'none',
+  );
+  const [bulkField, setBulkField] = useState('');
+  const [bulkValue, setBulkValue] = useState('');
+
+  const hasFilter = Object.keys(where).length > 0;
+  const count = useQuery({
+    queryKey: ['data-browser', appId, 'count', cls, whereText ?? ''],
+    queryFn: ({ signal }) => api.count(appId, cls, where, signal),
+    staleTime: 10_000,
+  });
+  // Until the count arrives: the class list's count (no filter) or one page's worth.
+  const total = rows.end ?? count.data?.count ?? (!hasFilter && schema.count ? schema.count : 100);
+
+  const update = (changes: Record<string, string | null>) => {
+    const next = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === null || v === '') next.delete(k);
+      else next.set(k, v);
+    }
+    setParams(next, { replace: false });
+  };
+
+  const refresh = () => {
+    rows.reset();
+    void count.refetch();
+  };
+
+  const onEdit = async (row: Row, field: string, value: unknown): Promise<boolean> => {
+    try {
+      const res = await api.update(appId, cls, row.objectId, {
+        [field]: value === undefined ? { __op: 'Delete' } : value,
+      });
+      rows.patch(row.objectId, { [field]: value, updatedAt: res.updatedAt ?? row.updatedAt });
+      notify(true, `Saved ${field} of ${row.objectId} (updatedAt ${res.updatedAt ?? '?'})`);
+      return true;
+    } catch (err) {
+      notify(false, `Edit of ${field} on ${row.objectId} refused — ${errorText(err)}`);
+      return false;
+    }
+  };
+
+  const ids = [...selected];
+  const btn = 'rounded border px-2 py-0.5 disabled:opacity-50';
+  return (
+    <div className="flex min-h-0 flex-1">
+      <div className="flex min-w-0 flex-1 flex-col">
+        <div className="flex flex-wrap items-center gap-2 border-b p-2 text-sm">
+          <h1 className="text-base font-semibold">{cls}</h1>
+          <span className="text-gray-500" data-testid="row-count">
+            {count.data ? `${count.data.count.toLocaleString()} rows` : 'counting…'}
+          </span>
+          <button
+            type="button"
+            className={btn}
+            onClick={() => setPanel(panel === 'filter' ? 'none' : 'filter')}
+          >
+            Filter{hasFilter ? ' •' : ''}
+          </button>
+          <button
+            type="button"
+            className={btn}
+            onClick={() => setPanel(panel === 'columns' ? 'none' : 'columns')}
+          >
+            Columns
+          </button>
+          <button
+            type="button"
+            className={btn}
+            onClick={() => setPanel(panel === 'schema' ? 'none' : 'schema')}
+          >
+            Schema
+          </button>
+          <button type="button" className={btn} onClick={refresh}>
+            Refresh
+          </button>
+          <button
+            type="button"
+            className={btn}
+            onClick={async () => {
+              try {
+                const res = await api.create(appId, cls, {});
+                notify(true, `Created row ${res.objectId}`);
+                refresh();
+                update({ row: res.objectId });
+              } catch (err) {
+                notify(false, `Add row refused — ${errorText(err)}`);
+              }
+            }}
+          >
+            Add row
+          </button>
+          <button
+            type="button"
+            className={btn}
+            disabled={ids.length === 0}
+            onClick={async () => {
+              let ok = 0;
+              const errors: string[] = [];
+              for (const id of ids) {
+                const row = rows.loadedRows().find((r) => r.objectId === id);
+                if (!row) continue;
+                const fields: Record<string, unknown> = {};
+                for (const [k, v] of Object.entries(row))
+                  if (!['objectId', 'createdAt', 'updatedAt'].includes(k) && typeOf(schema, k) !== 'Relation')
+                    fields[k] = v;
+                try {
+                  await api.create(appId, cls, fields);
+                  ok++;
+                } catch (err) {
+                  errors.push(`${id}: ${errorText(err)}`);
+                }
+              }
+              notify(
+                errors.length === 0,
+                `Cloned ${ok} rows${errors.length ? `; refused: ${errors.join('; ')}` : ''}`,
+              );
+              refresh();
+            }}
+          >
+            Clone {ids.length || ''}
+          </button>
+          <button
+            type="button"
+            className={`${btn} text-red-700`}
+            disabled={ids.length === 0}
+            onClick={async () => {
+              if (
+                !window.confirm(`Delete ${ids.length} selected row${ids.length === 1 ? '' : 's'} of ${cls}?`)
+              )
+                return;
+              try {
+                const res = await api.bulkDelete(appId, cls, ids);
+                const errs = res.results
+                  .filter((r) => r.error)
+                  .map((r) => `${r.error!.code}: ${r.error!.error}`);
+                notify(
+                  res.failed === 0,
+                  `Deleted ${res.succeeded} rows${res.failed ? `; ${res.failed} refused — ${errs.slice(0, 3).join('; ')}` : ''}`,
+                );
+                setSelected(new Set());
+                refresh();
+              } catch (err) {
+                notify(false, `Delete refused — ${errorText(err)}`);
+              }
+            }}
+          >
+            Delete {ids.length || ''}
+          </button>
+          {ids.length > 0 && (
+            <span className="flex items-center gap-1">
+              Set
+              <select
+                aria-label="bulk edit column"
+                className="rounded border dark:bg-gray-800"
+                value={bulkField}
+                onChange={(e) => setBulkField(e.target.value)}
+              >
+                <option value="">column…</option>
+                {columns
+                  .filter(
+                    (c) =>
+                      !['objectId', 'createdAt', 'updatedAt'].includes(c) && typeOf(schema, c) !== 'Relation',
+                  )
+                  .map((c) => (
+                    <option key={c}>{c}</option>
+                  ))}
+              </select>
+              <input
+                aria-label="bulk edit value"
+                className="w-32 rounded border px-1 dark:bg-gray-800"
+                value={bulkValue}
+                onChange={(e) => setBulkValue(e.target.value)}
+              />
+              <button
+                type="button"
+                className={btn}
+                disabled={!bulkField}
+                onClick={async () => {
+                  const r = parseEdit(
+                    typeOf(schema, bulkField),
+                    bulkValue,
+                    schema.fields[bulkField]?.targetClass,
+                  );
+                  if (!r.ok) return notify(false, `Bulk edit: ${r.error}`);
+                  try {
+                    const res = await api.bulkUpdate(
+                      appId,
+                      cls,
+                      ids,
+                      bulkField,
+                      r.value === undefined ? { __op: 'Delete' } : r.value,
+                    );
+                    notify(
+                      res.failed === 0,
+                      `Updated ${res.succeeded} rows${res.failed ? `; ${res.failed} refused` : ''}`,
+                    );
+                    refresh();
+                  } catch (err) {
+                    notify(false, `Bulk edit refused — ${errorText(err)}`);
+                  }
+                }}
+              >
+                on {ids.length} rows
+              </button>
+            </span>
+          )}
+          <ImportExport
+            appId={appId}
+            schema={schema}
+            where={where}
+            total={count.data?.count ?? 0}
+            onImported={refresh}
+          />
+        </div>
+        {panel === 'filter' && (
+          <FilterBuilder
+            key={whereText ?? ''}
+            schema={schema}
+            columns={columns}
+            where={where}
+            onApply={(w) => update({ where: Object.keys(w).length ? JSON.stringify(w) : null })}
+            saved={saved}
+            onSave={(l) => {
+              setSaved(l);
+              saveSavedFilters(appId, cls, l);
+            }}
+          />
+        )}
+        {panel === 'columns' && (
+          <div className="flex flex-wrap gap-3 border-b p-2 text-sm">
+            {columns.map((c) => (
+              <label key={c} className="flex items-center gap-1">
+                <input
+                  type="checkbox"
+                  checked={!prefs.hidden.includes(c)}
+                  onChange={(e) =>
+                    setPrefs({
+                      ...prefs,
+                      hidden: e.target.checked ? prefs.hidden.filter((x) => x !== c) : [...prefs.hidden, c],
+                    })
+                  }
+                />
+                {c}
+              </label>
+            ))}
+            <button
+              type="button"
+              className="underline"
+              onClick={() => setPrefs({ order: [], hidden: [], pinned: [], widths: {} })}
+            >
+              reset layout
+            </button>
+          </div>
+        )}
+        {panel === 'schema' && (
+          <SchemaPanel
+            appId={appId}
+            schema={schema}
+            classNames={schemas.map((s) => s.className)}
+            run={run}
+            onDropped={onDropped}
+          />
+        )}
+        {rows.error && (
+          <p className="p-2 text-red-600" role="alert">
+            {rows.error}
+          </p>
+        )}
+        <Grid
+          appId={appId}
+          className={cls}
+          schema={schema}
+          columns={columns}
+          sortable={sortable}
+          rows={rows}
+          total={total}
+          sort={sort}
+          onSort={(s) => update({ sort: sortText(s) === 'objectId' ? null : sortText(s) })}
+          prefs={prefs}
+          setPrefs={setPrefs}
+          selected={selected}
+          setSelected={setSelected}
+          activeRow={activeRow}
+          onOpenRow={(id) => update({ row: id })}
+          onEdit={onEdit}
+        />
+      </div>
+      {activeRow && (
+        <RowDetail
+          key={activeRow}
+          appId={appId}
+          className={cls}
+          objectId={activeRow}
+          schema={schema}
+          schemas={schemas}
+          onClose={() => update({ row: null })}
+        />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,123 @@
+/**
+ * The data browser's calls to the bff (`/bff/apps/:appId/...`), typed. Errors carry the service's
+ * `{code, error}` and the HTTP status.
+ */
+import type { Where } from '../lib/filter.ts';
+import type { Row, SchemaDoc } from '../lib/wire.ts';
+
+export class BffApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    readonly error: string,
+  ) {
+    super(`${code}: ${error}`);
+  }
+}
+
+export async function bff<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const headers: Record<string, string> = { 'X-Console-CSRF': '1', Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(`/bff${path}`, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
+  const text = await res.text();
+  let data: unknown = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    const d = (data ?? {}) as { code?: number; error?: string };
+    throw new BffApiError(res.status, d.code ?? 0, d.error ?? (text || res.statusText));
+  }
+  return data as T;
+}
+
+export const errorText = (err: unknown): string =>
+  err instanceof BffApiError
+    ? `Error ${err.code}: ${err.error}`
+    : err instanceof Error
+      ? err.message
+      : String(err);
+
+const app = (appId: string) => `/apps/${encodeURIComponent(appId)}`;
+const cls = (appId: string, className: string) => `${app(appId)}/classes/${encodeURIComponent(className)}`;
+const schema = (appId: string, className: string) => `${app(appId)}/schemas/${encodeURIComponent(className)}`;
+
+export interface FindParams {
+  where?: Where;
+  order?: string;
+  limit?: number;
+  skip?: number;
+  keys?: string;
+  include?: string;
+  count?: boolean;
+}
+
+export interface FindResult {
+  results: Row[];
+  count?: number;
+}
+
+function qs(p: FindParams): string {
+  const u = new URLSearchParams();
+  if (p.where && Object.keys(p.where).length) u.set('where', JSON.stringify(p.where));
+  if (p.order) u.set('order', p.order);
+  if (p.limit !== undefined) u.set('limit', String(p.limit));
+  if (p.skip) u.set('skip', String(p.skip));
+  if (p.keys) u.set('keys', p.keys);
+  if (p.include) u.set('include', p.include);
+  if (p.count) u.set('count', '1');
+  const s = u.toString();
+  return s ? `?${s}` : '';
+}
+
+export interface BulkAnswer {
+  results: Array<{ success?: unknown; error?: { code: number; error: string } }>;
+  succeeded: number;
+  failed: number;
+}
+
+export const api = {
+  schemas: (appId: string, signal?: AbortSignal) =>
+    bff<{ results: SchemaDoc[] }>('GET', `${app(appId)}/schemas`, undefined, signal),
+  schema: (appId: string, c: string, signal?: AbortSignal) =>
+    bff<SchemaDoc>('GET', schema(appId, c), undefined, signal),
+  find: (appId: string, c: string, p: FindParams, signal?: AbortSignal) =>
+    bff<FindResult>('GET', `${cls(appId, c)}${qs(p)}`, undefined, signal),
+  count: (appId: string, c: string, where?: Where, signal?: AbortSignal) =>
+    bff<{ count: number }>('GET', `${cls(appId, c)}/count${qs({ where })}`, undefined, signal),
+  get: (appId: string, c: string, id: string, signal?: AbortSignal) =>
+    bff<Row>('GET', `${cls(appId, c)}/${encodeURIComponent(id)}`, undefined, signal),
+  create: (appId: string, c: string, fields: Record<string, unknown>) =>
+    bff<{ objectId: string; createdAt: string }>('POST', cls(appId, c), fields),
+  update: (appId: string, c: string, id: string, fields: Record<string, unknown>) =>
+    bff<{ updatedAt: string }>('PUT', `${cls(appId, c)}/${encodeURIComponent(id)}`, fields),
+  remove: (appId: string, c: string, id: string) =>
+    bff<unknown>('DELETE', `${cls(appId, c)}/${encodeURIComponent(id)}`),
+  bulkDelete: (appId: string, c: string, objectIds: string[]) =>
+    bff<BulkAnswer>('POST', `${cls(appId, c)}/bulk/delete`, { objectIds }),
+  bulkUpdate: (appId: string, c: string, objectIds: string[], field: string, value: unknown) =>
+    bff<BulkAnswer>('POST', `${cls(appId, c)}/bulk/update`, { objectIds, field, value }),
+  createClass: (appId: string, className: string) =>
+    bff<SchemaDoc>('POST', `${app(appId)}/schemas`, { className }),
+  dropClass: (appId: string, c: string) => bff<unknown>('DELETE', schema(appId, c)),
+  addField: (appId: string, c: string, name: string, type: string, targetClass?: string) =>
+    bff<SchemaDoc>(
+      'POST',
+      `${schema(appId, c)}/fields`,
+      targetClass ? { name, type, targetClass } : { name, type },
+    ),
+  deleteField: (appId: string, c: string, name: string) =>
+    bff<SchemaDoc>('DELETE', `${schema(appId, c)}/fields/${encodeURIComponent(name)}`),
+  addIndex: (appId: string, c: string, name: string, keys: Record<string, 1 | -1>) =>
+    bff<SchemaDoc>('POST', `${schema(appId, c)}/indexes`, { name, keys }),
+  deleteIndex: (appId: string, c: string, name: string) =>
+    bff<SchemaDoc>('DELETE', `${schema(appId, c)}/indexes/${encodeURIComponent(name)}`),
+};

@@ -1,0 +1,249 @@
+/** Inline editors by type. `onCommit` receives the new wire value (`undefined` unsets the field). */
+import { useEffect, useRef, useState } from 'react';
+import { api } from '../api/bff.ts';
+import { dateIso, editText, type FieldType, isPlainObject, parseEdit } from '../lib/wire.ts';
+
+export interface EditorProps {
+  appId: string;
+  type: FieldType;
+  targetClass?: string;
+  value: unknown;
+  onCommit(value: unknown): void;
+  onCancel(): void;
+}
+
+/** `YYYY-MM-DDTHH:mm:ss` in local time, as `<input type="datetime-local">` wants it. */
+function toLocalInput(iso: string | null): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+export function CellEditor(props: EditorProps) {
+  const { type } = props;
+  if (type === 'Boolean') return <BooleanEditor {...props} />;
+  if (type === 'Date') return <DateEditor {...props} />;
+  if (type === 'Pointer') return <PointerEditor {...props} />;
+  if (type === 'GeoPoint') return <GeoEditor {...props} />;
+  if (type === 'String' || type === 'Number') return <TextEditor {...props} />;
+  return <JsonEditor {...props} />;
+}
+
+function keys(e: React.KeyboardEvent, commit: () => void, cancel: () => void) {
+  if (e.key === 'Enter' && !e.shiftKey) {
+    e.preventDefault();
+    commit();
+  } else if (e.key === 'Escape') {
+    e.preventDefault();
+    cancel();
+  }
+}
+
+/** Stable callback ref: focuses the editor once, when it mounts. */
+const focusOnMount = (el: HTMLElement | null) => el?.focus();
+
+const box =
+  'absolute left-0 top-0 z-30 min-w-full rounded border border-blue-500 bg-white p-1 shadow-lg dark:bg-gray-900';
+
+function TextEditor({ type, value, onCommit, onCancel }: EditorProps) {
+  const [text, setText] = useState(editText(type, value));
+  const [err, setErr] = useState<string | null>(null);
+  const commit = () => {
+    const r = parseEdit(type, text);
+    if (!r.ok) return setErr(r.error);
+    onCommit(type === 'String' && text === '' ? '' : r.value);
+  };
+  return (
+    <div className={box}>
+      <input
+        ref={focusOnMount}
+        aria-label="cell editor"
+        data-testid="cell-editor"
+        type={type === 'Number' ? 'number' : 'text'}
+        step="any"
+        className="w-full rounded border px-1 text-sm dark:bg-gray-800"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => keys(e, commit, onCancel)}
+      />
+      {err && <div className="text-xs text-red-600">{err}</div>}
+    </div>
+  );
+}
+
+function BooleanEditor({ value, onCommit, onCancel }: EditorProps) {
+  return (
+    <div className={box}>
+      <select
+        ref={focusOnMount}
+        aria-label="cell editor"
+        data-testid="cell-editor"
+        className="w-full rounded border text-sm dark:bg-gray-800"
+        defaultValue={value === true ? 'true' : value === false ? 'false' : ''}
+        onKeyDown={(e) => e.key === 'Escape' && onCancel()}
+        onChange={(e) => onCommit(e.target.value === '' ? undefined : e.target.value === 'true')}
+      >
+        <option value="">(unset)</option>
+        <option value="true">true</option>
+        <option value="false">false</option>
+      </select>
+    </div>
+  );
+}
+
+function DateEditor({ value, onCommit, onCancel }: EditorProps) {
+  const [text, setText] = useState(toLocalInput(dateIso(value)));
+  const commit = () => {
+    if (!text) return onCommit(undefined);
+    const d = new Date(text);
+    if (!Number.isNaN(d.getTime())) onCommit({ __type: 'Date', iso: d.toISOString() });
+  };
+  return (
+    <div className={box}>
+      <input
+        ref={focusOnMount}
+        aria-label="cell editor"
+        data-testid="cell-editor"
+        type="datetime-local"
+        step="1"
+        className="rounded border text-sm dark:bg-gray-800"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => keys(e, commit, onCancel)}
+      />
+      <button type="button" className="ml-1 rounded bg-blue-600 px-2 text-xs text-white" onClick={commit}>
+        Save
+      </button>
+    </div>
+  );
+}
+
+function GeoEditor({ value, onCommit, onCancel }: EditorProps) {
+  const v = isPlainObject(value) ? value : {};
+  const [lat, setLat] = useState(v.latitude === undefined ? '' : String(v.latitude));
+  const [lng, setLng] = useState(v.longitude === undefined ? '' : String(v.longitude));
+  const [err, setErr] = useState<string | null>(null);
+  const commit = () => {
+    if (lat === '' && lng === '') return onCommit(undefined);
+    const r = parseEdit('GeoPoint', `${lat}, ${lng}`);
+    if (!r.ok) return setErr(r.error);
+    onCommit(r.value);
+  };
+  const cls = 'w-24 rounded border px-1 text-sm dark:bg-gray-800';
+  return (
+    <div className={`${box} flex flex-wrap items-center gap-1`}>
+      <input
+        ref={focusOnMount}
+        aria-label="latitude"
+        data-testid="cell-editor"
+        className={cls}
+        value={lat}
+        onChange={(e) => setLat(e.target.value)}
+        onKeyDown={(e) => keys(e, commit, onCancel)}
+      />
+      <input
+        aria-label="longitude"
+        className={cls}
+        value={lng}
+        onChange={(e) => setLng(e.target.value)}
+        onKeyDown={(e) => keys(e, commit, onCancel)}
+      />
+      {err && <div className="w-full text-xs text-red-600">{err}</div>}
+    </div>
+  );
+}
+
+function PointerEditor({ appId, targetClass, value, onCommit, onCancel }: EditorProps) {
+  const [text, setText] = useState(editText('Pointer', value));
+  const [options, setOptions] = useState<string[]>([]);
+  const seq = useRef(0);
+  useEffect(() => {
+    if (!targetClass) return;
+    const n = ++seq.current;
+    const ctrl = new AbortController();
+    const t = setTimeout(() => {
+      const where = text ? { objectId: { $regex: `^${text.replace(/[^A-Za-z0-9_-]/g, '')}` } } : {};
+      api
+        .find(appId, targetClass, { where, limit: 20, keys: 'objectId', order: 'objectId' }, ctrl.signal)
+        .then((r) => n === seq.current && setOptions(r.results.map((x) => x.objectId)))
+        .catch(() => undefined);
+    }, 150);
+    return () => {
+      clearTimeout(t);
+      ctrl.abort();
+    };
+  }, [appId, targetClass, text]);
+  const commit = () => {
+    if (!text.trim()) return onCommit(undefined);
+    onCommit({ __type: 'Pointer', className: targetClass, objectId: text.trim() });
+  };
+  return (
+    <div className={box}>
+      <input
+        ref={focusOnMount}
+        aria-label="cell editor"
+        data-testid="cell-editor"
+        placeholder={`${targetClass ?? ''} objectId`}
+        className="w-full rounded border px-1 text-sm dark:bg-gray-800"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => keys(e, commit, onCancel)}
+      />
+      <ul className="max-h-40 overflow-auto text-xs">
+        {options.map((id) => (
+          <li key={id}>
+            <button
+              type="button"
+              className="w-full px-1 text-left hover:bg-blue-100 dark:hover:bg-gray-700"
+              onClick={() => onCommit({ __type: 'Pointer', className: targetClass, objectId: id })}
+            >
+              {id}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function JsonEditor({ type, value, onCommit, onCancel }: EditorProps) {
+  const [text, setText] = useState(editText(type, value));
+  const check = parseEdit(type, text);
+  const commit = () => check.ok && onCommit(check.value);
+  return (
+    <div className={`${box} w-96`}>
+      <textarea
+        ref={focusOnMount}
+        aria-label="cell editor"
+        data-testid="cell-editor"
+        className="h-40 w-full rounded border font-mono text-xs dark:bg-gray-800"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) commit();
+          if (e.key === 'Escape') onCancel();
+        }}
+      />
+      <div className="flex items-center gap-2 text-xs">
+        {check.ok ? (
+          <span className="text-green-700">valid</span>
+        ) : (
+          <span className="text-red-600">{check.error}</span>
+        )}
+        <button
+          type="button"
+          disabled={!check.ok}
+          className="ml-auto rounded bg-blue-600 px-2 text-white disabled:opacity-50"
+          onClick={commit}
+        >
+          Save
+        </button>
+        <button type="button" className="rounded border px-2" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,84 @@
+/** Class list with row counts (rounded when large, exact on demand); system classes apart. */
+import { useState } from 'react';
+import { NavLink } from 'react-router';
+import { api, errorText } from '../api/bff.ts';
+import { isSystemClass, type SchemaDoc } from '../lib/wire.ts';
+import { dataPath } from './Cell.tsx';
+
+/** Large counts are shown rounded ("≈1.2M"); the exact figure is one click away. */
+export function approxCount(n: number | null | undefined): string {
+  if (n === null || n === undefined) return '?';
+  if (n < 10_000) return String(n);
+  if (n < 1_000_000) return `≈${(n / 1000).toFixed(n < 100_000 ? 1 : 0)}K`;
+  return `≈${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export function ClassList({
+  appId,
+  schemas,
+  current,
+  run,
+}: {
+  appId: string;
+  schemas: SchemaDoc[];
+  current?: string;
+  run(label: string, fn: () => Promise<unknown>): Promise<boolean>;
+}) {
+  const [exact, setExact] = useState<Record<string, string>>({});
+  const [name, setName] = useState('');
+  const user = schemas.filter((s) => !isSystemClass(s.className));
+  const system = schemas.filter((s) => isSystemClass(s.className));
+  const item = (s: SchemaDoc) => (
+    <li key={s.className} className="flex items-center">
+      <NavLink
+        to={dataPath(appId, s.className)}
+        className={({ isActive }) =>
+          `flex-1 truncate rounded px-1 ${isActive || s.className === current ? 'bg-blue-100 font-semibold dark:bg-blue-900' : ''}`
+        }
+      >
+        {s.className}
+      </NavLink>
+      <button
+        type="button"
+        className="text-xs text-gray-500 hover:underline"
+        title="Click for the exact count"
+        data-testid={`count-${s.className}`}
+        onClick={() =>
+          api
+            .count(appId, s.className)
+            .then((r) => setExact((e) => ({ ...e, [s.className]: r.count.toLocaleString() })))
+            .catch((err) => setExact((e) => ({ ...e, [s.className]: errorText(err) })))
+        }
+      >
+        {exact[s.className] ?? approxCount(s.count)}
+      </button>
+    </li>
+  );
+  return (
+    <nav className="w-56 shrink-0 overflow-auto border-r p-2 text-sm" aria-label="classes">
+      <h2 className="font-semibold">Classes</h2>
+      <ul>{user.map(item)}</ul>
+      <div className="mt-2 flex gap-1">
+        <input
+          aria-label="new class name"
+          className="w-full rounded border px-1 dark:bg-gray-800"
+          placeholder="New class"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
+        <button
+          type="button"
+          className="rounded border px-1"
+          disabled={!name}
+          onClick={() =>
+            run(`Create class ${name}`, () => api.createClass(appId, name)).then((ok) => ok && setName(''))
+          }
+        >
+          +
+        </button>
+      </div>
+      <h2 className="mt-3 font-semibold text-gray-500">System</h2>
+      <ul>{system.map(item)}</ul>
+    </nav>
+  );
+}

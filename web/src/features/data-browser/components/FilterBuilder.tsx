@@ -1,0 +1,347 @@
+/** Filter builder (and/or/nor groups of conditions) with a raw JSON tab and saved filters. */
+import { useState } from 'react';
+import {
+  type Condition,
+  filterToWhere,
+  type Group,
+  LIST_OPERATORS,
+  type Node,
+  OPERATORS,
+  type Operator,
+  SCALAR_OPERATORS,
+  type Where,
+  whereToFilter,
+} from '../lib/filter.ts';
+import type { SavedFilter } from '../lib/prefs.ts';
+import { editText, parseEdit, parseJson, type SchemaDoc, toQueryValue, typeOf } from '../lib/wire.ts';
+
+export interface FilterBuilderProps {
+  schema: SchemaDoc;
+  columns: string[];
+  where: Where;
+  onApply(where: Where): void;
+  saved: SavedFilter[];
+  onSave(list: SavedFilter[]): void;
+}
+
+const input = 'rounded border px-1 text-sm dark:bg-gray-800';
+
+export function FilterBuilder(p: FilterBuilderProps) {
+  const [tree, setTree] = useState<Group>(() => {
+    try {
+      return whereToFilter(p.where);
+    } catch {
+      return { kind: 'group', op: 'and', children: [] };
+    }
+  });
+  const [raw, setRaw] = useState(JSON.stringify(p.where, null, 2));
+  const [mode, setMode] = useState<'builder' | 'json'>('builder');
+  const [err, setErr] = useState<string | null>(null);
+  const [name, setName] = useState('');
+
+  const current = (): Where | null => {
+    if (mode === 'builder') return filterToWhere(tree);
+    const r = parseJson(raw);
+    if (!r.ok || typeof r.value !== 'object' || r.value === null || Array.isArray(r.value)) {
+      setErr(r.ok ? 'the where clause must be a JSON object' : r.error);
+      return null;
+    }
+    return r.value as Where;
+  };
+
+  const switchTo = (m: 'builder' | 'json') => {
+    setErr(null);
+    if (m === 'json') setRaw(JSON.stringify(filterToWhere(tree), null, 2));
+    else {
+      const w = current();
+      if (!w) return;
+      try {
+        setTree(whereToFilter(w));
+      } catch (e) {
+        return setErr((e as Error).message);
+      }
+    }
+    setMode(m);
+  };
+
+  return (
+    <div className="space-y-2 border-b p-2" data-testid="filter-builder">
+      <div className="flex gap-2 text-sm">
+        <button
+          type="button"
+          className={mode === 'builder' ? 'font-bold' : ''}
+          onClick={() => switchTo('builder')}
+        >
+          Builder
+        </button>
+        <button type="button" className={mode === 'json' ? 'font-bold' : ''} onClick={() => switchTo('json')}>
+          JSON
+        </button>
+      </div>
+      {mode === 'builder' ? (
+        <GroupEditor group={tree} schema={p.schema} columns={p.columns} onChange={setTree} root />
+      ) : (
+        <textarea
+          aria-label="where JSON"
+          className="h-32 w-full rounded border font-mono text-xs dark:bg-gray-800"
+          value={raw}
+          onChange={(e) => setRaw(e.target.value)}
+        />
+      )}
+      {err && <div className="text-xs text-red-600">{err}</div>}
+      <div className="flex flex-wrap items-center gap-2 text-sm">
+        <button
+          type="button"
+          className="rounded bg-blue-600 px-2 py-0.5 text-white"
+          onClick={() => {
+            const w = current();
+            if (w) p.onApply(w);
+          }}
+        >
+          Apply filter
+        </button>
+        <button type="button" className="rounded border px-2 py-0.5" onClick={() => p.onApply({})}>
+          Clear
+        </button>
+        <input
+          className={input}
+          placeholder="filter name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          aria-label="saved filter name"
+        />
+        <button
+          type="button"
+          className="rounded border px-2 py-0.5"
+          disabled={!name}
+          onClick={() => {
+            const w = current();
+            if (w) p.onSave([...p.saved.filter((s) => s.name !== name), { name, where: w }]);
+          }}
+        >
+          Save filter
+        </button>
+        {p.saved.map((s) => (
+          <span key={s.name} className="rounded bg-gray-100 px-1 dark:bg-gray-800">
+            <button
+              type="button"
+              className="underline"
+              onClick={() => p.onApply(s.where)}
+              title={JSON.stringify(s.where)}
+            >
+              {s.name}
+            </button>
+            <button
+              type="button"
+              className="ml-1 text-xs"
+              aria-label={`delete saved filter ${s.name}`}
+              onClick={() => p.onSave(p.saved.filter((x) => x !== s))}
+            >
+              ✕
+            </button>
+          </span>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+function GroupEditor({
+  group,
+  schema,
+  columns,
+  onChange,
+  root,
+}: {
+  group: Group;
+  schema: SchemaDoc;
+  columns: string[];
+  onChange(g: Group): void;
+  root?: boolean;
+}) {
+  const set = (i: number, n: Node | null) => {
+    const children = [...group.children];
+    if (n) children[i] = n;
+    else children.splice(i, 1);
+    onChange({ ...group, children });
+  };
+  return (
+    <div className={`space-y-1 ${root ? '' : 'ml-4 border-l pl-2'}`}>
+      <div className="flex items-center gap-2 text-sm">
+        <select
+          aria-label="group operator"
+          className={input}
+          value={group.op}
+          onChange={(e) => onChange({ ...group, op: e.target.value as Group['op'] })}
+        >
+          <option value="and">all of (and)</option>
+          <option value="or">any of (or)</option>
+          <option value="nor">none of (nor)</option>
+        </select>
+        <button
+          type="button"
+          className="rounded border px-1"
+          onClick={() =>
+            onChange({
+              ...group,
+              children: [
+                ...group.children,
+                { kind: 'cond', field: columns[0] ?? 'objectId', op: '$eq', value: '' },
+              ],
+            })
+          }
+        >
+          + condition
+        </button>
+        <button
+          type="button"
+          className="rounded border px-1"
+          onClick={() =>
+            onChange({ ...group, children: [...group.children, { kind: 'group', op: 'or', children: [] }] })
+          }
+        >
+          + group
+        </button>
+      </div>
+      {group.children.map((n, i) =>
+        n.kind === 'group' ? (
+          // biome-ignore lint/suspicious/noArrayIndexKey: conditions have no identity but their place
+          <div key={`g${i}`} className="flex items-start gap-1">
+            <GroupEditor group={n} schema={schema} columns={columns} onChange={(g) => set(i, g)} />
+            <button type="button" aria-label="remove group" onClick={() => set(i, null)}>
+              ✕
+            </button>
+          </div>
+        ) : (
+          <ConditionEditor
+            // biome-ignore lint/suspicious/noArrayIndexKey: conditions have no identity but their place
+            key={`c${i}`}
+            cond={n}
+            schema={schema}
+            columns={columns}
+            onChange={(c) => set(i, c)}
+          />
+        ),
+      )}
+    </div>
+  );
+}
+
+function valueText(c: Condition, schema: SchemaDoc): string {
+  if (SCALAR_OPERATORS.has(c.op)) return editText(typeOf(schema, c.field), c.value);
+  if (c.op === '$regex') return typeof c.value === 'string' ? c.value : '';
+  return c.value === undefined || c.value === '' ? '' : JSON.stringify(c.value);
+}
+
+function ConditionEditor({
+  cond,
+  schema,
+  columns,
+  onChange,
+}: {
+  cond: Condition;
+  schema: SchemaDoc;
+  columns: string[];
+  onChange(c: Condition | null): void;
+}) {
+  const [text, setText] = useState(valueText(cond, schema));
+  const [err, setErr] = useState<string | null>(null);
+  const type = typeOf(schema, cond.field);
+  const commitText = (t: string, op: Operator = cond.op) => {
+    setText(t);
+    setErr(null);
+    if (SCALAR_OPERATORS.has(op)) {
+      const r = parseEdit(type === 'ACL' ? 'Object' : type, t, schema.fields[cond.field]?.targetClass);
+      if (!r.ok) return setErr(r.error);
+      return onChange({ ...cond, op, value: toQueryValue(type, r.value ?? null) });
+    }
+    if (op === '$regex') return onChange({ ...cond, op, value: t });
+    const r = parseJson(t || 'null');
+    if (!r.ok) return setErr(r.error);
+    if (LIST_OPERATORS.has(op) && !Array.isArray(r.value))
+      return setErr('expected a JSON array, e.g. [1, 2]');
+    onChange({ ...cond, op, value: r.value });
+  };
+  return (
+    <div className="flex flex-wrap items-center gap-1 text-sm" data-testid="filter-condition">
+      {cond.op !== '$relatedTo' && (
+        <input
+          list="db-filter-fields"
+          aria-label="field"
+          className={`${input} w-36`}
+          value={cond.field}
+          onChange={(e) => onChange({ ...cond, field: e.target.value })}
+        />
+      )}
+      <datalist id="db-filter-fields">
+        {columns.map((c) => (
+          <option key={c} value={c} />
+        ))}
+      </datalist>
+      <select
+        aria-label="operator"
+        className={input}
+        value={cond.op}
+        onChange={(e) => {
+          const op = e.target.value as Operator;
+          if (op === '$exists') onChange({ ...cond, op, value: true, extra: undefined });
+          else commitText(text, op);
+        }}
+      >
+        {OPERATORS.map((o) => (
+          <option key={o.op} value={o.op}>
+            {o.label} ({o.op})
+          </option>
+        ))}
+      </select>
+      {cond.op === '$exists' ? (
+        <select
+          aria-label="value"
+          className={input}
+          value={String(cond.value)}
+          onChange={(e) => onChange({ ...cond, value: e.target.value === 'true' })}
+        >
+          <option value="true">true</option>
+          <option value="false">false</option>
+        </select>
+      ) : (
+        <input
+          aria-label="value"
+          className={`${input} w-56`}
+          value={text}
+          placeholder={SCALAR_OPERATORS.has(cond.op) || cond.op === '$regex' ? type : 'JSON'}
+          onChange={(e) => commitText(e.target.value)}
+        />
+      )}
+      {cond.op === '$regex' && (
+        <input
+          aria-label="regex options"
+          className={`${input} w-12`}
+          placeholder="imxs"
+          value={String(cond.extra?.$options ?? '')}
+          onChange={(e) =>
+            onChange({ ...cond, extra: e.target.value ? { $options: e.target.value } : undefined })
+          }
+        />
+      )}
+      {cond.op === '$nearSphere' && (
+        <input
+          aria-label="max distance km"
+          className={`${input} w-24`}
+          placeholder="max km"
+          value={String(cond.extra?.$maxDistanceInKilometers ?? '')}
+          onChange={(e) =>
+            onChange({
+              ...cond,
+              extra: e.target.value ? { $maxDistanceInKilometers: Number(e.target.value) } : undefined,
+            })
+          }
+        />
+      )}
+      <button type="button" aria-label="remove condition" onClick={() => onChange(null)}>
+        ✕
+      </button>
+      {err && <span className="text-xs text-red-600">{err}</span>}
+    </div>
+  );
+}

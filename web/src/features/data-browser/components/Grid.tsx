@@ -1,0 +1,279 @@
+/** The virtualized grid: rows fetched as they scroll into view, placeholders until they arrive. */
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useEffect, useRef, useState } from 'react';
+import type { RowPages } from '../hooks/useRowPages.ts';
+import type { Sort } from '../lib/keyset.ts';
+import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';
+import { READ_ONLY_FIELDS, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
+import { CellValue } from './Cell.tsx';
+import { CellEditor } from './CellEditor.tsx';
+
+export const ROW_HEIGHT = 30;
+const SELECT_WIDTH = 36;
+const DEFAULT_WIDTH = 160;
+
+export interface GridProps {
+  appId: string;
+  className: string;
+  schema: SchemaDoc;
+  columns: string[];
+  sortable: string[];
+  rows: RowPages;
+  total: number;
+  sort: Sort;
+  onSort(sort: Sort): void;
+  prefs: ColumnPrefs;
+  setPrefs(p: ColumnPrefs): void;
+  selected: Set<string>;
+  setSelected(s: Set<string>): void;
+  activeRow: string | null;
+  onOpenRow(id: string): void;
+  onEdit(row: Row, field: string, value: unknown): Promise<boolean>;
+}
+
+export function Grid(p: GridProps) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const [editing, setEditing] = useState<{ id: string; field: string } | null>(null);
+  const [dragging, setDragging] = useState<string | null>(null);
+  const { pinned, rest } = arrangeColumns(p.columns, p.prefs);
+  const cols = [...pinned, ...rest];
+  const width = (c: string) => p.prefs.widths[c] ?? (c === 'objectId' ? 120 : DEFAULT_WIDTH);
+  const left: Record<string, number> = {};
+  let acc = SELECT_WIDTH;
+  for (const c of pinned) {
+    left[c] = acc;
+    acc += width(c);
+  }
+  const totalWidth = cols.reduce((s, c) => s + width(c), SELECT_WIDTH);
+
+  const virt = useVirtualizer({
+    count: p.total,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 20,
+  });
+  const items = virt.getVirtualItems();
+  const first = items[0]?.index ?? 0;
+  const last = items[items.length - 1]?.index ?? 0;
+  const { ensure } = p.rows;
+  useEffect(() => {
+    if (p.total > 0) ensure(first, Math.min(last, p.total - 1));
+  }, [ensure, first, last, p.total]);
+
+  const startResize = (e: React.PointerEvent, col: string) => {
+    e.preventDefault();
+    e.stopPropagation();
+    const x0 = e.clientX;
+    const w0 = width(col);
+    const move = (ev: PointerEvent) => {
+      const w = Math.max(50, Math.round(w0 + ev.clientX - x0));
+      p.setPrefs({ ...p.prefs, widths: { ...p.prefs.widths, [col]: w } });
+    };
+    const up = () => {
+      window.removeEventListener('pointermove', move);
+      window.removeEventListener('pointerup', up);
+    };
+    window.addEventListener('pointermove', move);
+    window.addEventListener('pointerup', up);
+  };
+
+  const cellStyle = (c: string): React.CSSProperties =>
+    c in left ? { width: width(c), left: left[c], position: 'sticky', zIndex: 2 } : { width: width(c) };
+
+  const allLoadedIds = () => p.rows.loadedRows().map((r) => r.objectId);
+
+  return (
+    <div
+      ref={scrollRef}
+      className="relative flex-1 overflow-auto text-sm"
+      data-testid="grid"
+      data-total={p.total}
+    >
+      <div style={{ width: totalWidth, minWidth: '100%' }}>
+        <div
+          className="sticky top-0 z-20 flex border-b bg-gray-100 font-medium dark:bg-gray-800"
+          style={{ height: ROW_HEIGHT }}
+        >
+          <div
+            className="sticky left-0 z-30 flex items-center justify-center bg-gray-100 dark:bg-gray-800"
+            style={{ width: SELECT_WIDTH }}
+          >
+            <input
+              type="checkbox"
+              aria-label="select all loaded rows"
+              checked={p.selected.size > 0 && p.selected.size >= allLoadedIds().length}
+              onChange={(e) => p.setSelected(new Set(e.target.checked ? allLoadedIds() : []))}
+            />
+          </div>
+          {cols.map((c) => {
+            const canSort = p.sortable.includes(c);
+            const active = p.sort.field === c;
+            return (
+              // biome-ignore lint/a11y/noStaticElementInteractions: drag and drop of column headers
+              <div
+                key={c}
+                data-column={c}
+                draggable
+                onDragStart={() => setDragging(c)}
+                onDragOver={(e) => e.preventDefault()}
+                onDrop={() => {
+                  if (!dragging) return;
+                  const order = moveColumn(cols, dragging, c);
+                  p.setPrefs({ ...p.prefs, order });
+                  setDragging(null);
+                }}
+                data-sort={active ? (p.sort.desc ? 'descending' : 'ascending') : undefined}
+                className="group relative flex items-center gap-1 truncate border-r bg-gray-100 px-2 dark:bg-gray-800"
+                style={cellStyle(c)}
+                title={`${c} (${typeOf(p.schema, c)}${p.schema.fields[c]?.targetClass ? ` → ${p.schema.fields[c]?.targetClass}` : ''})${canSort ? ' — click to sort' : ''}`}
+              >
+                <button
+                  type="button"
+                  className={`truncate text-left ${canSort ? 'cursor-pointer hover:underline' : 'cursor-default'}`}
+                  onClick={() => canSort && p.onSort({ field: c, desc: active ? !p.sort.desc : false })}
+                >
+                  {c}
+                  {active ? (p.sort.desc ? ' ▼' : ' ▲') : ''}
+                </button>
+                <span className="text-xs text-gray-500">{typeOf(p.schema, c)}</span>
+                <button
+                  type="button"
+                  className="ml-auto hidden text-xs group-hover:inline"
+                  title={c in left ? 'Unpin' : 'Pin'}
+                  onClick={() => {
+                    const pins = p.prefs.pinned.includes(c)
+                      ? p.prefs.pinned.filter((x) => x !== c)
+                      : [...p.prefs.pinned, c];
+                    p.setPrefs({ ...p.prefs, pinned: pins });
+                  }}
+                >
+                  {c in left ? '⊗' : '📌'}
+                </button>
+                <button
+                  type="button"
+                  className="hidden text-xs group-hover:inline"
+                  title="Hide column"
+                  onClick={() => p.setPrefs({ ...p.prefs, hidden: [...p.prefs.hidden, c] })}
+                >
+                  ✕
+                </button>
+                <span
+                  title={`resize ${c}`}
+                  data-resize={c}
+                  className="absolute right-0 top-0 h-full w-1.5 cursor-col-resize hover:bg-blue-400"
+                  onPointerDown={(e) => startResize(e, c)}
+                />
+              </div>
+            );
+          })}
+        </div>
+        <div style={{ height: virt.getTotalSize(), position: 'relative' }}>
+          {items.map((it) => {
+            const row = p.rows.rowAt(it.index);
+            const isActive = row && row.objectId === p.activeRow;
+            return (
+              <div
+                key={it.key}
+                data-index={it.index + 1}
+                data-row-id={row?.objectId}
+                className={`absolute left-0 flex border-b ${isActive ? 'bg-blue-50 dark:bg-blue-950' : 'bg-white dark:bg-gray-900'}`}
+                style={{
+                  top: 0,
+                  height: ROW_HEIGHT,
+                  transform: `translateY(${it.start}px)`,
+                  width: totalWidth,
+                  minWidth: '100%',
+                }}
+              >
+                <div
+                  className="sticky left-0 z-10 flex items-center justify-center bg-inherit"
+                  style={{ width: SELECT_WIDTH }}
+                >
+                  {row ? (
+                    <input
+                      type="checkbox"
+                      aria-label={`select ${row.objectId}`}
+                      checked={p.selected.has(row.objectId)}
+                      onChange={(e) => {
+                        const s = new Set(p.selected);
+                        if (e.target.checked) s.add(row.objectId);
+                        else s.delete(row.objectId);
+                        p.setSelected(s);
+                      }}
+                    />
+                  ) : null}
+                </div>
+                {cols.map((c) => {
+                  if (!row)
+                    return (
+                      <div
+                        key={c}
+                        className="flex items-center border-r bg-inherit px-2"
+                        style={cellStyle(c)}
+                      >
+                        <span
+                          className="h-3 w-3/4 animate-pulse rounded bg-gray-200 dark:bg-gray-700"
+                          data-placeholder
+                        />
+                      </div>
+                    );
+                  const type = typeOf(p.schema, c);
+                  const isEditing = editing?.id === row.objectId && editing.field === c;
+                  const editable =
+                    !READ_ONLY_FIELDS.has(c) && type !== 'Relation' && type !== 'File' && type !== 'Bytes';
+                  return (
+                    // biome-ignore lint/a11y/noStaticElementInteractions: cells open editors (Enter or double-click)
+                    <div
+                      key={c}
+                      data-field={c}
+                      tabIndex={-1}
+                      className="relative flex items-center truncate border-r bg-inherit px-2"
+                      style={{
+                        ...cellStyle(c),
+                        overflow: isEditing ? 'visible' : 'hidden',
+                        zIndex: isEditing ? 25 : cellStyle(c).zIndex,
+                      }}
+                      onClick={() => c === 'objectId' && p.onOpenRow(row.objectId)}
+                      onDoubleClick={() => editable && setEditing({ id: row.objectId, field: c })}
+                      onKeyDown={(e) =>
+                        e.key === 'Enter' &&
+                        editable &&
+                        !isEditing &&
+                        setEditing({ id: row.objectId, field: c })
+                      }
+                    >
+                      <span className="truncate">
+                        <CellValue
+                          appId={p.appId}
+                          className={p.className}
+                          objectId={row.objectId}
+                          field={c}
+                          type={type}
+                          spec={p.schema.fields[c]}
+                          value={row[c]}
+                        />
+                      </span>
+                      {isEditing && (
+                        <CellEditor
+                          appId={p.appId}
+                          type={type}
+                          targetClass={p.schema.fields[c]?.targetClass}
+                          value={row[c]}
+                          onCancel={() => setEditing(null)}
+                          onCommit={async (v) => {
+                            setEditing(null);
+                            await p.onEdit(row, c, v);
+                          }}
+                        />
+                      )}
+                    </div>
+                  );
+                })}
+              </div>
+            );
+          })}
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,110 @@
+/** Row detail panel: every field, the raw JSON, the ACL and the rows that point to this one. */
+import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { api, errorText } from '../api/bff.ts';
+import { columnsOf, isPlainObject, type SchemaDoc, typeOf } from '../lib/wire.ts';
+import { CellValue, dataPath } from './Cell.tsx';
+
+export function RowDetail({
+  appId,
+  className,
+  objectId,
+  schema,
+  schemas,
+  onClose,
+}: {
+  appId: string;
+  className: string;
+  objectId: string;
+  schema: SchemaDoc;
+  schemas: SchemaDoc[];
+  onClose(): void;
+}) {
+  const q = useQuery({
+    queryKey: ['data-browser', appId, 'row', className, objectId],
+    queryFn: ({ signal }) => api.get(appId, className, objectId, signal),
+  });
+  const pointer = { __type: 'Pointer', className, objectId };
+  const inbound = schemas.flatMap((s) =>
+    Object.entries(s.fields)
+      .filter(([, f]) => (f.type === 'Pointer' || f.type === 'Relation') && f.targetClass === className)
+      .map(([field, f]) => ({ cls: s.className, field, type: f.type })),
+  );
+  const row = q.data;
+  return (
+    <aside className="w-96 shrink-0 overflow-auto border-l p-2 text-sm" data-testid="row-detail">
+      <div className="flex items-center">
+        <h2 className="font-semibold">
+          {className} {objectId}
+        </h2>
+        <button type="button" className="ml-auto" aria-label="close row detail" onClick={onClose}>
+          ✕
+        </button>
+      </div>
+      {q.isPending && <p>Loading…</p>}
+      {q.error && <p className="text-red-600">{errorText(q.error)}</p>}
+      {row && (
+        <>
+          <dl className="mt-2 grid grid-cols-[auto_1fr] gap-x-2 gap-y-1">
+            {[...new Set([...columnsOf(schema), ...Object.keys(row)])].map((f) => (
+              <div key={f} className="contents">
+                <dt className="text-gray-500">{f}</dt>
+                <dd className="break-all">
+                  <CellValue
+                    appId={appId}
+                    className={className}
+                    objectId={objectId}
+                    field={f}
+                    type={typeOf(schema, f)}
+                    spec={schema.fields[f]}
+                    value={row[f]}
+                  />
+                </dd>
+              </div>
+            ))}
+          </dl>
+          <h3 className="mt-3 font-semibold">ACL</h3>
+          {isPlainObject(row.ACL) ? (
+            <table className="text-xs">
+              <tbody>
+                {Object.entries(row.ACL).map(([who, perm]) => (
+                  <tr key={who}>
+                    <td className="pr-2">{who === '*' ? 'Public' : who}</td>
+                    <td>{isPlainObject(perm) && perm.read ? 'read' : ''}</td>
+                    <td>{isPlainObject(perm) && perm.write ? 'write' : ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : (
+            <p className="text-xs text-gray-500">No ACL (public read and write)</p>
+          )}
+          <h3 className="mt-3 font-semibold">Pointing here</h3>
+          {inbound.length === 0 && (
+            <p className="text-xs text-gray-500">No class has a pointer or relation to {className}.</p>
+          )}
+          <ul>
+            {inbound.map((i) => (
+              <li key={`${i.cls}.${i.field}`}>
+                <Link
+                  className="text-blue-600 underline dark:text-blue-400"
+                  to={dataPath(appId, i.cls, { where: JSON.stringify({ [i.field]: pointer }) })}
+                >
+                  {i.cls}.{i.field}
+                </Link>{' '}
+                <span className="text-xs text-gray-500">({i.type})</span>
+              </li>
+            ))}
+          </ul>
+          <h3 className="mt-3 font-semibold">Raw JSON</h3>
+          <pre
+            className="overflow-auto rounded bg-gray-100 p-1 text-xs dark:bg-gray-800"
+            data-testid="row-json"
+          >
+            {JSON.stringify(row, null, 2)}
+          </pre>
+        </>
+      )}
+    </aside>
+  );
+}

@@ -1,0 +1,165 @@
+/** Schema changes: add/delete column, drop class, indexes editor. Each shows the service's answer. */
+import { useState } from 'react';
+import { api } from '../api/bff.ts';
+import { FIELD_TYPES, type SchemaDoc } from '../lib/wire.ts';
+
+export function SchemaPanel({
+  appId,
+  schema,
+  classNames,
+  run,
+  onDropped,
+}: {
+  appId: string;
+  schema: SchemaDoc;
+  classNames: string[];
+  run(label: string, fn: () => Promise<unknown>): Promise<boolean>;
+  onDropped(): void;
+}) {
+  const cls = schema.className;
+  const [name, setName] = useState('');
+  const [type, setType] = useState('String');
+  const [target, setTarget] = useState(classNames[0] ?? '');
+  const [idxName, setIdxName] = useState('');
+  const [idxKeys, setIdxKeys] = useState('');
+  const [confirmDrop, setConfirmDrop] = useState('');
+  const needsTarget = type === 'Pointer' || type === 'Relation';
+  const input = 'rounded border px-1 dark:bg-gray-800';
+  const own = Object.keys(schema.fields).filter(
+    (f) => !['objectId', 'createdAt', 'updatedAt', 'ACL'].includes(f),
+  );
+  return (
+    <div className="space-y-3 border-b p-2 text-sm" data-testid="schema-panel">
+      <div className="flex flex-wrap items-center gap-1">
+        <strong>Add column</strong>
+        <input
+          aria-label="column name"
+          className={input}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          placeholder="name"
+        />
+        <select
+          aria-label="column type"
+          className={input}
+          value={type}
+          onChange={(e) => setType(e.target.value)}
+        >
+          {FIELD_TYPES.map((t) => (
+            <option key={t}>{t}</option>
+          ))}
+        </select>
+        {needsTarget && (
+          <select
+            aria-label="target class"
+            className={input}
+            value={target}
+            onChange={(e) => setTarget(e.target.value)}
+          >
+            {classNames.map((c) => (
+              <option key={c}>{c}</option>
+            ))}
+          </select>
+        )}
+        <button
+          type="button"
+          className="rounded bg-blue-600 px-2 text-white"
+          disabled={!name}
+          onClick={() =>
+            run(`Add column ${name}`, () =>
+              api.addField(appId, cls, name, type, needsTarget ? target : undefined),
+            ).then((ok) => ok && setName(''))
+          }
+        >
+          Add
+        </button>
+      </div>
+      <div className="flex flex-wrap items-center gap-1">
+        <strong>Delete column</strong>
+        {own.map((f) => (
+          <button
+            key={f}
+            type="button"
+            className="rounded border px-1"
+            onClick={() =>
+              window.confirm(`Delete column ${f} of ${cls} and its data in every row?`) &&
+              run(`Delete column ${f}`, () => api.deleteField(appId, cls, f))
+            }
+          >
+            {f} ✕
+          </button>
+        ))}
+      </div>
+      <div className="space-y-1">
+        <strong>Indexes</strong>
+        <ul>
+          {Object.entries(schema.indexes ?? {}).map(([n, keys]) => (
+            <li key={n} className="flex items-center gap-2">
+              <code>{n}</code> <code className="text-xs">{JSON.stringify(keys)}</code>
+              {n !== '_id_' && (
+                <button
+                  type="button"
+                  className="text-xs underline"
+                  onClick={() => run(`Drop index ${n}`, () => api.deleteIndex(appId, cls, n))}
+                >
+                  drop
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+        <div className="flex flex-wrap items-center gap-1">
+          <input
+            aria-label="index name"
+            className={input}
+            placeholder="index name"
+            value={idxName}
+            onChange={(e) => setIdxName(e.target.value)}
+          />
+          <input
+            aria-label="index keys"
+            className={input}
+            placeholder="field:1, other:-1"
+            value={idxKeys}
+            onChange={(e) => setIdxKeys(e.target.value)}
+          />
+          <button
+            type="button"
+            className="rounded bg-blue-600 px-2 text-white"
+            disabled={!idxName || !idxKeys}
+            onClick={() => {
+              const keys: Record<string, 1 | -1> = {};
+              for (const part of idxKeys.split(',')) {
+                const [f, d] = part.split(':').map((s) => s.trim());
+                if (f) keys[f] = d === '-1' ? -1 : 1;
+              }
+              void run(`Add index ${idxName}`, () => api.addIndex(appId, cls, idxName, keys));
+            }}
+          >
+            Add index
+          </button>
+        </div>
+      </div>
+      <div className="flex flex-wrap items-center gap-1">
+        <strong className="text-red-700">Drop class</strong>
+        <input
+          aria-label="confirm class name"
+          className={input}
+          placeholder={`type ${cls} to confirm`}
+          value={confirmDrop}
+          onChange={(e) => setConfirmDrop(e.target.value)}
+        />
+        <button
+          type="button"
+          className="rounded bg-red-600 px-2 text-white disabled:opacity-50"
+          disabled={confirmDrop !== cls}
+          onClick={() =>
+            run(`Drop class ${cls}`, () => api.dropClass(appId, cls)).then((ok) => ok && onDropped())
+          }
+        >
+          Drop
+        </button>
+      </div>
+    </div>
+  );
+}

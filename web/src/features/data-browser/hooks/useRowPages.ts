@@ -1,0 +1,129 @@
+/**
+ * Rows of a class fetched page by page as the grid scrolls: keyset pagination after the previous
+ * page's last row, skip only for jumps. Pages live in a ref; `version` re-renders the grid.
+ */
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { api, errorText } from '../api/bff.ts';
+import type { Where } from '../lib/filter.ts';
+import { pageRequest, type Sort } from '../lib/keyset.ts';
+import type { FieldType, Row } from '../lib/wire.ts';
+
+export const PAGE_SIZE = 100;
+
+interface State {
+  pages: Map<number, Row[]>;
+  inflight: Map<number, Promise<Row[]>>;
+  controller: AbortController;
+}
+
+export interface RowPages {
+  version: number;
+  /** Exact row count once the end has been reached, otherwise the count from the service. */
+  end: number | null;
+  error: string | null;
+  rowAt(index: number): Row | undefined;
+  ensure(first: number, last: number): void;
+  patch(objectId: string, changes: Record<string, unknown>): void;
+  reset(): void;
+  loadedRows(): Row[];
+}
+
+export function useRowPages(
+  appId: string,
+  className: string,
+  where: Where,
+  sort: Sort,
+  sortType: FieldType,
+): RowPages {
+  const key = JSON.stringify([appId, className, where, sort]);
+  const state = useRef<State | null>(null);
+  const [version, setVersion] = useState(0);
+  const [end, setEnd] = useState<number | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const keyRef = useRef('');
+
+  if (keyRef.current !== key || !state.current) {
+    state.current?.controller.abort();
+    state.current = { pages: new Map(), inflight: new Map(), controller: new AbortController() };
+    keyRef.current = key;
+  }
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new query key starts afresh
+  useEffect(() => {
+    setEnd(null);
+    setError(null);
+    setVersion((v) => v + 1);
+  }, [key]);
+
+  useEffect(() => () => state.current?.controller.abort(), []);
+
+  const load = useCallback(
+    (index: number): Promise<Row[]> => {
+      const s = state.current!;
+      const have = s.pages.get(index);
+      if (have) return Promise.resolve(have);
+      const running = s.inflight.get(index);
+      if (running) return running;
+      const p = (async () => {
+        // Wait for the previous page when it is on its way: its last row is our cursor.
+        const prevRunning = index > 0 ? s.inflight.get(index - 1) : undefined;
+        if (prevRunning) await prevRunning.catch(() => undefined);
+        const prev = s.pages.get(index - 1);
+        const req = pageRequest(where, sort, index, PAGE_SIZE, prev?.[prev.length - 1], sortType);
+        const res = await api.find(appId, className, req, s.controller.signal);
+        if (state.current !== s) return res.results;
+        s.pages.set(index, res.results);
+        if (res.results.length < PAGE_SIZE) setEnd(index * PAGE_SIZE + res.results.length);
+        setVersion((v) => v + 1);
+        return res.results;
+      })();
+      s.inflight.set(index, p);
+      p.catch((err: unknown) => {
+        if ((err as Error)?.name !== 'AbortError' && state.current === s) setError(errorText(err));
+      }).finally(() => {
+        if (state.current === s) s.inflight.delete(index);
+      });
+      return p;
+    },
+    [appId, className, where, sort, sortType],
+  );
+
+  const ensure = useCallback(
+    (first: number, last: number) => {
+      const a = Math.max(0, Math.floor(first / PAGE_SIZE));
+      const b = Math.max(a, Math.floor(last / PAGE_SIZE));
+      for (let i = a; i <= b; i++) void load(i).catch(() => undefined);
+    },
+    [load],
+  );
+
+  const rowAt = useCallback((index: number) => {
+    const page = state.current?.pages.get(Math.floor(index / PAGE_SIZE));
+    return page?.[index % PAGE_SIZE];
+  }, []);
+
+  const patch = useCallback((objectId: string, changes: Record<string, unknown>) => {
+    for (const page of state.current?.pages.values() ?? []) {
+      const i = page.findIndex((r) => r.objectId === objectId);
+      if (i >= 0) {
+        const next = { ...page[i]!, ...changes } as Row;
+        for (const [k, v] of Object.entries(changes)) if (v === undefined) delete next[k];
+        page[i] = next;
+      }
+    }
+    setVersion((v) => v + 1);
+  }, []);
+
+  const reset = useCallback(() => {
+    const s = state.current!;
+    s.controller.abort();
+    state.current = { pages: new Map(), inflight: new Map(), controller: new AbortController() };
+    setEnd(null);
+    setError(null);
+    setVersion((v) => v + 1);
+  }, []);
+
+  const loadedRows = useCallback(() => [...(state.current?.pages.values() ?? [])].flat(), []);
+
+  return { version, end, error, rowAt, ensure, patch, reset, loadedRows };
+}

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CsvParser,
+  csvCell,
+  csvLine,
+  csvValue,
+  JsonRowsParser,
+  parseCsv,
+} from '../src/features/data-browser/lib/csv.ts';
+import { filterToWhere, whereToFilter } from '../src/features/data-browser/lib/filter.ts';
+import { cursorOf, keysetWhere, orderParam, pageRequest } from '../src/features/data-browser/lib/keyset.ts';
+import { csvRecordToFields } from '../src/features/data-browser/lib/transfer.ts';
+import { parseEdit } from '../src/features/data-browser/lib/wire.ts';
+
+describe('keyset cursor', () => {
+  it('orders by the key with objectId as tie-breaker', () => {
+    expect(orderParam({ field: 'score', desc: false })).toBe('score,objectId');
+    expect(orderParam({ field: 'score', desc: true })).toBe('-score,-objectId');
+    expect(orderParam({ field: 'objectId', desc: false })).toBe('objectId');
+  });
+  it('builds the where after the last row, ANDed with the filter', () => {
+    const cur = cursorOf({ objectId: 'b', score: 5 }, { field: 'score', desc: false });
+    expect(keysetWhere({ name: 'x' }, { field: 'score', desc: false }, cur, 'Number')).toEqual({
+      $and: [{ name: 'x' }, { $or: [{ score: { $gt: 5 } }, { score: 5, objectId: { $gt: 'b' } }] }],
+    });
+    expect(keysetWhere({}, { field: 'objectId', desc: true }, { objectId: 'k' })).toEqual({
+      objectId: { $lt: 'k' },
+    });
+  });
+  it('wraps dates for comparisons', () => {
+    const cur = cursorOf(
+      { objectId: 'a', createdAt: '2024-01-01T00:00:00.000Z' },
+      { field: 'createdAt', desc: true },
+    );
+    const w = keysetWhere(undefined, { field: 'createdAt', desc: true }, cur, 'Date');
+    expect(w).toEqual({
+      $or: [
+        { createdAt: { $lt: { __type: 'Date', iso: '2024-01-01T00:00:00.000Z' } } },
+        { createdAt: { __type: 'Date', iso: '2024-01-01T00:00:00.000Z' }, objectId: { $lt: 'a' } },
+      ],
+    });
+  });
+  it('falls back to skip for jumps and null sort values', () => {
+    expect(pageRequest({}, { field: 'score', desc: false }, 3, 100, undefined)).toEqual({
+      where: {},
+      order: 'score,objectId',
+      limit: 100,
+      skip: 300,
+    });
+    expect(
+      pageRequest({}, { field: 'score', desc: false }, 3, 100, { objectId: 'a', score: null }).skip,
+    ).toBe(300);
+    expect(pageRequest({}, { field: 'objectId', desc: false }, 1, 100, { objectId: 'z' })).toEqual({
+      where: { objectId: { $gt: 'z' } },
+      order: 'objectId',
+      limit: 100,
+    });
+  });
+});
+
+describe('filter builder <-> where', () => {
+  const cases: Record<string, unknown>[] = [
+    {},
+    { name: 'a' },
+    { score: { $gt: 1, $lte: 9 }, name: { $regex: '^a', $options: 'i' } },
+    { tags: { $all: ['a', 'b'] }, n: { $in: [1, 2] }, m: { $nin: [3] }, k: { $containedBy: [1] } },
+    { $or: [{ a: 1 }, { b: { $exists: false } }] },
+    { $nor: [{ a: 1 }], c: { $ne: null } },
+    { $and: [{ a: { $gt: 1 } }, { a: { $gt: 2 } }] },
+    { $relatedTo: { object: { __type: 'Pointer', className: 'P', objectId: 'x' }, key: 'rel' } },
+    { loc: { $nearSphere: { __type: 'GeoPoint', latitude: 1, longitude: 2 }, $maxDistanceInKilometers: 10 } },
+    {
+      loc: {
+        $within: {
+          $box: [
+            { latitude: 0, longitude: 0 },
+            { latitude: 1, longitude: 1 },
+          ],
+        },
+      },
+    },
+    { area: { $geoIntersects: { $point: { latitude: 1, longitude: 1 } } } },
+    { loc: { $geoWithin: { $centerSphere: [{ latitude: 1, longitude: 1 }, 0.1] } } },
+    { u: { $inQuery: { className: 'U', where: { a: 1 } } }, v: { $notInQuery: { className: 'U' } } },
+    {
+      c: { $select: { query: { className: 'C', where: {} }, key: 'k' } },
+      d: { $dontSelect: { query: { className: 'C' }, key: 'k' } },
+    },
+    { d: { __type: 'Date', iso: '2024-01-01T00:00:00.000Z' }, o: { $eq: { $x: 1 } } },
+  ];
+  for (const where of cases) {
+    it(`round-trips ${JSON.stringify(where)}`, () => {
+      expect(filterToWhere(whereToFilter(where))).toEqual(where);
+    });
+  }
+  it('merges AND conditions on different operators of a field', () => {
+    expect(
+      filterToWhere({
+        kind: 'group',
+        op: 'and',
+        children: [
+          { kind: 'cond', field: 'a', op: '$gt', value: 1 },
+          { kind: 'cond', field: 'a', op: '$lt', value: 5 },
+          {
+            kind: 'group',
+            op: 'or',
+            children: [
+              { kind: 'cond', field: 'b', op: '$eq', value: true },
+              { kind: 'cond', field: 'c', op: '$exists', value: true },
+            ],
+          },
+        ],
+      }),
+    ).toEqual({ a: { $gt: 1, $lt: 5 }, $or: [{ b: true }, { c: { $exists: true } }] });
+  });
+  it('refuses unknown operators', () => {
+    expect(() => whereToFilter({ a: { $bogus: 1 } })).toThrow(/unknown operator/);
+  });
+});
+
+describe('CSV', () => {
+  it('escapes and parses back, including quotes, commas and newlines across chunks', () => {
+    const rows = [
+      ['a', 'b,c', 'd "e"', 'multi\nline', ''],
+      ['1', ' lead', 'x', 'y', 'z'],
+    ];
+    const text = rows.map(csvLine).join('');
+    expect(parseCsv(text).slice(0, 2)).toEqual(rows);
+    const p = new CsvParser();
+    const out: string[][] = [];
+    for (const ch of text) out.push(...p.push(ch));
+    out.push(...p.end());
+    expect(out).toEqual(rows);
+  });
+  it('formats and reads typed values', () => {
+    expect(csvCell('Date', { __type: 'Date', iso: '2024-05-01T10:00:00.000Z' })).toBe(
+      '2024-05-01T10:00:00.000Z',
+    );
+    expect(csvCell('Pointer', { __type: 'Pointer', className: 'P', objectId: 'abc' })).toBe('abc');
+    expect(csvCell('Object', { a: [1] })).toBe('{"a":[1]}');
+    expect(csvValue('Pointer', 'abc', 'P')).toEqual({
+      ok: true,
+      value: { __type: 'Pointer', className: 'P', objectId: 'abc' },
+    });
+    expect(csvValue('GeoPoint', '1.5, -2')).toEqual({
+      ok: true,
+      value: { __type: 'GeoPoint', latitude: 1.5, longitude: -2 },
+    });
+    expect(csvValue('Number', 'x').ok).toBe(false);
+    expect(parseEdit('Boolean', 'TRUE')).toEqual({ ok: true, value: true });
+    expect(parseEdit('Array', '{"a":1}').ok).toBe(false);
+  });
+  it('maps records to fields and reports the reason of a rejected row', () => {
+    const schema = {
+      className: 'T',
+      fields: { n: { type: 'Number' as const }, s: { type: 'String' as const } },
+    };
+    expect(csvRecordToFields(schema, ['objectId', 'n', 's'], ['x', '3', 'hi'])).toEqual({
+      ok: true,
+      fields: { n: 3, s: 'hi' },
+    });
+    expect(csvRecordToFields(schema, ['n'], ['nope'])).toEqual({
+      ok: false,
+      reason: 'n: "nope" is not a number',
+    });
+  });
+  it('streams JSON arrays of rows', () => {
+    const text = JSON.stringify([{ a: '}{"' }, { b: { c: [1, { d: 2 }] } }]);
+    const p = new JsonRowsParser();
+    const out: unknown[] = [];
+    for (let i = 0; i < text.length; i += 3) out.push(...p.push(text.slice(i, i + 3)));
+    expect(out).toEqual([{ a: '}{"' }, { b: { c: [1, { d: 2 }] } }]);
+  });
+});

@@ -62,6 +62,12 @@ const WRITE_ROUTES: Array<{
   },
   {
     method: 'POST',
+    route: '/apps/:appId/classes/:className/bulk/create',
+    path: `${A}/classes/Thing/bulk/create`,
+    body: { rows: [{ n: 4 }] },
+  },
+  {
+    method: 'POST',
     route: '/apps/:appId/classes/:className/bulk/delete',
     path: `${A}/classes/Thing/bulk/delete`,
     body: { objectIds: ['ID'] },
@@ -175,6 +181,7 @@ describe('read-only console users', () => {
 
   it('nothing changed', async () => {
     expect((await admin.get(`${A}/classes/Thing/${ids.row}`)).json.n).toBe(1);
+    expect((await admin.get(`${A}/classes/Thing/count`)).json.count).toBe(1);
     expect((await admin.get(`${A}/schemas/Thing`)).json.fields.f).toBeUndefined();
     expect((await admin.get(`${A}/users/${ids.user}`)).status).toBe(200);
     expect((await admin.get(`${A}/sessions/?user=${ids.user}`)).json.results).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { type BatchItem, type BatchRequest, Client } from '@bds/client';
+import { BATCH_SEGMENT, type BatchItem, type BatchRequest, Client } from '@bds/client';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
@@ -14,6 +14,7 @@ const bulkUpdateBody = z.strictObject({
   field: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,119}$|^ACL$/, 'must be a field name'),
   value: z.unknown(),
 });
+const bulkCreateBody = z.strictObject({ rows: z.array(jsonObject).min(1).max(BULK_MAX) });
 const aclBody = z.strictObject({ ACL: acl });
 
 export const classOf = (s: AppScope): string => parse(className, param(s.req, 'className'), 'class name');
@@ -48,7 +49,43 @@ function summarize(items: BatchItem[]) {
   return { results: items, succeeded: items.length - failed, failed };
 }
 
-/** Rows of any class: find, count, get, create, update, delete, ACL, bulk delete and update. */
+/**
+ * Creates `rows` through the service's /batch, one client call per segment of BATCH_SEGMENT, so
+ * that rows created by earlier segments are never lost from the answer (and the audit log) when a
+ * later segment fails as a whole. A failure of the first segment is the service's error, passed
+ * through; a later one marks the rows it did not create with that error.
+ */
+async function createInSegments(
+  client: Client,
+  cls: string,
+  rows: Record<string, unknown>[],
+  done: (items: BatchItem[]) => void,
+): Promise<BatchItem[]> {
+  const items: BatchItem[] = [];
+  try {
+    for (let i = 0; i < rows.length; i += BATCH_SEGMENT) {
+      const requests: BatchRequest[] = rows
+        .slice(i, i + BATCH_SEGMENT)
+        .map((body) => ({ method: 'POST', path: Client.pathFor(cls), body }));
+      const res = await client.batch(requests, { useMasterKey: true });
+      if (!res.success) {
+        if (items.length === 0) return unwrap(res);
+        const error = { code: res.code, error: res.error };
+        while (items.length < rows.length) items.push({ error });
+        break;
+      }
+      items.push(...res.data);
+    }
+  } catch (err) {
+    // Rows created before the failure still get their audit entry.
+    if (items.some((item) => 'success' in item)) done(items);
+    throw err;
+  }
+  done(items);
+  return items;
+}
+
+/** Rows of any class: find, count, get, create, update, delete, ACL, bulk create, delete and update. */
 export function registerRowRoutes(router: express.Router, ctx: BffContext): void {
   const base = '/apps/:appId/classes/:className';
 
@@ -132,6 +169,18 @@ export function registerRowRoutes(router: express.Router, ctx: BffContext): void
       const after = await readRow(s.client, cls, id);
       s.audit('row.acl', rowTarget(cls, id), { ACL: before?.ACL ?? null }, { ACL: after?.ACL ?? null });
       return { ACL: after?.ACL ?? body.ACL };
+    }),
+  );
+
+  router.post(
+    `${base}/bulk/create`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const cls = classOf(s);
+      const { rows } = parse(bulkCreateBody, bodyOf(s.req), 'bulk create');
+      const items = await createInSegments(s.client, cls, rows, (done) =>
+        s.audit('rows.bulkCreate', rowTarget(cls), null, hideCredentials(summarize(done))),
+      );
+      return hideCredentials(summarize(items));
     }),
   );
 

@@ -71,6 +71,33 @@ async function changeSchema(s: AppScope, cls: string, body: Record<string, unkno
   );
 }
 
+/** How many class counts the schema list runs at the same time. */
+export const COUNT_CONCURRENCY = 4;
+
+/** `Promise.all(items.map(fn))` with at most `limit` calls of `fn` in flight; answers keep their order. */
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i] as T, i);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
 /** Classes and schemas: list (with row counts), get, create, fields, indexes, CLP, delete. */
 export function registerSchemaRoutes(router: express.Router, ctx: BffContext): void {
   const base = '/apps/:appId/schemas';
@@ -81,12 +108,12 @@ export function registerSchemaRoutes(router: express.Router, ctx: BffContext): v
       const list = unwrap(
         await s.client.request<{ results: SchemaDoc[] }>('GET', '/schemas', { useMasterKey: true }),
       ).results;
-      const results = await Promise.all(
-        list.map(async (doc) => {
-          const res = await s.client.find(doc.className, { limit: 0, count: true }, { useMasterKey: true });
-          return { ...doc, count: res.success ? (res.data.count ?? 0) : null };
-        }),
-      );
+      // The service only counts exactly: the counts run side by side, a few at a time.
+      const results = await mapConcurrent(list, COUNT_CONCURRENCY, async (doc) => {
+        const res = await s.client.find(doc.className, { limit: 0, count: true }, { useMasterKey: true });
+        const count = res.success ? (res.data.count ?? 0) : null;
+        return { ...doc, indexes: doc.indexes ?? {}, count, countExact: count !== null };
+      });
       return { results };
     }),
   );

@@ -417,8 +417,13 @@ async function main(): Promise<void> {
   cleanupSync();
 }
 
-main().catch((err) => {
-  console.error('\nbench failed:', err instanceof Error ? err.message : err);
-  cleanupSync();
-  process.exit(1);
-});
+if (process.argv[2] === 'console') {
+  // `npm run bench -- console`: the console's browser budget (bench/console.ts).
+  await import('./console.ts');
+} else {
+  main().catch((err) => {
+    console.error('\nbench failed:', err instanceof Error ? err.message : err);
+    cleanupSync();
+    process.exit(1);
+  });
+}

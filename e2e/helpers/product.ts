@@ -21,6 +21,8 @@ export interface Product {
   /** The service's REST base: http://127.0.0.1:<port>/api */
   serviceUrl: string;
   appId: string;
+  /** The in-process service (e.g. to seed many rows fast through service.core.store). */
+  service: Service;
   /** Every configured key value: none may ever reach the browser. */
   secrets: { masterKey: string; restAPIKey: string; javascriptKey: string };
   /** A REST call to the service with the master key (to check what the console did). */
@@ -99,6 +101,7 @@ export async function startProduct(opts: { bff?: Partial<BffOptionsInput> } = {}
       url,
       serviceUrl,
       appId: APP_ID,
+      service: s,
       secrets,
       async rest(method, p, body, as = 'master') {
         const res = await fetch(`${serviceUrl}${p}`, {

@@ -2,7 +2,9 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useMemo, useState } from 'react';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
-import { api, errorText } from './api/bff.ts';
+import { useCanWrite } from '../../lib/session.ts';
+import { pushToast, toast } from '../../lib/toast.ts';
+import { dataApi, errorText } from './api/bff.ts';
 import { dataPath } from './components/Cell.tsx';
 import { ClassList } from './components/ClassList.tsx';
 import { FilterBuilder } from './components/FilterBuilder.tsx';
@@ -22,10 +24,9 @@ import {
 } from './lib/prefs.ts';
 import { columnsOf, parseEdit, type Row, type SchemaDoc, sortableFields, typeOf } from './lib/wire.ts';
 
-interface Notice {
-  id: number;
-  ok: boolean;
-  text: string;
+/** A result toast: success, or an error with the detail (partial failures of bulk writes). */
+function notify(ok: boolean, title: string, detail?: string): void {
+  pushToast({ kind: ok ? 'success' : 'error', title, detail });
 }
 
 function parseWhere(text: string | null): Where {
@@ -44,39 +45,34 @@ export default function DataBrowserRoute() {
   const qc = useQueryClient();
   const schemas = useQuery({
     queryKey: ['data-browser', appId, 'schemas'],
-    queryFn: ({ signal }) => api.schemas(appId, signal),
+    queryFn: ({ signal }) => dataApi.schemas(appId, signal),
     staleTime: 30_000,
   });
   const list = schemas.data?.results ?? [];
   const schema = list.find((s) => s.className === className);
 
-  const [notices, setNotices] = useState<Notice[]>([]);
-  const notify = useCallback((ok: boolean, text: string) => {
-    const id = Date.now() + Math.random();
-    setNotices((n) => [...n.slice(-4), { id, ok, text }]);
-    setTimeout(() => setNotices((n) => n.filter((x) => x.id !== id)), ok ? 4000 : 12_000);
-  }, []);
+  const canWrite = useCanWrite();
   const run = useCallback(
     async (label: string, fn: () => Promise<unknown>) => {
       try {
         const res = await fn();
-        notify(
-          true,
-          `${label}: done ${res && typeof res === 'object' ? JSON.stringify(res).slice(0, 160) : ''}`,
+        toast.success(
+          `${label}: done`,
+          res && typeof res === 'object' ? JSON.stringify(res).slice(0, 160) : undefined,
         );
         await qc.invalidateQueries({ queryKey: ['data-browser', appId, 'schemas'] });
         return true;
       } catch (err) {
-        notify(false, `${label} refused — ${errorText(err)}`);
+        toast.error(err, `${label} refused`);
         return false;
       }
     },
-    [appId, notify, qc],
+    [appId, qc],
   );
 
   return (
     <div className="flex h-full min-h-0 flex-1" data-testid="data-browser">
-      <ClassList appId={appId} schemas={list} current={className} run={run} />
+      <ClassList appId={appId} schemas={list} current={className} run={run} canWrite={canWrite} />
       <div className="flex min-w-0 flex-1 flex-col">
         {schemas.error && <p className="p-2 text-red-600">{errorText(schemas.error)}</p>}
         {!className && <p className="p-4 text-gray-500">Pick a class.</p>}
@@ -88,22 +84,10 @@ export default function DataBrowserRoute() {
             schema={schema}
             schemas={list}
             run={run}
-            notify={notify}
+            canWrite={canWrite}
             onDropped={() => navigate(dataPath(appId, '').replace(/\/$/, ''))}
           />
         )}
-      </div>
-      <div className="pointer-events-none fixed bottom-2 right-2 z-50 space-y-1" aria-live="polite">
-        {notices.map((n) => (
-          <div
-            key={n.id}
-            role={n.ok ? 'status' : 'alert'}
-            data-testid={n.ok ? 'write-ok' : 'write-error'}
-            className={`pointer-events-auto max-w-md rounded px-3 py-2 text-sm shadow ${n.ok ? 'bg-green-100 text-green-900' : 'bg-red-100 text-red-900'}`}
-          >
-            {n.text}
-          </div>
-        ))}
       </div>
     </div>
   );
@@ -114,14 +98,14 @@ function ClassView({
   schema,
   schemas,
   run,
-  notify,
+  canWrite,
   onDropped,
 }: {
   appId: string;
   schema: SchemaDoc;
   schemas: SchemaDoc[];
   run(label: string, fn: () => Promise<unknown>): Promise<boolean>;
-  notify(ok: boolean, text: string): void;
+  canWrite: boolean;
   onDropped(): void;
 }) {
   const cls = schema.className;
@@ -153,7 +137,7 @@ function ClassView({
   const hasFilter = Object.keys(where).length > 0;
   const count = useQuery({
     queryKey: ['data-browser', appId, 'count', cls, whereText ?? ''],
-    queryFn: ({ signal }) => api.count(appId, cls, where, signal),
+    queryFn: ({ signal }) => dataApi.count(appId, cls, where, signal),
     staleTime: 10_000,
   });
   // Until the count arrives: the class list's count (no filter) or one page's worth.
@@ -175,14 +159,14 @@ function ClassView({
 
   const onEdit = async (row: Row, field: string, value: unknown): Promise<boolean> => {
     try {
-      const res = await api.update(appId, cls, row.objectId, {
+      const res = await dataApi.update(appId, cls, row.objectId, {
         [field]: value === undefined ? { __op: 'Delete' } : value,
       });
       rows.patch(row.objectId, { [field]: value, updatedAt: res.updatedAt ?? row.updatedAt });
-      notify(true, `Saved ${field} of ${row.objectId} (updatedAt ${res.updatedAt ?? '?'})`);
+      toast.success(`Saved ${field} of ${row.objectId}`, `updatedAt ${res.updatedAt ?? '?'}`);
       return true;
     } catch (err) {
-      notify(false, `Edit of ${field} on ${row.objectId} refused — ${errorText(err)}`);
+      toast.error(err, `Edit of ${field} on ${row.objectId} refused`);
       return false;
     }
   };
@@ -211,146 +195,161 @@ function ClassView({
           >
             Columns
           </button>
-          <button
-            type="button"
-            className={btn}
-            onClick={() => setPanel(panel === 'schema' ? 'none' : 'schema')}
-          >
-            Schema
-          </button>
+          {canWrite && (
+            <button
+              type="button"
+              className={btn}
+              onClick={() => setPanel(panel === 'schema' ? 'none' : 'schema')}
+            >
+              Schema
+            </button>
+          )}
           <button type="button" className={btn} onClick={refresh}>
             Refresh
           </button>
-          <button
-            type="button"
-            className={btn}
-            onClick={async () => {
-              try {
-                const res = await api.create(appId, cls, {});
-                notify(true, `Created row ${res.objectId}`);
-                refresh();
-                update({ row: res.objectId });
-              } catch (err) {
-                notify(false, `Add row refused — ${errorText(err)}`);
-              }
-            }}
-          >
-            Add row
-          </button>
-          <button
-            type="button"
-            className={btn}
-            disabled={ids.length === 0}
-            onClick={async () => {
-              let ok = 0;
-              const errors: string[] = [];
-              for (const id of ids) {
-                const row = rows.loadedRows().find((r) => r.objectId === id);
-                if (!row) continue;
-                const fields: Record<string, unknown> = {};
-                for (const [k, v] of Object.entries(row))
-                  if (!['objectId', 'createdAt', 'updatedAt'].includes(k) && typeOf(schema, k) !== 'Relation')
-                    fields[k] = v;
-                try {
-                  await api.create(appId, cls, fields);
-                  ok++;
-                } catch (err) {
-                  errors.push(`${id}: ${errorText(err)}`);
-                }
-              }
-              notify(
-                errors.length === 0,
-                `Cloned ${ok} rows${errors.length ? `; refused: ${errors.join('; ')}` : ''}`,
-              );
-              refresh();
-            }}
-          >
-            Clone {ids.length || ''}
-          </button>
-          <button
-            type="button"
-            className={`${btn} text-red-700`}
-            disabled={ids.length === 0}
-            onClick={async () => {
-              if (
-                !window.confirm(`Delete ${ids.length} selected row${ids.length === 1 ? '' : 's'} of ${cls}?`)
-              )
-                return;
-              try {
-                const res = await api.bulkDelete(appId, cls, ids);
-                const errs = res.results
-                  .filter((r) => r.error)
-                  .map((r) => `${r.error!.code}: ${r.error!.error}`);
-                notify(
-                  res.failed === 0,
-                  `Deleted ${res.succeeded} rows${res.failed ? `; ${res.failed} refused — ${errs.slice(0, 3).join('; ')}` : ''}`,
-                );
-                setSelected(new Set());
-                refresh();
-              } catch (err) {
-                notify(false, `Delete refused — ${errorText(err)}`);
-              }
-            }}
-          >
-            Delete {ids.length || ''}
-          </button>
-          {ids.length > 0 && (
-            <span className="flex items-center gap-1">
-              Set
-              <select
-                aria-label="bulk edit column"
-                className="rounded border dark:bg-gray-800"
-                value={bulkField}
-                onChange={(e) => setBulkField(e.target.value)}
-              >
-                <option value="">column…</option>
-                {columns
-                  .filter(
-                    (c) =>
-                      !['objectId', 'createdAt', 'updatedAt'].includes(c) && typeOf(schema, c) !== 'Relation',
-                  )
-                  .map((c) => (
-                    <option key={c}>{c}</option>
-                  ))}
-              </select>
-              <input
-                aria-label="bulk edit value"
-                className="w-32 rounded border px-1 dark:bg-gray-800"
-                value={bulkValue}
-                onChange={(e) => setBulkValue(e.target.value)}
-              />
+          {canWrite && (
+            <>
               <button
                 type="button"
                 className={btn}
-                disabled={!bulkField}
                 onClick={async () => {
-                  const r = parseEdit(
-                    typeOf(schema, bulkField),
-                    bulkValue,
-                    schema.fields[bulkField]?.targetClass,
-                  );
-                  if (!r.ok) return notify(false, `Bulk edit: ${r.error}`);
                   try {
-                    const res = await api.bulkUpdate(
-                      appId,
-                      cls,
-                      ids,
-                      bulkField,
-                      r.value === undefined ? { __op: 'Delete' } : r.value,
-                    );
-                    notify(
-                      res.failed === 0,
-                      `Updated ${res.succeeded} rows${res.failed ? `; ${res.failed} refused` : ''}`,
-                    );
+                    const res = await dataApi.create(appId, cls, {});
+                    toast.success(`Created row ${res.objectId}`);
                     refresh();
+                    update({ row: res.objectId });
                   } catch (err) {
-                    notify(false, `Bulk edit refused — ${errorText(err)}`);
+                    toast.error(err, 'Add row refused');
                   }
                 }}
               >
-                on {ids.length} rows
+                Add row
               </button>
-            </span>
+              <button
+                type="button"
+                className={btn}
+                disabled={ids.length === 0}
+                onClick={async () => {
+                  let ok = 0;
+                  const errors: string[] = [];
+                  for (const id of ids) {
+                    const row = rows.loadedRows().find((r) => r.objectId === id);
+                    if (!row) continue;
+                    const fields: Record<string, unknown> = {};
+                    for (const [k, v] of Object.entries(row))
+                      if (
+                        !['objectId', 'createdAt', 'updatedAt'].includes(k) &&
+                        typeOf(schema, k) !== 'Relation'
+                      )
+                        fields[k] = v;
+                    try {
+                      await dataApi.create(appId, cls, fields);
+                      ok++;
+                    } catch (err) {
+                      errors.push(`${id}: ${errorText(err)}`);
+                    }
+                  }
+                  notify(
+                    errors.length === 0,
+                    `Cloned ${ok} rows`,
+                    errors.length ? `refused: ${errors.join('; ')}` : undefined,
+                  );
+                  refresh();
+                }}
+              >
+                Clone {ids.length || ''}
+              </button>
+              <button
+                type="button"
+                className={`${btn} text-red-700`}
+                disabled={ids.length === 0}
+                onClick={async () => {
+                  if (
+                    !window.confirm(
+                      `Delete ${ids.length} selected row${ids.length === 1 ? '' : 's'} of ${cls}?`,
+                    )
+                  )
+                    return;
+                  try {
+                    const res = await dataApi.bulkDelete(appId, cls, ids);
+                    const errs = res.results
+                      .filter((r) => r.error)
+                      .map((r) => `${r.error!.code}: ${r.error!.error}`);
+                    notify(
+                      res.failed === 0,
+                      `Deleted ${res.succeeded} rows`,
+                      res.failed ? `${res.failed} refused — ${errs.slice(0, 3).join('; ')}` : undefined,
+                    );
+                    setSelected(new Set());
+                    refresh();
+                  } catch (err) {
+                    toast.error(err, 'Delete refused');
+                  }
+                }}
+              >
+                Delete {ids.length || ''}
+              </button>
+              {ids.length > 0 && (
+                <span className="flex items-center gap-1">
+                  Set
+                  <select
+                    aria-label="bulk edit column"
+                    className="rounded border dark:bg-gray-800"
+                    value={bulkField}
+                    onChange={(e) => setBulkField(e.target.value)}
+                  >
+                    <option value="">column…</option>
+                    {columns
+                      .filter(
+                        (c) =>
+                          !['objectId', 'createdAt', 'updatedAt'].includes(c) &&
+                          typeOf(schema, c) !== 'Relation',
+                      )
+                      .map((c) => (
+                        <option key={c}>{c}</option>
+                      ))}
+                  </select>
+                  <input
+                    aria-label="bulk edit value"
+                    className="w-32 rounded border px-1 dark:bg-gray-800"
+                    value={bulkValue}
+                    onChange={(e) => setBulkValue(e.target.value)}
+                  />
+                  <button
+                    type="button"
+                    className={btn}
+                    disabled={!bulkField}
+                    onClick={async () => {
+                      const r = parseEdit(
+                        typeOf(schema, bulkField),
+                        bulkValue,
+                        schema.fields[bulkField]?.targetClass,
+                      );
+                      if (!r.ok) return notify(false, 'Bulk edit', r.error);
+                      try {
+                        const res = await dataApi.bulkUpdate(
+                          appId,
+                          cls,
+                          ids,
+                          bulkField,
+                          r.value === undefined ? { __op: 'Delete' } : r.value,
+                        );
+                        notify(
+                          res.failed === 0,
+                          `Updated ${res.succeeded} rows`,
+                          res.failed ? `${res.failed} refused` : undefined,
+                        );
+                        refresh();
+                      } catch (err) {
+                        toast.error(err, 'Bulk edit refused');
+                      }
+                    }}
+                  >
+                    on {ids.length} rows
+                  </button>
+                </span>
+              )}
+            </>
           )}
           <ImportExport
             appId={appId}
@@ -358,6 +357,7 @@ function ClassView({
             where={where}
             total={count.data?.count ?? 0}
             onImported={refresh}
+            canWrite={canWrite}
           />
         </div>
         {panel === 'filter' && (
@@ -400,7 +400,7 @@ function ClassView({
             </button>
           </div>
         )}
-        {panel === 'schema' && (
+        {panel === 'schema' && canWrite && (
           <SchemaPanel
             appId={appId}
             schema={schema}
@@ -431,6 +431,7 @@ function ClassView({
           activeRow={activeRow}
           onOpenRow={(id) => update({ row: id })}
           onEdit={onEdit}
+          canWrite={canWrite}
         />
       </div>
       {activeRow && (

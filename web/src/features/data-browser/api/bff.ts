@@ -1,52 +1,20 @@
 /**
- * The data browser's calls to the bff (`/bff/apps/:appId/...`), typed. Errors carry the service's
- * `{code, error}` and the HTTP status.
+ * The data browser's calls to the bff (`/bff/apps/:appId/...`), typed, over the shell's
+ * `apiFetch` (CSRF header, ApiError with the service's `{code, error}`, 401 handling).
  */
+import { apiFetch, isApiError, seg } from '../../../lib/api.ts';
 import type { Where } from '../lib/filter.ts';
 import type { Row, SchemaDoc } from '../lib/wire.ts';
 
-export class BffApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: number,
-    readonly error: string,
-  ) {
-    super(`${code}: ${error}`);
-  }
-}
-
-export async function bff<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  const headers: Record<string, string> = { 'X-Console-CSRF': '1', Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`/bff${path}`, {
-    method,
-    headers,
-    credentials: 'same-origin',
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal,
-  });
-  const text = await res.text();
-  let data: unknown = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch {
-    data = null;
-  }
-  if (!res.ok) {
-    const d = (data ?? {}) as { code?: number; error?: string };
-    throw new BffApiError(res.status, d.code ?? 0, d.error ?? (text || res.statusText));
-  }
-  return data as T;
-}
-
+/** Inline text for an error: the service's code and text for an ApiError. */
 export const errorText = (err: unknown): string =>
-  err instanceof BffApiError
-    ? `Error ${err.code}: ${err.error}`
-    : err instanceof Error
-      ? err.message
-      : String(err);
+  isApiError(err) ? `Error ${err.code}: ${err.error}` : err instanceof Error ? err.message : String(err);
 
-const app = (appId: string) => `/apps/${encodeURIComponent(appId)}`;
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+const bff = <T>(method: Method, path: string, body?: unknown, signal?: AbortSignal): Promise<T> =>
+  apiFetch<T>(path, { method, body, signal });
+
+const app = (appId: string) => `/apps/${seg(appId)}`;
 const cls = (appId: string, className: string) => `${app(appId)}/classes/${encodeURIComponent(className)}`;
 const schema = (appId: string, className: string) => `${app(appId)}/schemas/${encodeURIComponent(className)}`;
 
@@ -84,7 +52,7 @@ export interface BulkAnswer {
   failed: number;
 }
 
-export const api = {
+export const dataApi = {
   schemas: (appId: string, signal?: AbortSignal) =>
     bff<{ results: SchemaDoc[] }>('GET', `${app(appId)}/schemas`, undefined, signal),
   schema: (appId: string, c: string, signal?: AbortSignal) =>

@@ -1,6 +1,6 @@
 /** Inline editors by type. `onCommit` receives the new wire value (`undefined` unsets the field). */
 import { useEffect, useRef, useState } from 'react';
-import { api } from '../api/bff.ts';
+import { dataApi } from '../api/bff.ts';
 import { dateIso, editText, type FieldType, isPlainObject, parseEdit } from '../lib/wire.ts';
 
 export interface EditorProps {
@@ -165,7 +165,7 @@ function PointerEditor({ appId, targetClass, value, onCommit, onCancel }: Editor
     const ctrl = new AbortController();
     const t = setTimeout(() => {
       const where = text ? { objectId: { $regex: `^${text.replace(/[^A-Za-z0-9_-]/g, '')}` } } : {};
-      api
+      dataApi
         .find(appId, targetClass, { where, limit: 20, keys: 'objectId', order: 'objectId' }, ctrl.signal)
         .then((r) => n === seq.current && setOptions(r.results.map((x) => x.objectId)))
         .catch(() => undefined);

@@ -1,7 +1,7 @@
 /** Class list with row counts (rounded when large, exact on demand); system classes apart. */
 import { useState } from 'react';
 import { NavLink } from 'react-router';
-import { api, errorText } from '../api/bff.ts';
+import { dataApi, errorText } from '../api/bff.ts';
 import { isSystemClass, type SchemaDoc } from '../lib/wire.ts';
 import { dataPath } from './Cell.tsx';
 
@@ -18,11 +18,13 @@ export function ClassList({
   schemas,
   current,
   run,
+  canWrite,
 }: {
   appId: string;
   schemas: SchemaDoc[];
   current?: string;
   run(label: string, fn: () => Promise<unknown>): Promise<boolean>;
+  canWrite: boolean;
 }) {
   const [exact, setExact] = useState<Record<string, string>>({});
   const [name, setName] = useState('');
@@ -44,7 +46,7 @@ export function ClassList({
         title="Click for the exact count"
         data-testid={`count-${s.className}`}
         onClick={() =>
-          api
+          dataApi
             .count(appId, s.className)
             .then((r) => setExact((e) => ({ ...e, [s.className]: r.count.toLocaleString() })))
             .catch((err) => setExact((e) => ({ ...e, [s.className]: errorText(err) })))
@@ -58,25 +60,29 @@ export function ClassList({
     <nav className="w-56 shrink-0 overflow-auto border-r p-2 text-sm" aria-label="classes">
       <h2 className="font-semibold">Classes</h2>
       <ul>{user.map(item)}</ul>
-      <div className="mt-2 flex gap-1">
-        <input
-          aria-label="new class name"
-          className="w-full rounded border px-1 dark:bg-gray-800"
-          placeholder="New class"
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-        />
-        <button
-          type="button"
-          className="rounded border px-1"
-          disabled={!name}
-          onClick={() =>
-            run(`Create class ${name}`, () => api.createClass(appId, name)).then((ok) => ok && setName(''))
-          }
-        >
-          +
-        </button>
-      </div>
+      {canWrite && (
+        <div className="mt-2 flex gap-1">
+          <input
+            aria-label="new class name"
+            className="w-full rounded border px-1 dark:bg-gray-800"
+            placeholder="New class"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+          <button
+            type="button"
+            className="rounded border px-1"
+            disabled={!name}
+            onClick={() =>
+              run(`Create class ${name}`, () => dataApi.createClass(appId, name)).then(
+                (ok) => ok && setName(''),
+              )
+            }
+          >
+            +
+          </button>
+        </div>
+      )}
       <h2 className="mt-3 font-semibold text-gray-500">System</h2>
       <ul>{system.map(item)}</ul>
     </nav>

@@ -1,9 +1,10 @@
 /** The virtualized grid: rows fetched as they scroll into view, placeholders until they arrive. */
-import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useRef, useState } from 'react';
+import { elementScroll, observeElementOffset, useVirtualizer } from '@tanstack/react-virtual';
+import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import type { RowPages } from '../hooks/useRowPages.ts';
 import type { Sort } from '../lib/keyset.ts';
 import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';
+import { rowShift, scrollScale } from '../lib/scroll-scale.ts';
 import { READ_ONLY_FIELDS, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue } from './Cell.tsx';
 import { CellEditor } from './CellEditor.tsx';
@@ -29,6 +30,8 @@ export interface GridProps {
   activeRow: string | null;
   onOpenRow(id: string): void;
   onEdit(row: Row, field: string, value: unknown): Promise<boolean>;
+  /** False for read-only console users: no editors open. */
+  canWrite: boolean;
 }
 
 export function Grid(p: GridProps) {
@@ -46,12 +49,20 @@ export function Grid(p: GridProps) {
   }
   const totalWidth = cols.reduce((s, c) => s + width(c), SELECT_WIDTH);
 
+  // Past about a million rows the spacer is capped and scroll positions are scaled (scroll-scale.ts).
+  const ratioRef = useRef(1);
   const virt = useVirtualizer({
     count: p.total,
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW_HEIGHT,
-    overscan: 20,
+    overscan: 8,
+    observeElementOffset: (instance, cb) =>
+      observeElementOffset(instance, (offset, isScrolling) => cb(offset * ratioRef.current, isScrolling)),
+    scrollToFn: (offset, options, instance) => elementScroll(offset / ratioRef.current, options, instance),
   });
+  const scale = scrollScale(p.total * ROW_HEIGHT, virt.scrollRect?.height ?? 0, ROW_HEIGHT);
+  ratioRef.current = scale.ratio;
+  const shift = rowShift(virt.scrollOffset ?? 0, scale.ratio);
   const items = virt.getVirtualItems();
   const first = items[0]?.index ?? 0;
   const last = items[items.length - 1]?.index ?? 0;
@@ -80,6 +91,34 @@ export function Grid(p: GridProps) {
   const cellStyle = (c: string): React.CSSProperties =>
     c in left ? { width: width(c), left: left[c], position: 'sticky', zIndex: 2 } : { width: width(c) };
 
+  // Rows are memoized: they get the same layout object and the same callbacks until these change.
+  const layoutKey = JSON.stringify([cols, pinned, p.prefs.widths]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the layout is a function of layoutKey
+  const layout = useMemo<RowLayout>(
+    () => ({ cols, totalWidth, styles: Object.fromEntries(cols.map((c) => [c, cellStyle(c)])) }),
+    [layoutKey],
+  );
+  const latest = useRef(p);
+  latest.current = p;
+  const actions = useMemo<RowActions>(
+    () => ({
+      openRow: (id) => latest.current.onOpenRow(id),
+      startEdit: (id, field) => setEditing({ id, field }),
+      cancelEdit: () => setEditing(null),
+      commitEdit: async (row, field, value) => {
+        setEditing(null);
+        await latest.current.onEdit(row, field, value);
+      },
+      select: (id, on) => {
+        const s = new Set(latest.current.selected);
+        if (on) s.add(id);
+        else s.delete(id);
+        latest.current.setSelected(s);
+      },
+    }),
+    [],
+  );
+
   const allLoadedIds = () => p.rows.loadedRows().map((r) => r.objectId);
 
   return (
@@ -88,6 +127,7 @@ export function Grid(p: GridProps) {
       className="relative flex-1 overflow-auto text-sm"
       data-testid="grid"
       data-total={p.total}
+      data-scroll-ratio={scale.ratio}
     >
       <div style={{ width: totalWidth, minWidth: '100%' }}>
         <div
@@ -167,113 +207,172 @@ export function Grid(p: GridProps) {
             );
           })}
         </div>
-        <div style={{ height: virt.getTotalSize(), position: 'relative' }}>
-          {items.map((it) => {
-            const row = p.rows.rowAt(it.index);
-            const isActive = row && row.objectId === p.activeRow;
-            return (
-              <div
-                key={it.key}
-                data-index={it.index + 1}
-                data-row-id={row?.objectId}
-                className={`absolute left-0 flex border-b ${isActive ? 'bg-blue-50 dark:bg-blue-950' : 'bg-white dark:bg-gray-900'}`}
-                style={{
-                  top: 0,
-                  height: ROW_HEIGHT,
-                  transform: `translateY(${it.start}px)`,
-                  width: totalWidth,
-                  minWidth: '100%',
-                }}
-              >
-                <div
-                  className="sticky left-0 z-10 flex items-center justify-center bg-inherit"
-                  style={{ width: SELECT_WIDTH }}
-                >
-                  {row ? (
-                    <input
-                      type="checkbox"
-                      aria-label={`select ${row.objectId}`}
-                      checked={p.selected.has(row.objectId)}
-                      onChange={(e) => {
-                        const s = new Set(p.selected);
-                        if (e.target.checked) s.add(row.objectId);
-                        else s.delete(row.objectId);
-                        p.setSelected(s);
-                      }}
-                    />
-                  ) : null}
-                </div>
-                {cols.map((c) => {
-                  if (!row)
-                    return (
-                      <div
-                        key={c}
-                        className="flex items-center border-r bg-inherit px-2"
-                        style={cellStyle(c)}
-                      >
-                        <span
-                          className="h-3 w-3/4 animate-pulse rounded bg-gray-200 dark:bg-gray-700"
-                          data-placeholder
-                        />
-                      </div>
-                    );
-                  const type = typeOf(p.schema, c);
-                  const isEditing = editing?.id === row.objectId && editing.field === c;
-                  const editable =
-                    !READ_ONLY_FIELDS.has(c) && type !== 'Relation' && type !== 'File' && type !== 'Bytes';
-                  return (
-                    // biome-ignore lint/a11y/noStaticElementInteractions: cells open editors (Enter or double-click)
-                    <div
-                      key={c}
-                      data-field={c}
-                      tabIndex={-1}
-                      className="relative flex items-center truncate border-r bg-inherit px-2"
-                      style={{
-                        ...cellStyle(c),
-                        overflow: isEditing ? 'visible' : 'hidden',
-                        zIndex: isEditing ? 25 : cellStyle(c).zIndex,
-                      }}
-                      onClick={() => c === 'objectId' && p.onOpenRow(row.objectId)}
-                      onDoubleClick={() => editable && setEditing({ id: row.objectId, field: c })}
-                      onKeyDown={(e) =>
-                        e.key === 'Enter' &&
-                        editable &&
-                        !isEditing &&
-                        setEditing({ id: row.objectId, field: c })
-                      }
-                    >
-                      <span className="truncate">
-                        <CellValue
-                          appId={p.appId}
-                          className={p.className}
-                          objectId={row.objectId}
-                          field={c}
-                          type={type}
-                          spec={p.schema.fields[c]}
-                          value={row[c]}
-                        />
-                      </span>
-                      {isEditing && (
-                        <CellEditor
-                          appId={p.appId}
-                          type={type}
-                          targetClass={p.schema.fields[c]?.targetClass}
-                          value={row[c]}
-                          onCancel={() => setEditing(null)}
-                          onCommit={async (v) => {
-                            setEditing(null);
-                            await p.onEdit(row, c, v);
-                          }}
-                        />
-                      )}
-                    </div>
-                  );
-                })}
-              </div>
-            );
-          })}
+        <div style={{ height: scale.realSize, position: 'relative' }}>
+          {/* One element moves by the scale's shift: the rows keep their own offsets, so a scroll
+              restyles only the rows that mount, not every row (see scroll-scale.ts). */}
+          <div
+            className="absolute left-0 top-0"
+            style={{
+              width: totalWidth,
+              minWidth: '100%',
+              transform: shift ? `translateY(${-shift}px)` : undefined,
+              willChange: scale.ratio === 1 ? undefined : 'transform',
+            }}
+          >
+            {items.map((it) => {
+              const row = p.rows.rowAt(it.index);
+              return (
+                <GridRow
+                  key={it.key}
+                  index={it.index}
+                  start={it.start}
+                  row={row}
+                  layout={layout}
+                  schema={p.schema}
+                  appId={p.appId}
+                  className={p.className}
+                  canWrite={p.canWrite}
+                  isActive={!!row && row.objectId === p.activeRow}
+                  isSelected={!!row && p.selected.has(row.objectId)}
+                  editingField={row && editing?.id === row.objectId ? editing.field : null}
+                  actions={actions}
+                />
+              );
+            })}
+          </div>
         </div>
       </div>
     </div>
   );
 }
+
+interface RowLayout {
+  cols: string[];
+  totalWidth: number;
+  styles: Record<string, React.CSSProperties>;
+}
+
+interface RowActions {
+  openRow(id: string): void;
+  startEdit(id: string, field: string): void;
+  cancelEdit(): void;
+  commitEdit(row: Row, field: string, value: unknown): Promise<void>;
+  select(id: string, on: boolean): void;
+}
+
+interface GridRowProps {
+  index: number;
+  start: number;
+  row: Row | undefined;
+  layout: RowLayout;
+  schema: SchemaDoc;
+  appId: string;
+  className: string;
+  canWrite: boolean;
+  isActive: boolean;
+  isSelected: boolean;
+  editingField: string | null;
+  actions: RowActions;
+}
+
+/** One grid row; re-renders only when its row, layout, selection or editor changes. */
+const GridRow = memo(function GridRow({
+  index,
+  start,
+  row,
+  layout,
+  schema,
+  appId,
+  className,
+  canWrite,
+  isActive,
+  isSelected,
+  editingField,
+  actions,
+}: GridRowProps) {
+  const { cols, styles } = layout;
+  return (
+    <div
+      data-index={index + 1}
+      data-row-id={row?.objectId}
+      className={`absolute left-0 flex border-b ${isActive ? 'bg-blue-50 dark:bg-blue-950' : 'bg-white dark:bg-gray-900'}`}
+      style={{
+        top: 0,
+        height: ROW_HEIGHT,
+        transform: `translateY(${start}px)`,
+        width: layout.totalWidth,
+        minWidth: '100%',
+      }}
+    >
+      <div
+        className="sticky left-0 z-10 flex items-center justify-center bg-inherit"
+        style={{ width: SELECT_WIDTH }}
+      >
+        {row ? (
+          <input
+            type="checkbox"
+            aria-label={`select ${row.objectId}`}
+            checked={isSelected}
+            onChange={(e) => actions.select(row.objectId, e.target.checked)}
+          />
+        ) : null}
+      </div>
+      {cols.map((c) => {
+        if (!row)
+          return (
+            <div key={c} className="flex items-center border-r bg-inherit px-2" style={styles[c]}>
+              <span
+                className="h-3 w-3/4 animate-pulse rounded bg-gray-200 dark:bg-gray-700"
+                data-placeholder
+              />
+            </div>
+          );
+        const type = typeOf(schema, c);
+        const isEditing = editingField === c;
+        const editable =
+          canWrite && !READ_ONLY_FIELDS.has(c) && type !== 'Relation' && type !== 'File' && type !== 'Bytes';
+        return (
+          // biome-ignore lint/a11y/noStaticElementInteractions: cells open editors (Enter or double-click)
+          <div
+            key={c}
+            data-field={c}
+            tabIndex={-1}
+            className="relative flex items-center truncate border-r bg-inherit px-2"
+            style={
+              isEditing
+                ? { ...styles[c], overflow: 'visible', zIndex: 25 }
+                : { ...styles[c], overflow: 'hidden' }
+            }
+            onClick={() => c === 'objectId' && actions.openRow(row.objectId)}
+            onDoubleClick={() => editable && actions.startEdit(row.objectId, c)}
+            onKeyDown={(e) =>
+              e.key === 'Enter' && editable && !isEditing && actions.startEdit(row.objectId, c)
+            }
+          >
+            <span className="truncate">
+              <CellValue
+                appId={appId}
+                className={className}
+                objectId={row.objectId}
+                field={c}
+                type={type}
+                spec={schema.fields[c]}
+                value={row[c]}
+              />
+            </span>
+            {isEditing && (
+              <CellEditor
+                appId={appId}
+                type={type}
+                targetClass={schema.fields[c]?.targetClass}
+                value={row[c]}
+                onCancel={actions.cancelEdit}
+                onCommit={(v) => actions.commitEdit(row, c, v)}
+              />
+            )}
+          </div>
+        );
+      })}
+    </div>
+  );
+});

@@ -1,6 +1,6 @@
 /** Export and import buttons with a progress bar and the summary of rejected rows. */
 import { useState } from 'react';
-import { api, errorText } from '../api/bff.ts';
+import { dataApi, errorText } from '../api/bff.ts';
 import type { Where } from '../lib/filter.ts';
 import { exportRows, type ImportSummary, importStream } from '../lib/transfer.ts';
 import type { SchemaDoc } from '../lib/wire.ts';
@@ -11,12 +11,14 @@ export function ImportExport({
   where,
   total,
   onImported,
+  canWrite,
 }: {
   appId: string;
   schema: SchemaDoc;
   where: Where;
   total: number;
   onImported(): void;
+  canWrite: boolean;
 }) {
   const cls = schema.className;
   const [progress, setProgress] = useState<{ label: string; done: number; of: number } | null>(null);
@@ -31,7 +33,7 @@ export function ImportExport({
         format,
         schema,
         where,
-        async (req) => (await api.find(appId, cls, req)).results,
+        async (req) => (await dataApi.find(appId, cls, req)).results,
         (done) =>
           setProgress({ label: `Exporting ${format.toUpperCase()}`, done, of: Math.max(total, done) }),
       );
@@ -60,7 +62,7 @@ export function ImportExport({
         format,
         schema,
         file.stream(),
-        (fields) => api.create(appId, cls, fields),
+        (fields) => dataApi.create(appId, cls, fields),
         (bytes) => setProgress({ label: `Importing ${file.name}`, done: bytes, of: file.size }),
         errorText,
       );
@@ -91,21 +93,23 @@ export function ImportExport({
       >
         Export JSON
       </button>
-      <label className="cursor-pointer rounded border px-2">
-        Import CSV/JSON
-        <input
-          type="file"
-          accept=".csv,.json,text/csv,application/json"
-          className="hidden"
-          aria-label="import file"
-          disabled={!!progress}
-          onChange={(e) => {
-            const f = e.target.files?.[0];
-            e.target.value = '';
-            if (f) void doImport(f);
-          }}
-        />
-      </label>
+      {canWrite && (
+        <label className="cursor-pointer rounded border px-2">
+          Import CSV/JSON
+          <input
+            type="file"
+            accept=".csv,.json,text/csv,application/json"
+            className="hidden"
+            aria-label="import file"
+            disabled={!!progress}
+            onChange={(e) => {
+              const f = e.target.files?.[0];
+              e.target.value = '';
+              if (f) void doImport(f);
+            }}
+          />
+        </label>
+      )}
       {progress && (
         <span className="flex items-center gap-1" data-testid="transfer-progress">
           {progress.label}

@@ -1,7 +1,7 @@
 /** Row detail panel: every field, the raw JSON, the ACL and the rows that point to this one. */
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, errorText } from '../api/bff.ts';
+import { dataApi, errorText } from '../api/bff.ts';
 import { columnsOf, isPlainObject, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue, dataPath } from './Cell.tsx';
 
@@ -22,7 +22,7 @@ export function RowDetail({
 }) {
   const q = useQuery({
     queryKey: ['data-browser', appId, 'row', className, objectId],
-    queryFn: ({ signal }) => api.get(appId, className, objectId, signal),
+    queryFn: ({ signal }) => dataApi.get(appId, className, objectId, signal),
   });
   const pointer = { __type: 'Pointer', className, objectId };
   const inbound = schemas.flatMap((s) =>

@@ -1,6 +1,6 @@
 /** Schema changes: add/delete column, drop class, indexes editor. Each shows the service's answer. */
 import { useState } from 'react';
-import { api } from '../api/bff.ts';
+import { dataApi } from '../api/bff.ts';
 import { FIELD_TYPES, type SchemaDoc } from '../lib/wire.ts';
 
 export function SchemaPanel({
@@ -67,7 +67,7 @@ export function SchemaPanel({
           disabled={!name}
           onClick={() =>
             run(`Add column ${name}`, () =>
-              api.addField(appId, cls, name, type, needsTarget ? target : undefined),
+              dataApi.addField(appId, cls, name, type, needsTarget ? target : undefined),
             ).then((ok) => ok && setName(''))
           }
         >
@@ -83,7 +83,7 @@ export function SchemaPanel({
             className="rounded border px-1"
             onClick={() =>
               window.confirm(`Delete column ${f} of ${cls} and its data in every row?`) &&
-              run(`Delete column ${f}`, () => api.deleteField(appId, cls, f))
+              run(`Delete column ${f}`, () => dataApi.deleteField(appId, cls, f))
             }
           >
             {f} ✕
@@ -100,7 +100,7 @@ export function SchemaPanel({
                 <button
                   type="button"
                   className="text-xs underline"
-                  onClick={() => run(`Drop index ${n}`, () => api.deleteIndex(appId, cls, n))}
+                  onClick={() => run(`Drop index ${n}`, () => dataApi.deleteIndex(appId, cls, n))}
                 >
                   drop
                 </button>
@@ -133,7 +133,7 @@ export function SchemaPanel({
                 const [f, d] = part.split(':').map((s) => s.trim());
                 if (f) keys[f] = d === '-1' ? -1 : 1;
               }
-              void run(`Add index ${idxName}`, () => api.addIndex(appId, cls, idxName, keys));
+              void run(`Add index ${idxName}`, () => dataApi.addIndex(appId, cls, idxName, keys));
             }}
           >
             Add index
@@ -154,7 +154,7 @@ export function SchemaPanel({
           className="rounded bg-red-600 px-2 text-white disabled:opacity-50"
           disabled={confirmDrop !== cls}
           onClick={() =>
-            run(`Drop class ${cls}`, () => api.dropClass(appId, cls)).then((ok) => ok && onDropped())
+            run(`Drop class ${cls}`, () => dataApi.dropClass(appId, cls)).then((ok) => ok && onDropped())
           }
         >
           Drop

@@ -3,7 +3,7 @@
  * page's last row, skip only for jumps. Pages live in a ref; `version` re-renders the grid.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, errorText } from '../api/bff.ts';
+import { dataApi, errorText } from '../api/bff.ts';
 import type { Where } from '../lib/filter.ts';
 import { pageRequest, type Sort } from '../lib/keyset.ts';
 import type { FieldType, Row } from '../lib/wire.ts';
@@ -70,7 +70,7 @@ export function useRowPages(
         if (prevRunning) await prevRunning.catch(() => undefined);
         const prev = s.pages.get(index - 1);
         const req = pageRequest(where, sort, index, PAGE_SIZE, prev?.[prev.length - 1], sortType);
-        const res = await api.find(appId, className, req, s.controller.signal);
+        const res = await dataApi.find(appId, className, req, s.controller.signal);
         if (state.current !== s) return res.results;
         s.pages.set(index, res.results);
         if (res.results.length < PAGE_SIZE) setEnd(index * PAGE_SIZE + res.results.length);

@@ -172,3 +172,14 @@ describe('CSV', () => {
     expect(out).toEqual([{ a: '}{"' }, { b: { c: [1, { d: 2 }] } }]);
   });
 });
+
+describe('class list counts', () => {
+  it('shows exact counts in full and estimates with ≈', async () => {
+    const { approxCount } = await import('../src/features/data-browser/components/ClassList.tsx');
+    expect(approxCount(100_000)).toBe((100_000).toLocaleString());
+    expect(approxCount(42, true)).toBe('42');
+    expect(approxCount(1_234_567, false)).toBe('≈1.2M');
+    expect(approxCount(150_000, false)).toBe('≈150K');
+    expect(approxCount(null)).toBe('?');
+  });
+});

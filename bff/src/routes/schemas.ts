@@ -51,6 +51,8 @@ type SchemaDoc = {
   fields: Record<string, unknown>;
   classLevelPermissions: Record<string, unknown>;
   indexes?: Record<string, unknown>;
+  /** The service's cheap row estimate (GET /schemas, master only). */
+  estimatedCount?: number;
 };
 
 export async function readSchema(client: Client, cls: string): Promise<SchemaDoc | null> {
@@ -70,6 +72,9 @@ async function changeSchema(s: AppScope, cls: string, body: Record<string, unkno
     }),
   );
 }
+
+/** Classes whose estimate is above this get the estimate in the list (countExact false), not a COUNT. */
+export const EXACT_COUNT_LIMIT = 100_000;
 
 /** How many class counts the schema list runs at the same time. */
 export const COUNT_CONCURRENCY = 4;
@@ -108,8 +113,13 @@ export function registerSchemaRoutes(router: express.Router, ctx: BffContext): v
       const list = unwrap(
         await s.client.request<{ results: SchemaDoc[] }>('GET', '/schemas', { useMasterKey: true }),
       ).results;
-      // The service only counts exactly: the counts run side by side, a few at a time.
+      // Large classes answer the service's cheap estimate; the rest are counted exactly, side by
+      // side, a few at a time. The exact count of a large class is on demand (.../count).
       const results = await mapConcurrent(list, COUNT_CONCURRENCY, async (doc) => {
+        const estimate = doc.estimatedCount;
+        if (typeof estimate === 'number' && estimate > EXACT_COUNT_LIMIT) {
+          return { ...doc, indexes: doc.indexes ?? {}, count: estimate, countExact: false };
+        }
         const res = await s.client.find(doc.className, { limit: 0, count: true }, { useMasterKey: true });
         const count = res.success ? (res.data.count ?? 0) : null;
         return { ...doc, indexes: doc.indexes ?? {}, count, countExact: count !== null };

@@ -103,6 +103,8 @@ export interface StorageAdapter {
     spec: Omit<FindSpec, 'order' | 'limit' | 'skip'>,
     lookup: SchemaLookup,
   ): Promise<number>;
+  /** About how many rows the class holds, without counting them (cheap on any size); no ACL. */
+  estimateCount(schema: ClassSchema): Promise<number>;
   /** Rows by id, for include; ACL-filtered like find. */
   getMany(schema: ClassSchema, ids: string[], readers: Principals): Promise<Row[]>;
 

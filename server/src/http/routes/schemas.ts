@@ -1,6 +1,7 @@
 import type { Core } from '../../data/core.ts';
 import { BdsError, ErrorCode, masterKeyRequired } from '../../errors.ts';
 import { checkClassName, classNotFound, schemaDocument } from '../../schema/registry.ts';
+import type { ClassSchema } from '../../schema/types.ts';
 import type { ApiRequest, Router } from '../router.ts';
 
 function requireMaster(req: ApiRequest): void {
@@ -18,15 +19,20 @@ function bodyObject(req: ApiRequest): Record<string, unknown> {
 /** /schemas: master-only class schema management. */
 export function registerSchemaRoutes(router: Router, core: Core): void {
   const { schemas, store } = core;
+  /** The schema document plus `estimatedCount`: a cheap row estimate (see StorageAdapter.estimateCount). */
+  const withEstimate = async (schema: ClassSchema) => ({
+    ...schemaDocument(schema),
+    estimatedCount: await store.estimateCount(schema),
+  });
   router.add('GET', '/schemas', async (req) => {
     requireMaster(req);
-    return { body: { results: schemas.all().map(schemaDocument) } };
+    return { body: { results: await Promise.all(schemas.all().map(withEstimate)) } };
   });
   router.add('GET', '/schemas/:className', async (req) => {
     requireMaster(req);
     const schema = schemas.get(req.params.className!);
     if (!schema) throw classNotFound(req.params.className!);
-    return { body: schemaDocument(schema) };
+    return { body: await withEstimate(schema) };
   });
   router.add('POST', '/schemas', async (req) => {
     requireMaster(req);

@@ -52,4 +52,9 @@ export interface Dialect {
   uniqueViolation(err: unknown): boolean;
   /** A query answering one row `{name}` per column of the table named by the parameter. */
   tableColumns(tableParam: string): string;
+  /**
+   * A cheap (O(1), no scan) query answering one row `{n}`: about how many rows the table holds.
+   * An estimate, not a count; PostgreSQL would read `pg_class.reltuples`.
+   */
+  estimatedRowCount(table: string): string;
 }

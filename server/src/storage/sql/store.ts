@@ -399,6 +399,11 @@ export class SqlStore implements StorageAdapter {
     return Number(row?.n ?? 0);
   }
 
+  async estimateCount(schema: ClassSchema): Promise<number> {
+    const row = await this.driver.get(this.dialect.estimatedRowCount(schema.className), []);
+    return Math.max(0, Number(row?.n ?? 0));
+  }
+
   async getMany(schema: ClassSchema, ids: string[], readers: Principals): Promise<Row[]> {
     if (ids.length === 0) return [];
     const p = this.params();

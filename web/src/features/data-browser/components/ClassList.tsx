@@ -1,16 +1,24 @@
-/** Class list with row counts (rounded when large, exact on demand); system classes apart. */
+/** Class list with row counts (estimated for large classes, exact on demand); system classes apart. */
 import { useState } from 'react';
 import { NavLink } from 'react-router';
 import { dataApi, errorText } from '../api/bff.ts';
 import { isSystemClass, type SchemaDoc } from '../lib/wire.ts';
 import { dataPath } from './Cell.tsx';
 
-/** Large counts are shown rounded ("≈1.2M"); the exact figure is one click away. */
-export function approxCount(n: number | null | undefined): string {
+/** A number short enough for the sidebar: "9,999", "12.3K", "1.2M". */
+function compact(n: number): string {
+  if (n < 10_000) return n.toLocaleString();
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0)}K`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/**
+ * What the class list shows for a count: the exact number, or "≈" and the estimate when the bff
+ * only had the service's estimate (large classes); the exact figure is one click away.
+ */
+export function approxCount(n: number | null | undefined, exact = true): string {
   if (n === null || n === undefined) return '?';
-  if (n < 10_000) return String(n);
-  if (n < 1_000_000) return `≈${(n / 1000).toFixed(n < 100_000 ? 1 : 0)}K`;
-  return `≈${(n / 1_000_000).toFixed(1)}M`;
+  return exact ? n.toLocaleString() : `≈${compact(n)}`;
 }
 
 export function ClassList({
@@ -43,7 +51,11 @@ export function ClassList({
       <button
         type="button"
         className="text-xs text-gray-500 hover:underline"
-        title="Click for the exact count"
+        title={
+          s.countExact === false
+            ? `About ${s.count?.toLocaleString()} rows: click for the exact count`
+            : 'Click to recount'
+        }
         data-testid={`count-${s.className}`}
         onClick={() =>
           dataApi
@@ -52,7 +64,7 @@ export function ClassList({
             .catch((err) => setExact((e) => ({ ...e, [s.className]: errorText(err) })))
         }
       >
-        {exact[s.className] ?? approxCount(s.count)}
+        {exact[s.className] ?? approxCount(s.count, s.countExact !== false)}
       </button>
     </li>
   );

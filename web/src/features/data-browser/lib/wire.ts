@@ -42,7 +42,9 @@ export interface SchemaDoc {
   fields: Record<string, FieldSpec>;
   classLevelPermissions?: Record<string, unknown>;
   indexes?: Record<string, Record<string, number>>;
+  /** Rows in the class: exact when `countExact`, else the service's cheap estimate (large classes). */
   count?: number | null;
+  countExact?: boolean;
 }
 
 export type Row = Record<string, unknown> & { objectId: string };

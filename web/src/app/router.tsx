@@ -12,6 +12,7 @@ const HomeRoute = lazy(() => import('./routes/home.tsx'));
 const NotFoundRoute = lazy(() => import('./routes/not-found.tsx'));
 const DataBrowserRoute = lazy(() => import('../features/data-browser/DataBrowserRoute.tsx'));
 const ConfigRoute = lazy(() => import('../features/config/ConfigRoute.tsx'));
+const AuditRoute = lazy(() => import('../features/audit/AuditRoute.tsx'));
 
 export function createRouter() {
   return createBrowserRouter([
@@ -39,6 +40,7 @@ export function createRouter() {
             { index: true, element: <Navigate to="data" replace /> },
             { path: 'data/:className?', element: <DataBrowserRoute /> },
             { path: 'config', element: <ConfigRoute /> },
+            { path: 'audit', element: <AuditRoute /> },
             ...SECTIONS.filter((s) => !s.ready).map((s) => ({
               path: s.slug,
               element: <ComingSoon slug={s.slug} />,

@@ -15,6 +15,6 @@ export const SECTIONS: Section[] = [
   { slug: 'cloud', label: 'Cloud', key: 'l', ready: false, blurb: 'Cloud functions, jobs and hooks.' },
   { slug: 'push', label: 'Push', key: 'p', ready: false, blurb: 'Push notifications and audiences.' },
   { slug: 'config', label: 'Config', key: 'c', ready: true, blurb: 'Config parameters.' },
-  { slug: 'audit', label: 'Audit', key: 'a', ready: false, blurb: 'Who changed what, and when.' },
+  { slug: 'audit', label: 'Audit', key: 'a', ready: true, blurb: 'Who changed what, and when.' },
   { slug: 'api-console', label: 'API console', key: 'k', ready: false, blurb: 'Send raw REST calls.' },
 ];

@@ -4,3 +4,4 @@ export * from './errors.ts';
 export * from './model.ts';
 export * from './objects.ts';
 export * from './scrub.ts';
+export * from './wire.ts';

@@ -1,4 +1,4 @@
-import type { Client } from '@bds/client';
+import { type Client, SCHEMA_FIELD_TYPES } from '@bds/client';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
@@ -6,23 +6,8 @@ import { type AppScope, appRoute, bodyOf, param, parse, unwrap } from './http.ts
 import { classOf } from './rows.ts';
 import { className, fieldName, jsonObject } from './schemas-edge.ts';
 
-const FIELD_TYPES = [
-  'String',
-  'Number',
-  'Boolean',
-  'Date',
-  'Object',
-  'Array',
-  'GeoPoint',
-  'File',
-  'Bytes',
-  'Polygon',
-  'Pointer',
-  'Relation',
-] as const;
-
 const fieldSpec = z
-  .strictObject({ type: z.enum(FIELD_TYPES), targetClass: className.optional() })
+  .strictObject({ type: z.enum(SCHEMA_FIELD_TYPES), targetClass: className.optional() })
   .refine((f) => (f.type === 'Pointer' || f.type === 'Relation') === (f.targetClass !== undefined), {
     message: 'targetClass is required for Pointer and Relation fields, and only for them',
   });
@@ -40,7 +25,7 @@ const createClassBody = z.strictObject({
 });
 const addFieldBody = z.strictObject({
   name: fieldName,
-  type: z.enum(FIELD_TYPES),
+  type: z.enum(SCHEMA_FIELD_TYPES),
   targetClass: className.optional(),
 });
 const addIndexBody = z.strictObject({ name: indexName, keys: indexSpec });

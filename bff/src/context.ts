@@ -1,4 +1,8 @@
 import type { Client } from '@bds/client';
+import type { AuditEntry } from '@bds/client/protocol';
+
+export type { AuditEntry } from '@bds/client/protocol';
+
 import type { Request } from 'express';
 
 /**
@@ -31,17 +35,6 @@ export interface AppRegistry {
   secrets(): string[];
 }
 
-export interface AuditEntry {
-  id: number;
-  at: string;
-  user: string;
-  app: string;
-  action: string;
-  target: string;
-  before: unknown;
-  after: unknown;
-}
-
 export interface AuditLog {
   record(entry: Omit<AuditEntry, 'id' | 'at'>): void;
   list(filter: {
@@ -57,9 +50,36 @@ export interface AuditLog {
   close(): void;
 }
 
+/** A filter of the data browser saved by a console user; every user of the app sees it. */
+export interface SavedFilter {
+  id: number;
+  className: string;
+  /** The console user who saved it (the only one who may delete it). */
+  owner: string;
+  name: string;
+  where: Record<string, unknown>;
+  savedAt: string;
+}
+
+export interface SavedFilterStore {
+  list(app: string, className: string): SavedFilter[];
+  /** Saves, or replaces the owner's filter of the same name. */
+  save(
+    app: string,
+    className: string,
+    owner: string,
+    name: string,
+    where: Record<string, unknown>,
+  ): SavedFilter;
+  get(app: string, id: number): SavedFilter | null;
+  delete(id: number): void;
+  close(): void;
+}
+
 export interface BffContext {
   apps: AppRegistry;
   audit: AuditLog;
+  filters: SavedFilterStore;
 }
 
 /** Set by the session middleware on every authenticated request. */

@@ -9,6 +9,7 @@ import { BffCode, sendError } from './errors.ts';
 import { createLogger, requestLogger } from './logger.ts';
 import { type BffOptions, type BffOptionsInput, validateBffOptions } from './options.ts';
 import { registerApiRoutes as defaultApiRoutes } from './routes/index.ts';
+import { openSavedFilters } from './saved-filters.ts';
 import { appAccessGuard, csrfGuard, noStore, readOnlyGuard, securityHeaders } from './security.ts';
 import { createSessions } from './session.ts';
 import { serveSpa } from './static.ts';
@@ -58,7 +59,8 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
   const ownAudit = !deps.audit;
   const audit = deps.audit ?? openAuditLog(options.dataDir);
   const registerApiRoutes = deps.registerApiRoutes ?? defaultApiRoutes;
-  const ctx: BffContext = { apps, audit };
+  const filters = openSavedFilters(options.dataDir);
+  const ctx: BffContext = { apps, audit, filters };
   const sessions = createSessions(options);
 
   const app = express();
@@ -128,6 +130,7 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
         ),
       );
       if (ownAudit) audit.close();
+      filters.close();
     },
   };
 }

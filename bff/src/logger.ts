@@ -1,4 +1,4 @@
-import { scrub } from '@bds/client';
+import { scrub } from '@bds/client/protocol';
 import type { Request, RequestHandler } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { ConsoleUser } from './context.ts';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { main as startService } from '../../server/src/cli.ts';
 import { seedDemoData } from '../../server/src/demo.ts';
 import { optionsOrExit, runBff } from './cli.ts';
@@ -52,7 +53,11 @@ async function consoleUsers(dataDir: string): Promise<UsersFile> {
   return users;
 }
 
-const service = await startService(process.argv.slice(2));
+/** The demo cloud module (a function, a trigger and a job), unless BDS_CLOUD or a config file chooses. */
+const DEMO_CLOUD = fileURLToPath(new URL('../../server/src/demo-cloud.ts', import.meta.url));
+const argv = process.argv.slice(2);
+const ownConfig = Boolean(process.env.BDS_CLOUD || process.env.BDS_CONFIG || argv.includes('--config'));
+const service = await startService(argv, ownConfig ? {} : { cloud: DEMO_CLOUD });
 if (await seedDemoData(service)) console.log('[bds] demo data written: classes Author and Post');
 const { options: so } = service;
 const users = await consoleUsers(so.dataDir);

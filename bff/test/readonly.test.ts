@@ -16,6 +16,35 @@ const WRITE_ROUTES: Array<{
   path: string;
   body?: unknown;
 }> = [
+  {
+    method: 'POST',
+    route: '/apps/:appId/classes/:className/imports',
+    path: `${A}/classes/Thing/imports`,
+    body: { file: 'x.csv', format: 'csv', keepObjectIds: false, addFields: { f: { type: 'String' } } },
+  },
+  {
+    method: 'POST',
+    route: '/apps/:appId/classes/:className/imports/:importId/rows',
+    path: `${A}/classes/Thing/imports/some-import/rows`,
+    body: { rows: [{ line: 2, fields: { n: 2 } }] },
+  },
+  {
+    method: 'POST',
+    route: '/apps/:appId/classes/:className/imports/:importId/finish',
+    path: `${A}/classes/Thing/imports/some-import/finish`,
+    body: { rejected: [], rejectedCount: 0, rows: 0 },
+  },
+  {
+    method: 'POST',
+    route: '/apps/:appId/classes/:className/filters',
+    path: `${A}/classes/Thing/filters`,
+    body: { name: 'f', where: {} },
+  },
+  {
+    method: 'DELETE',
+    route: '/apps/:appId/classes/:className/filters/:filterId',
+    path: `${A}/classes/Thing/filters/1`,
+  },
   { method: 'POST', route: '/apps/:appId/schemas', path: `${A}/schemas`, body: { className: 'RoClass' } },
   { method: 'DELETE', route: '/apps/:appId/schemas/:className', path: `${A}/schemas/Thing` },
   {
@@ -115,12 +144,78 @@ const WRITE_ROUTES: Array<{
     path: `${A}/console`,
     body: { method: 'GET', path: '/classes/Thing' },
   },
+  {
+    method: 'POST',
+    route: '/apps/:appId/cloud/functions/:name',
+    path: `${A}/cloud/functions/hello`,
+    body: {},
+  },
+  { method: 'POST', route: '/apps/:appId/cloud/jobs/:name', path: `${A}/cloud/jobs/tick`, body: {} },
+  {
+    method: 'POST',
+    route: '/apps/:appId/cloud/schedules',
+    path: `${A}/cloud/schedules`,
+    body: { jobName: 'tick', cron: '* * * * *' },
+  },
+  {
+    method: 'PUT',
+    route: '/apps/:appId/cloud/schedules/:objectId',
+    path: `${A}/cloud/schedules/S`,
+    body: {},
+  },
+  { method: 'DELETE', route: '/apps/:appId/cloud/schedules/:objectId', path: `${A}/cloud/schedules/S` },
+  {
+    method: 'POST',
+    route: '/apps/:appId/cloud/hooks/functions',
+    path: `${A}/cloud/hooks/functions`,
+    body: { functionName: 'f', url: 'https://example.com/f' },
+  },
+  {
+    method: 'POST',
+    route: '/apps/:appId/cloud/hooks/triggers',
+    path: `${A}/cloud/hooks/triggers`,
+    body: { className: 'Thing', triggerName: 'afterSave', url: 'https://example.com/t' },
+  },
+  {
+    method: 'PUT',
+    route: '/apps/:appId/cloud/hooks/functions/:name',
+    path: `${A}/cloud/hooks/functions/f`,
+    body: { url: 'https://example.com/g' },
+  },
+  {
+    method: 'PUT',
+    route: '/apps/:appId/cloud/hooks/triggers/:className/:triggerName',
+    path: `${A}/cloud/hooks/triggers/Thing/afterSave`,
+    body: { url: 'https://example.com/g' },
+  },
+  {
+    method: 'DELETE',
+    route: '/apps/:appId/cloud/hooks/functions/:name',
+    path: `${A}/cloud/hooks/functions/f`,
+  },
+  {
+    method: 'DELETE',
+    route: '/apps/:appId/cloud/hooks/triggers/:className/:triggerName',
+    path: `${A}/cloud/hooks/triggers/Thing/afterSave`,
+  },
+  { method: 'POST', route: '/apps/:appId/files/:name', path: `${A}/files/x.txt`, body: { a: 1 } },
+  {
+    method: 'DELETE',
+    route: '/apps/:appId/files/:name',
+    path: `${A}/files/0123456789abcdef0123456789abcdef_x.txt`,
+  },
+  {
+    method: 'POST',
+    route: '/apps/:appId/push',
+    path: `${A}/push`,
+    body: { where: {}, data: { alert: 'x' } },
+  },
 ];
 
 /** The non-GET routes registerApiRoutes registers, read from the Express router. */
 function registeredWriteRoutes(): string[] {
   const router = express.Router();
-  registerApiRoutes(router, { apps: {} as never, audit: {} as never });
+  registerApiRoutes(router, { apps: {} as never, audit: {} as never, filters: {} as never });
   const out: string[] = [];
   for (const layer of (router as unknown as { stack: any[] }).stack) {
     if (!layer.route) continue;

@@ -175,6 +175,7 @@ describe('bulk create when a whole /batch segment fails', () => {
     const ctx: BffContext = {
       apps: { list: () => [], clientFor: () => client, has: () => true, secrets: () => [] },
       audit: log,
+      filters: {} as never,
     };
     const user: ConsoleUser = { username: 'stub-admin', role: 'admin' };
     const app = express();

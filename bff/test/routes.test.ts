@@ -100,6 +100,22 @@ const CASES: Case[] = [
     has: ['"code":107', 'targetClass'],
   },
   {
+    name: 'add field: a Vector with its dimension',
+    method: 'POST',
+    path: `${A}/schemas/Game/fields`,
+    body: { name: 'embedding', type: 'Vector', dimension: 4 },
+    status: 201,
+    has: ['"embedding":{"type":"Vector","dimension":4}'],
+  },
+  {
+    name: 'add field: a Vector without a dimension',
+    method: 'POST',
+    path: `${A}/schemas/Game/fields`,
+    body: { name: 'v2', type: 'Vector' },
+    status: 400,
+    has: ['"code":107', 'dimension is required for Vector fields'],
+  },
+  {
     name: 'add field: type conflict passed through',
     method: 'POST',
     path: `${A}/schemas/Game/fields`,

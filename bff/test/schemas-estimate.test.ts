@@ -27,6 +27,9 @@ beforeAll(async () => {
   }
   await seedRows(t.service.service, 'Huge', BIG, (i) => ({ i }));
   await seedRows(t.service.service, 'Small', 7, (i) => ({ i }));
+  // Seeding holds the event loop for seconds: let the bff close the keep-alive socket it timed out
+  // meanwhile (and the test's fetch see it closed) before the next request could reuse it.
+  await new Promise((resolve) => setTimeout(resolve, 200));
   const driver = (t.service.service.core.store as unknown as { driver: SqlDriver }).driver;
   for (const k of ['get', 'all'] as const) {
     const original = driver[k].bind(driver) as (sql: string, params: unknown[]) => Promise<unknown>;

@@ -87,6 +87,22 @@ describe('npm start (service + console in one process)', () => {
     // The service itself answers on its own port.
     const health = await fetch(`http://127.0.0.1:${s.servicePort}/health`);
     expect(health.status).toBe(200);
+    // The demo cloud module is loaded: its function answers, its trigger and job are registered.
+    const keys = JSON.parse(readFileSync(path.join(s.dataDir, 'keys.json'), 'utf8'));
+    const api = `http://127.0.0.1:${s.servicePort}/api`;
+    const hello = await fetch(`${api}/functions/hello`, {
+      method: 'POST',
+      headers: { 'X-Backend-Application-Id': keys.appId, 'X-Backend-REST-API-Key': keys.restAPIKey },
+    });
+    expect(await hello.json()).toEqual({ result: 'Hello stranger, from cloud code.' });
+    const code = await fetch(`${api}/cloudCode`, {
+      headers: { 'X-Backend-Application-Id': keys.appId, 'X-Backend-Master-Key': keys.masterKey },
+    });
+    expect(await code.json()).toMatchObject({
+      functions: ['hello'],
+      jobs: ['countPosts'],
+      triggers: [{ className: 'Post', triggerName: 'beforeSave' }],
+    });
   });
 
   it('passes BDS_* through and makes BDS_CONSOLE_USER the first admin', async () => {

@@ -7,6 +7,11 @@ import {
   InvalidSessionError,
   ServerError,
 } from './errors.ts';
+import { RESPONSE_HEADERS } from './protocol/headers.ts';
+import type { JobStatus } from './protocol/hooks.ts';
+
+export type { JobStatus } from './protocol/hooks.ts';
+
 import { scrub, scrubHeaders } from './scrub.ts';
 
 // ------------------------------------------------------------------------------------------------
@@ -104,8 +109,21 @@ export interface AuthOptions {
   installationId?: string;
 }
 
+/** A file's bytes: a Blob (browsers), bytes, or a stream (web ReadableStream or a Node Readable). */
+export type FileBody =
+  | Blob
+  | ArrayBuffer
+  | Uint8Array
+  | ReadableStream<Uint8Array>
+  | AsyncIterable<Uint8Array>;
+
 export interface RequestOptions extends AuthOptions {
   body?: unknown;
+  /** Raw bytes sent as they are (file uploads) instead of a JSON `body`. */
+  rawBody?: FileBody;
+  contentType?: string;
+  /** Receives the answer's headers (X-Backend-Push-Status-Id, the job status id of POST /jobs). */
+  onHeaders?: (headers: Headers) => void;
   query?: Record<string, unknown>;
   headers?: Record<string, string>;
 }
@@ -300,8 +318,12 @@ export class Client {
       const qs = search.toString();
       if (qs) url += `${path.includes('?') ? '&' : '?'}${qs}`;
     }
-    let body: string | undefined;
-    if (options.body !== undefined) {
+    let body: RequestInit['body'] | undefined;
+    let streamed = false;
+    if (options.rawBody !== undefined) {
+      ({ body, streamed } = rawBodyInit(options.rawBody));
+      headers['Content-Type'] = options.contentType ?? 'application/octet-stream';
+    } else if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['Content-Type'] = 'application/json';
     }
@@ -321,13 +343,17 @@ export class Client {
     const started = Date.now();
     let res: Response;
     try {
-      res = await this.fetchImpl(url, { method, headers, body });
+      // A streamed body needs half-duplex fetch (Node); browsers get Blobs and bytes.
+      const init: RequestInit & { duplex?: 'half' } = { method, headers, body };
+      if (streamed) init.duplex = 'half';
+      res = await this.fetchImpl(url, init);
     } catch (err) {
       this.log(method, path, headers, options.body, undefined, undefined, started);
       throw new ConnectionError(`Request ${method} ${path} failed: ${(err as Error).message}`, {
         cause: err,
       });
     }
+    options.onHeaders?.(res.headers);
     const text = await res.text();
     let json: any;
     try {
@@ -510,8 +536,8 @@ export class Client {
     return this.request<{ params: Record<string, unknown> }>('GET', '/config', checkAuthOptions(options));
   }
 
-  /** Calls a cloud function; answers `null` on failure. */
-  async run<T = any>(name: string, params: Record<string, unknown> = {}, options: AuthOptions = {}) {
+  /** Calls a cloud function (POST /functions/<name>); answers `null` on failure. */
+  async callFunction<T = any>(name: string, params: Record<string, unknown> = {}, options: AuthOptions = {}) {
     const res = await this.request<{ result: T }>('POST', `/functions/${encodeURIComponent(name)}`, {
       ...checkAuthOptions(options),
       body: params,
@@ -520,7 +546,11 @@ export class Client {
   }
 
   /** Calls a cloud function; throws CloudCodeError carrying the response on failure. */
-  async runOrThrow<T = any>(name: string, params: Record<string, unknown> = {}, options: AuthOptions = {}) {
+  async callFunctionOrThrow<T = any>(
+    name: string,
+    params: Record<string, unknown> = {},
+    options: AuthOptions = {},
+  ) {
     const res = await this.request<{ result: T }>('POST', `/functions/${encodeURIComponent(name)}`, {
       ...checkAuthOptions(options),
       body: params,
@@ -528,6 +558,68 @@ export class Client {
     if (!res.success)
       throw new CloudCodeError(res.error, { code: res.code, status: res.status, response: res });
     return res.data.result;
+  }
+
+  /** Older names of callFunction and callFunctionOrThrow. */
+  run<T = any>(name: string, params: Record<string, unknown> = {}, options: AuthOptions = {}) {
+    return this.callFunction<T>(name, params, options);
+  }
+
+  runOrThrow<T = any>(name: string, params: Record<string, unknown> = {}, options: AuthOptions = {}) {
+    return this.callFunctionOrThrow<T>(name, params, options);
+  }
+
+  /**
+   * Starts a job (POST /jobs/<name>, master key or a session token) and answers its `_JobStatus`
+   * id; the job runs in the background. Throws CloudCodeError carrying the response on failure.
+   */
+  async runJob(
+    name: string,
+    params: Record<string, unknown> = {},
+    options: AuthOptions = {},
+  ): Promise<string> {
+    let statusId: string | null = null;
+    const res = await this.request('POST', `/jobs/${encodeURIComponent(name)}`, {
+      ...checkAuthOptions(options),
+      body: params,
+      onHeaders: (headers) => {
+        statusId = headers.get(RESPONSE_HEADERS.jobStatusId);
+      },
+    });
+    if (!res.success)
+      throw new CloudCodeError(res.error, { code: res.code, status: res.status, response: res });
+    if (!statusId)
+      throw new CloudCodeError(`POST /jobs/${name} answered no job status id.`, { response: res });
+    return statusId;
+  }
+
+  /** A job's `_JobStatus` row (master key: the class is master-only). */
+  async jobStatus(statusId: string, options: AuthOptions = {}) {
+    return this.get<JobStatus>('_JobStatus', statusId, { ...checkAuthOptions(options), useMasterKey: true });
+  }
+
+  /**
+   * Polls a job's status until it is no longer `running` and answers the row; throws when
+   * `timeoutMs` passes first (default 60 s) or the row cannot be read.
+   */
+  async waitForJob(
+    statusId: string,
+    options: AuthOptions & { intervalMs?: number; timeoutMs?: number } = {},
+  ): Promise<JobStatus> {
+    const { intervalMs = 500, timeoutMs = 60_000, ...auth } = options;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const res = await this.jobStatus(statusId, auth);
+      if (!res.success)
+        throw new CloudCodeError(res.error, { code: res.code, status: res.status, response: res });
+      if (res.data.status !== 'running') return res.data;
+      if (Date.now() + intervalMs > deadline) {
+        throw new CloudCodeError(`Job ${statusId} is still running after ${timeoutMs} ms.`, {
+          response: res,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
   }
 
   /** POST /push. Refused locally (no request) unless this client holds a usable master key. */
@@ -539,12 +631,124 @@ export class Client {
     options: AuthOptions = {},
   ) {
     checkAuthOptions(options);
+    this.requireMaster('sendPush');
+    let pushStatusId: string | undefined;
+    const res = await this.request<{ result: boolean; pushStatusId?: string }>('POST', '/push', {
+      useMasterKey: true,
+      body: payload,
+      onHeaders: (h) => {
+        pushStatusId = h.get(RESPONSE_HEADERS.pushStatusId) ?? undefined;
+      },
+    });
+    if (res.success && pushStatusId) res.data = { ...res.data, pushStatusId };
+    return res;
+  }
+
+  /** Refuses a master-only call locally (no request) unless this client holds a usable master key. */
+  private requireMaster(what: string): void {
     if (!this.canUseMasterKey) {
       throw new AuthenticationError(
-        'sendPush requires master key: this client has none (or runs in client mode).',
+        `${what} requires master key: this client has none (or runs in client mode).`,
       );
     }
-    return this.request<{ result: boolean }>('POST', '/push', { useMasterKey: true, body: payload });
+  }
+
+  /** POST /aggregate/<C> (master only): `{results}`. */
+  async aggregate<T = any>(
+    className: string,
+    pipeline: Array<Record<string, unknown>>,
+    options: AuthOptions = {},
+  ) {
+    checkAuthOptions(options);
+    this.requireMaster('aggregate');
+    return this.request<{ results: T[] }>('POST', `/aggregate/${encodeURIComponent(className)}`, {
+      useMasterKey: true,
+      body: { pipeline },
+    });
+  }
+
+  // ---- files -----------------------------------------------------------------------------------
+
+  /**
+   * POST /files/<name>: the bytes stream to the service (a Node Readable or web ReadableStream is
+   * never read into memory). Answers `{name, url}`; put `{__type: 'File', name, url}` on a record.
+   */
+  async uploadFile(name: string, data: FileBody, options: AuthOptions & { contentType?: string } = {}) {
+    const { contentType, ...auth } = options;
+    const type =
+      contentType ??
+      (typeof Blob !== 'undefined' && data instanceof Blob && data.type ? data.type : undefined);
+    return this.request<{ name: string; url: string }>('POST', `/files/${encodeURIComponent(name)}`, {
+      ...checkAuthOptions(auth),
+      rawBody: data,
+      contentType: type,
+    });
+  }
+
+  /**
+   * GET a file's url (a File value, its url, or a stored name): the answer's body as a stream, so
+   * a large file is never held whole (in Node, `Readable.fromWeb(file.body)`); `range` asks for a
+   * part (`[start, end]`, both included).
+   */
+  async downloadFile(
+    file: string | { url?: string; name: string },
+    options: { range?: [number, number] } = {},
+  ) {
+    const url = this.fileUrl(file);
+    const headers: Record<string, string> = {};
+    if (options.range) headers.Range = `bytes=${options.range[0]}-${options.range[1]}`;
+    let res: Response;
+    try {
+      res = await this.fetchImpl(url, { headers });
+    } catch (err) {
+      throw new ConnectionError(`Download of ${url} failed: ${(err as Error).message}`, { cause: err });
+    }
+    if (!res.ok || !res.body) {
+      const text = await res.text();
+      let code = res.status;
+      let error = text || res.statusText;
+      try {
+        const json = JSON.parse(text) as { code?: number; error?: string };
+        code = json.code ?? code;
+        error = json.error ?? error;
+      } catch {
+        // not JSON
+      }
+      return { success: false, status: res.status, code, error } as Failure;
+    }
+    return {
+      success: true,
+      status: res.status,
+      data: {
+        contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+        size: Number(res.headers.get('content-length') ?? Number.NaN),
+        body: res.body as ReadableStream<Uint8Array>,
+        headers: res.headers,
+      },
+    } as Success<{ contentType: string; size: number; body: ReadableStream<Uint8Array>; headers: Headers }>;
+  }
+
+  /** A file's bytes as a Blob (browsers; small files in Node). */
+  async downloadBlob(file: string | { url?: string; name: string }): Promise<Result<Blob>> {
+    const res = await this.downloadFile(file);
+    if (!res.success) return res;
+    const blob = await new Response(res.data.body).blob();
+    return { success: true, status: res.status, data: new Blob([blob], { type: res.data.contentType }) };
+  }
+
+  /** DELETE /files/<name> (master only). */
+  async deleteFile(name: string, options: AuthOptions = {}) {
+    checkAuthOptions(options);
+    this.requireMaster('deleteFile');
+    return this.request<Record<string, never>>('DELETE', `/files/${encodeURIComponent(name)}`, {
+      useMasterKey: true,
+    });
+  }
+
+  private fileUrl(file: string | { url?: string; name: string }): string {
+    if (typeof file !== 'string') return file.url ?? this.fileUrl(file.name);
+    if (/^https?:\/\//.test(file)) return file;
+    return `${this.serverURL}/files/${encodeURIComponent(this.applicationId)}/${encodeURIComponent(file)}`;
   }
 
   /** POST /events/<name>. The name must match `^[\w\-.]+$`. */
@@ -627,4 +831,25 @@ function classOfPath(path: string): string {
 
 export function createClient(options: ClientOptions): Client {
   return new Client(options);
+}
+
+/** A fetch body for raw bytes; streams (web or Node) go as a ReadableStream with half-duplex. */
+function rawBodyInit(data: FileBody): { body: RequestInit['body']; streamed: boolean } {
+  if (typeof Blob !== 'undefined' && data instanceof Blob) return { body: data, streamed: false };
+  if (data instanceof ArrayBuffer || ArrayBuffer.isView(data))
+    return { body: data as RequestInit['body'], streamed: false };
+  if (typeof ReadableStream !== 'undefined' && data instanceof ReadableStream)
+    return { body: data, streamed: true };
+  const iterator = (data as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await iterator.next();
+      if (done) controller.close();
+      else controller.enqueue(value instanceof Uint8Array ? value : new Uint8Array(value));
+    },
+    async cancel(reason) {
+      await iterator.return?.(reason);
+    },
+  });
+  return { body: stream, streamed: true };
 }

@@ -1,17 +1,10 @@
-/** Field types a schema may declare (PROTOCOL.md "Wire values"); Pointer and Relation take a targetClass. */
-export const SCHEMA_FIELD_TYPES = [
-  'String',
-  'Number',
-  'Boolean',
-  'Date',
-  'Object',
-  'Array',
-  'GeoPoint',
-  'File',
-  'Bytes',
-  'Polygon',
-  'Pointer',
-  'Relation',
-] as const;
-
-export type SchemaFieldType = (typeof SCHEMA_FIELD_TYPES)[number];
+/** Wire-protocol constants, from the shared protocol package (credential-free). */
+export {
+  type AuditEntry,
+  ErrorCode,
+  FIELD_TYPES,
+  type FieldType,
+  HEADERS,
+  SCHEMA_FIELD_TYPES,
+  type SchemaFieldType,
+} from './protocol/index.ts';

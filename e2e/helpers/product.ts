@@ -50,7 +50,9 @@ function ensureBuilt(): void {
 }
 
 /** Starts the real service and the bff (serving the built SPA) on free ports with a fresh data dir. */
-export async function startProduct(opts: { bff?: Partial<BffOptionsInput> } = {}): Promise<Product> {
+export async function startProduct(
+  opts: { bff?: Partial<BffOptionsInput>; service?: Record<string, unknown> } = {},
+): Promise<Product> {
   ensureBuilt();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bds-e2e-'));
   const secrets = {
@@ -68,6 +70,7 @@ export async function startProduct(opts: { bff?: Partial<BffOptionsInput> } = {}
       dataDir: path.join(dataDir, 'service'),
       port: 0,
       host: '127.0.0.1',
+      ...opts.service,
     });
     const { url: serviceUrl } = await service.listen(0, '127.0.0.1');
     const hash = await hashPassword(PASSWORD);

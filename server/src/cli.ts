@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
 import { loadOptions, OptionError } from './config/options.ts';
-import { createService } from './index.ts';
 
 /** `npm run server`: the service alone. Options from --config/BDS_CONFIG, then env. */
 export async function main(argv = process.argv.slice(2), extra: Record<string, unknown> = {}) {
@@ -23,8 +22,9 @@ export async function main(argv = process.argv.slice(2), extra: Record<string, u
     throw err;
   }
   const { options } = loaded;
-  const service = await createService(options);
-  const { url } = await service.listen();
+  // The service's code loads only once the options are good: a bad option fails in a moment.
+  const { serve } = await import('./index.ts');
+  const { service, url } = await serve(options);
   console.log(`[bds] service listening at ${url.replace('127.0.0.1', 'localhost')}`);
   console.log(`[bds] data dir: ${options.dataDir}`);
   if (loaded.keysFile) {

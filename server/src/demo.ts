@@ -1,19 +1,20 @@
-import { MASTER } from './data/auth.ts';
-import { Records } from './data/records.ts';
 import type { Service } from './index.ts';
+import { MASTER } from './kernel/caller.ts';
+import { ctxOf } from './kernel/context.ts';
 
 /** A small demo data set, written once into an empty store. */
 export async function seedDemoData(service: Service): Promise<boolean> {
   const { schemas } = service.core;
   if (schemas.get('Author')) return false;
-  const records = new Records(service.core);
+  const { writes } = service.data;
+  const master = ctxOf(MASTER, 'system');
   const authors: string[] = [];
   for (const [name, city] of [
     ['Ada Lovelace', 'London'],
     ['Grace Hopper', 'New York'],
     ['Edsger Dijkstra', 'Rotterdam'],
   ] as const) {
-    const { objectId } = await records.create(MASTER, 'Author', { name, city, ACL: { '*': { read: true } } });
+    const { objectId } = await writes.create(master, 'Author', { name, city, ACL: { '*': { read: true } } });
     authors.push(objectId);
   }
   const places: Array<[string, number, number]> = [
@@ -23,7 +24,7 @@ export async function seedDemoData(service: Service): Promise<boolean> {
   ];
   for (let i = 0; i < 12; i++) {
     const [place, latitude, longitude] = places[i % places.length]!;
-    await records.create(MASTER, 'Post', {
+    await writes.create(master, 'Post', {
       title: `Demo post ${i + 1}`,
       body: `Written near ${place}.`,
       likes: (i * 7) % 23,

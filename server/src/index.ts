@@ -1,68 +1,131 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { noAnalytics, StoredAnalytics } from './analytics/service.ts';
+import { CallerResolver } from './auth/caller.ts';
+import { Cloud } from './cloud/index.ts';
 import { type ServiceOptions, type ServiceOptionsInput, validateOptions } from './config/options.ts';
 import type { Core } from './data/core.ts';
-import { Records } from './data/records.ts';
+import { Data } from './data/data.ts';
+import { InProcessEventBus } from './data/events.ts';
 import { createMailAdapter } from './email/adapter.ts';
+import { createFileAdapter, Files } from './files/service.ts';
 import { type AppState, buildApp, createHandler } from './http/app.ts';
+import { RateLimiter } from './http/rate-limit.ts';
 import { Router } from './http/router.ts';
 import { accountPages } from './http/routes/account-pages.ts';
+import { registerAggregateRoutes } from './http/routes/aggregate.ts';
+import { registerAnalyticsRoutes } from './http/routes/analytics.ts';
 import { registerBatchRoute } from './http/routes/batch.ts';
 import { registerClassRoutes } from './http/routes/classes.ts';
+import { registerCloudRoutes } from './http/routes/cloud.ts';
 import { registerConfigRoutes } from './http/routes/config.ts';
 import { registerEmailRoutes } from './http/routes/email.ts';
+import { registerFileRoutes } from './http/routes/files.ts';
+import { registerHookRoutes } from './http/routes/hooks.ts';
 import { registerMiscRoutes } from './http/routes/misc.ts';
+import { registerPushRoutes } from './http/routes/push.ts';
 import { registerSchemaRoutes } from './http/routes/schemas.ts';
 import { registerUserRoutes } from './http/routes/users.ts';
+import { createHttpServer } from './http/server.ts';
+import { IdempotencyGuard } from './idempotency/guard.ts';
+import { Jobs } from './jobs/index.ts';
+import { type Clock, systemClock } from './kernel/clock.ts';
+import { createLogger, type Logger } from './kernel/log.ts';
+import { PushService } from './push/service.ts';
 import { SchemaRegistry } from './schema/registry.ts';
-import { openSqliteStore } from './storage/sqlite/index.ts';
+import { openStore } from './storage/open.ts';
 import { Users } from './users/service.ts';
 
+export type { CloudDefinitions, CloudRequest, DataApi, FunctionRules, Handler } from './cloud/index.ts';
 export type { ServiceOptions, ServiceOptionsInput } from './config/options.ts';
 export { loadOptions, OptionError, validateOptions } from './config/options.ts';
-export { BdsError, ErrorCode } from './errors.ts';
+export type { Caller } from './kernel/caller.ts';
+export type { Clock } from './kernel/clock.ts';
+export { BdsError, ErrorCode } from './kernel/errors.ts';
+export type { EventBus, WriteEvent } from './kernel/events.ts';
 
 export interface Service {
   /** Mountable Express app: `parent.use('/api', service.app)`. */
   app: express.Express;
   options: ServiceOptions;
   core: Core;
-  /** Starts an HTTP server with the app at the mount path; port 0 picks a free one. */
-  listen(port?: number, host?: string): Promise<{ server: Server; port: number; url: string }>;
+  /** Record reads, the write pipeline and the service's own lookups, for embedders and tests. */
+  data: Data;
+  /** Resolves credentials to a caller (caches sessions and roles, following the write events). */
+  callers: CallerResolver;
+  /** Cloud code, webhooks and the triggers they make. */
+  cloud: Cloud;
+  /** Jobs and the scheduler of `_JobSchedule` rows. */
+  jobs: Jobs;
+  /**
+   * Starts an HTTP server with the app at the mount path; port 0 picks a free one. With `http`, the
+   * service takes over a server made by `createHttpServer()` that already listens (`serve()`).
+   */
+  listen(
+    port?: number,
+    host?: string,
+    http?: ReturnType<typeof createHttpServer>,
+  ): Promise<{ server: Server; port: number; url: string }>;
   /** Stops accepting requests, waits for in-flight ones (up to shutdownGraceMs), then closes the store. */
   close(): Promise<void>;
 }
 
 const UNEXPECTED = JSON.stringify({ code: 1, error: 'Internal server error.' });
 
-export async function createService(input: ServiceOptionsInput | Record<string, unknown>): Promise<Service> {
+export async function createService(
+  input: ServiceOptionsInput | Record<string, unknown>,
+  extra: { log?: Logger; clock?: Clock } = {},
+): Promise<Service> {
   const options = validateOptions(input as Record<string, unknown>);
-  const store = await openSqliteStore(options.dataDir);
+  const log = extra.log ?? createLogger(options.logLevel);
+  const store = await openStore(options);
   const schemas = new SchemaRegistry(store);
   await schemas.load();
-  const core: Core = { options, store, schemas };
+  const core: Core = { options, store, schemas, events: new InProcessEventBus(log), log };
+  const data = new Data(core);
+  const callers = new CallerResolver(data);
+  const cloud = await Cloud.start(data, log);
+  const jobs = new Jobs(data, cloud, extra.clock ?? systemClock, log);
   const state: AppState = { ready: false, inFlight: 0 };
   let publicUrl = options.serverURL ?? `http://localhost:${options.port}${options.mountPath}`;
 
-  const router = new Router();
-  const records = new Records(core);
+  const limiter = new RateLimiter(options.rateLimit);
+  const router = new Router((req) => limiter.check(req));
   const mailer = createMailAdapter(options);
-  const users = new Users(core, records, mailer, () => publicUrl);
-  await users.init();
+  const users = new Users(data, mailer, () => publicUrl, callers);
   state.pages = accountPages(users, options.appId);
   // Before the class routes: /users, /classes/_User, /sessions and /classes/_Session get the user rules.
-  registerUserRoutes(router, users, records, () => publicUrl);
+  registerUserRoutes(router, users, data, () => publicUrl);
   registerEmailRoutes(router, options.dataDir);
-  registerClassRoutes(router, records, () => publicUrl);
-  registerSchemaRoutes(router, core);
-  registerConfigRoutes(router, core);
+  registerClassRoutes(router, data, () => publicUrl);
+  registerSchemaRoutes(router, data);
+  registerConfigRoutes(router, data);
   registerBatchRoute(router, core);
-  registerMiscRoutes(router);
+  const stored = options.analytics.adapter === 'store' ? new StoredAnalytics(data) : undefined;
+  await stored?.start();
+  const analytics = stored ?? noAnalytics;
+  registerMiscRoutes(router, {
+    track: (event) => analytics.track(event),
+    switches: { push: options.push !== undefined, analyticsStored: analytics.stores },
+  });
+  registerAnalyticsRoutes(router, data, analytics);
+  const idempotency = options.idempotency ? new IdempotencyGuard(data, options.idempotency, log) : undefined;
+  if (idempotency) state.beforeDispatch = (req, path) => idempotency.claim(req, path);
+  const files = new Files(data, createFileAdapter(options, data), () => publicUrl);
+  core.fileUrl = (name) => files.url(name);
+  registerFileRoutes(router, state, files);
+  registerAggregateRoutes(router, data);
+  const push = new PushService(data, log);
+  registerPushRoutes(router, push);
+  await push.resume();
+  registerCloudRoutes(router, cloud, jobs);
+  registerHookRoutes(router, cloud.webhooks);
 
-  const app = buildApp(core, router, state);
-  const handler = createHandler(core, router, state);
+  const handler = createHandler(core, callers, router, state);
+  const app = buildApp(handler);
   state.ready = true;
+  jobs.start(options.jobs.runSchedules);
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
 
@@ -70,7 +133,11 @@ export async function createService(input: ServiceOptionsInput | Record<string, 
     app,
     options,
     core,
-    async listen(port = options.port, host = options.host) {
+    data,
+    callers,
+    cloud,
+    jobs,
+    async listen(port = options.port, host = options.host, http = createHttpServer()) {
       const root = express();
       root.disable('x-powered-by');
       root.use(options.mountPath, app);
@@ -81,7 +148,8 @@ export async function createService(input: ServiceOptionsInput | Record<string, 
       // and go straight to the handler, with the mount path stripped as Express would; anything
       // else, including other spellings of the mount path, still goes through `root`.
       const mount = options.mountPath.replace(/\/+$/, '');
-      server = createServer((req, res) => {
+      server = http.server;
+      http.handle((req, res) => {
         const url = req.url ?? '/';
         const rest = url.startsWith(mount) ? url.slice(mount.length) : undefined;
         if (rest === undefined || (rest !== '' && rest[0] !== '/' && rest[0] !== '?')) {
@@ -90,16 +158,17 @@ export async function createService(input: ServiceOptionsInput | Record<string, 
         }
         req.url = rest[0] === '/' ? rest : `/${rest}`;
         handler(req, res).catch((err: unknown) => {
-          console.error('[bds] unexpected error:', err instanceof Error ? err.stack : String(err));
+          log.error({ err: err instanceof Error ? err.stack : String(err) }, 'unexpected error');
           if (res.headersSent) res.destroy();
           else res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' }).end(UNEXPECTED);
         });
       });
-      server.keepAliveTimeout = 65_000;
-      await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject);
-        server!.listen(port, host, () => resolve());
-      });
+      if (!server.listening) {
+        await new Promise<void>((resolve, reject) => {
+          server!.once('error', reject);
+          server!.listen(port, host, () => resolve());
+        });
+      }
       const actual = (server.address() as AddressInfo).port;
       const url = `http://127.0.0.1:${actual}${options.mountPath}`;
       if (!options.serverURL) publicUrl = `http://localhost:${actual}${options.mountPath}`;
@@ -119,12 +188,39 @@ export async function createService(input: ServiceOptionsInput | Record<string, 
           const deadline = Date.now() + options.shutdownGraceMs;
           while (state.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         }
+        await jobs.close(options.shutdownGraceMs);
+        await cloud.close();
+        await push.close();
+        await idempotency?.close();
         await users.idle();
         await mailer.close?.();
         await store.close();
+        log.flush();
       })();
       return closing;
     },
   };
   return service;
+}
+
+/**
+ * The service as `npm run server` runs it: the HTTP server listens at once and answers 503
+ * (`/health`: `{"status":"starting"}`) until the store is open and migrated, then serves.
+ */
+export async function serve(
+  input: ServiceOptionsInput | Record<string, unknown>,
+): Promise<{ service: Service; server: Server; port: number; url: string }> {
+  const options = validateOptions(input as Record<string, unknown>);
+  const http = createHttpServer();
+  await new Promise<void>((resolve, reject) => {
+    http.server.once('error', reject);
+    http.server.listen(options.port, options.host, () => resolve());
+  });
+  try {
+    const service = await createService(options);
+    return { service, ...(await service.listen(options.port, options.host, http)) };
+  } catch (err) {
+    http.server.close();
+    throw err;
+  }
 }

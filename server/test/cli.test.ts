@@ -217,16 +217,21 @@ describe('npm run server: bad options', () => {
     },
   ];
 
-  it.concurrent.each(badCases)('stops with exit code 2 naming the option: $name', async (c) => {
-    const args = [...(c.args ?? [])];
-    const dataDir = tempDir();
-    if (c.config !== undefined) args.push('--config', writeConfig(tempDir('bds-cfg-'), c.config));
-    const child = spawnCli({ ...keyEnv(), BDS_DATA_DIR: dataDir, PORT: '0', ...c.env }, args);
-    const exit = await waitExit(child);
-    expect(exit.code, child.stderr()).toBe(2);
-    expect(child.stderr()).toContain(`"${c.option}"`);
-    expect(child.stdout()).not.toContain('listening');
-  });
+  it.concurrent.each(badCases)(
+    'stops with exit code 2 naming the option: $name',
+    async (c) => {
+      const args = [...(c.args ?? [])];
+      const dataDir = tempDir();
+      if (c.config !== undefined) args.push('--config', writeConfig(tempDir('bds-cfg-'), c.config));
+      const child = spawnCli({ ...keyEnv(), BDS_DATA_DIR: dataDir, PORT: '0', ...c.env }, args);
+      const exit = await waitExit(child);
+      expect(exit.code, child.stderr()).toBe(2);
+      expect(child.stderr()).toContain(`"${c.option}"`);
+      expect(child.stdout()).not.toContain('listening');
+      // Generous: several of these start at once beside the other suites on a small machine.
+    },
+    60_000,
+  );
 
   it('stops with exit code 2 when production has no keys, and on an unknown command-line flag', async () => {
     const prod = spawnCli({ NODE_ENV: 'production', BDS_DATA_DIR: tempDir(), PORT: '0' });

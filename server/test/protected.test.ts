@@ -145,8 +145,6 @@ describe('protectedFields', () => {
       updatedAt: new Date().toISOString(),
       writes: [{ field: 'email', subPath: [], kind: 'set', value: 'o@example.com', type: 'String' }],
       relations: [],
-      writers: null,
-      returning: [],
     });
     const schema = await t.request('GET', '/schemas/_User', { as: 'master' });
     expect(schema.json.classLevelPermissions.protectedFields).toEqual({ '*': ['email'] });

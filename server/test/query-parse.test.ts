@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BdsError } from '../src/errors.ts';
-import { EARTH_RADIUS_KM, EARTH_RADIUS_MILES } from '../src/query/ast.ts';
+import { BdsError } from '../src/kernel/errors.ts';
+import { EARTH_RADIUS_KM, EARTH_RADIUS_MILES } from '../src/kernel/query.ts';
 import { parseWhere } from '../src/query/parse.ts';
 
 /** Runs `fn` and answers the BdsError it throws. */

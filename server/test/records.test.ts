@@ -427,12 +427,21 @@ describe('records: wire types round-trip', () => {
     expect(created.status, created.text).toBe(201);
     const id = created.json.objectId as string;
 
+    // File values keep their name; the url is rebuilt from the service's public address.
+    const expected = {
+      ...values,
+      file: {
+        __type: 'File',
+        name: 'report.pdf',
+        url: `http://localhost:${t.port}/api/files/test-app/report.pdf`,
+      },
+    };
     const got = await t.request('GET', `/classes/AllTypes/${id}`);
     expect(got.status).toBe(200);
-    for (const [k, v] of Object.entries(values)) expect(got.json[k], k).toEqual(v);
+    for (const [k, v] of Object.entries(expected)) expect(got.json[k], k).toEqual(v);
 
     const found = await t.request('GET', '/classes/AllTypes', { query: { where: { objectId: id } } });
-    for (const [k, v] of Object.entries(values)) expect(found.json.results[0][k], k).toEqual(v);
+    for (const [k, v] of Object.entries(expected)) expect(found.json.results[0][k], k).toEqual(v);
 
     const schema = await t.request('GET', '/schemas/AllTypes', { as: 'master' });
     expect(schema.json.fields).toMatchObject({
@@ -505,7 +514,11 @@ describe('records: wire types round-trip', () => {
     const put = await t.request('PUT', `/classes/Swap/${id}`, { body: next });
     expect(put.status, put.text).toBe(200);
     const got = await t.request('GET', `/classes/Swap/${id}`);
-    for (const [k, v] of Object.entries(next)) expect(got.json[k], k).toEqual(v);
+    const expected = {
+      ...next,
+      file: { ...next.file, url: `http://localhost:${t.port}/api/files/test-app/b.txt` },
+    };
+    for (const [k, v] of Object.entries(expected)) expect(got.json[k], k).toEqual(v);
   });
 
   it('sets and removes sub-keys of an Object field with dotted keys', async () => {

@@ -208,10 +208,8 @@ describe('effective roles', () => {
         updatedAt: new Date().toISOString(),
         writes: [],
         relations: [{ field: 'roles', add: [y], remove: [] }],
-        writers: null,
-        returning: [],
       });
     });
-    expect((await store.roleNamesOf(erin.id)).sort()).toEqual(['LoopX', 'LoopY']);
+    expect((await store.rolesOf(erin.id)).map((r) => r.name).sort()).toEqual(['LoopX', 'LoopY']);
   });
 });

@@ -39,6 +39,18 @@ describe('console bundle', () => {
     expect(lazy.some((f) => /ConfigRoute-.*\.js$/.test(f))).toBe(true);
   });
 
+  it('loads the chart library (uPlot) with the analytics page only', () => {
+    ensureBuilt();
+    const report = measureBundle();
+    const text = (file: string) => readFileSync(path.join(WEB_DIST, file), 'utf8');
+    const withUplot = report.assets.filter(
+      (a) => a.file.endsWith('.js') && /uPlot|u-legend/.test(text(a.file)),
+    );
+    expect(withUplot.length).toBeGreaterThan(0);
+    expect(withUplot.filter((a) => a.initial)).toEqual([]);
+    expect(report.assets.some((a) => !a.initial && /AnalyticsRoute-.*\.js$/.test(a.file))).toBe(true);
+  });
+
   it('has no inline script in index.html (the CSP is script-src self)', () => {
     ensureBuilt();
     const html = readFileSync(path.join(WEB_DIST, 'index.html'), 'utf8');

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { scrub } from '@bds/client';
+import { scrub } from '@bds/client/protocol';
 import Database from 'better-sqlite3';
 import type { AuditEntry, AuditLog } from '../context.ts';
 

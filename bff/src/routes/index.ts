@@ -1,9 +1,15 @@
 import express from 'express';
 import type { BffContext } from '../context.ts';
+import { registerAnalyticsRoutes } from './analytics.ts';
 import { registerAuditRoutes } from './audit.ts';
+import { registerCloudRoutes } from './cloud.ts';
 import { registerConfigRoutes } from './config.ts';
 import { registerConsoleRoutes } from './console.ts';
+import { registerFileRoutes } from './files.ts';
+import { registerFilterRoutes } from './filters.ts';
 import { mayOpen, plain } from './http.ts';
+import { registerImportRoutes } from './imports.ts';
+import { registerPushRoutes } from './push.ts';
 import { registerRoleRoutes } from './roles.ts';
 import { registerRowRoutes } from './rows.ts';
 import { registerSchemaRoutes } from './schemas.ts';
@@ -22,10 +28,16 @@ export function registerApiRoutes(router: express.Router, ctx: BffContext): void
     plain(ctx, async ({ user }) => ({ results: ctx.apps.list().filter((a) => mayOpen(user, a.id)) })),
   );
   registerSchemaRoutes(router, ctx);
+  registerImportRoutes(router, ctx);
+  registerFilterRoutes(router, ctx);
   registerRowRoutes(router, ctx);
   registerRoleRoutes(router, ctx);
   registerUserRoutes(router, ctx);
   registerConfigRoutes(router, ctx);
   registerConsoleRoutes(router, ctx);
   registerAuditRoutes(router, ctx);
+  registerCloudRoutes(router, ctx);
+  registerFileRoutes(router, ctx);
+  registerPushRoutes(router, ctx);
+  registerAnalyticsRoutes(router, ctx);
 }

@@ -1,4 +1,5 @@
-import { type Client, SCHEMA_FIELD_TYPES } from '@bds/client';
+import type { Client } from '@bds/client';
+import { SCHEMA_FIELD_TYPES } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
@@ -6,8 +7,16 @@ import { type AppScope, appRoute, bodyOf, param, parse, unwrap } from './http.ts
 import { classOf } from './rows.ts';
 import { className, fieldName, jsonObject } from './schemas-edge.ts';
 
+const dimension = z.number().int().min(1).max(16_000);
 const fieldSpec = z
-  .strictObject({ type: z.enum(SCHEMA_FIELD_TYPES), targetClass: className.optional() })
+  .strictObject({
+    type: z.enum(SCHEMA_FIELD_TYPES),
+    targetClass: className.optional(),
+    dimension: dimension.optional(),
+  })
+  .refine((f) => (f.type === 'Vector') === (f.dimension !== undefined), {
+    message: 'dimension is required for Vector fields, and only for them',
+  })
   .refine((f) => (f.type === 'Pointer' || f.type === 'Relation') === (f.targetClass !== undefined), {
     message: 'targetClass is required for Pointer and Relation fields, and only for them',
   });
@@ -27,6 +36,7 @@ const addFieldBody = z.strictObject({
   name: fieldName,
   type: z.enum(SCHEMA_FIELD_TYPES),
   targetClass: className.optional(),
+  dimension: dimension.optional(),
 });
 const addIndexBody = z.strictObject({ name: indexName, keys: indexSpec });
 const clpBody = z.strictObject({ classLevelPermissions: clp });

@@ -1,9 +1,8 @@
-import type { Auth } from '../data/auth.ts';
-import type { ClassSchema } from '../schema/types.ts';
-import type { Row } from '../storage/adapter.ts';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject } from '@bds/client/protocol';
+import type { Caller } from '../kernel/caller.ts';
+import type { Row } from '../kernel/records.ts';
+import type { ClassSchema } from '../kernel/schema.ts';
+import { allow, type Verdict } from './verdict.ts';
 
 /** Fields no non-master caller may query on, whatever protectedFields says. */
 const ALWAYS_UNQUERYABLE: Record<string, readonly string[]> = { _User: ['password', 'authData'] };
@@ -24,8 +23,16 @@ function intersect(lists: readonly (readonly string[])[]): string[] {
   return [...new Set(first)].filter((f) => rest.every((l) => l.includes(f)));
 }
 
+/** A protectedFields group that applies to the caller, with its list. */
+export interface MatchedGroup {
+  pattern: string;
+  fields: readonly string[];
+}
+
 export interface ProtectedView {
-  /** Fields hidden from this caller on this row. */
+  /** The groups that apply to the caller on this row; `[]` when the owner exemption applies. */
+  groups(row: Row): MatchedGroup[];
+  /** Fields hidden from this caller on this row: the intersection of the matching groups' lists. */
   hidden(row: Row): string[];
   /**
    * Fields the caller may not use in `where` or `order`: every field hidden on at least one
@@ -43,20 +50,20 @@ export interface ProtectedView {
  */
 export function protectedView(
   schema: Pick<ClassSchema, 'className' | 'classLevelPermissions'>,
-  auth: Auth,
+  caller: Caller,
   options: { ownerExempt: boolean },
 ): ProtectedView {
-  if (auth.isMaster) return { hidden: () => [], unqueryable: new Set() };
+  if (caller.isMaster) return { groups: () => [], hidden: () => [], unqueryable: new Set() };
   const raw = schema.classLevelPermissions?.protectedFields;
-  const groups = isObject(raw) ? raw : {};
-  const userId = auth.user?.objectId;
-  const roles = new Set(auth.roles ?? []);
-  const staticLists: string[][] = [];
-  const userFieldLists: Array<[string, string[]]> = [];
-  for (const [pattern, value] of Object.entries(groups)) {
-    const list = Array.isArray(value) ? value.filter((f): f is string => typeof f === 'string') : [];
+  const patterns = isObject(raw) ? raw : {};
+  const userId = caller.user?.objectId;
+  const roles = new Set(caller.roles);
+  const staticGroups: MatchedGroup[] = [];
+  const userFieldGroups: Array<[string, MatchedGroup]> = [];
+  for (const [pattern, value] of Object.entries(patterns)) {
+    const fields = Array.isArray(value) ? value.filter((f): f is string => typeof f === 'string') : [];
     if (pattern.startsWith('userField:')) {
-      if (userId) userFieldLists.push([pattern.slice('userField:'.length), list]);
+      if (userId) userFieldGroups.push([pattern.slice('userField:'.length), { pattern, fields }]);
       continue;
     }
     const matches =
@@ -64,20 +71,36 @@ export function protectedView(
       (pattern === 'authenticated' && userId !== undefined) ||
       (pattern.startsWith('role:') && roles.has(pattern.slice(5))) ||
       (userId !== undefined && pattern === userId);
-    if (matches) staticLists.push(list);
+    if (matches) staticGroups.push({ pattern, fields });
   }
   const ownerExempt = options.ownerExempt && schema.className === '_User';
   const unqueryable = new Set<string>(
-    staticLists.length > 0 ? intersect(staticLists) : userFieldLists.flatMap(([, list]) => list),
+    staticGroups.length > 0
+      ? intersect(staticGroups.map((g) => g.fields))
+      : userFieldGroups.flatMap(([, g]) => g.fields),
   );
   for (const f of ALWAYS_UNQUERYABLE[schema.className] ?? []) unqueryable.add(f);
+  const groups = (row: Row): MatchedGroup[] => {
+    if (ownerExempt && userId !== undefined && row.objectId === userId) return [];
+    const out = [...staticGroups];
+    for (const [field, group] of userFieldGroups) if (pointsAt(row[field], userId!)) out.push(group);
+    return out;
+  };
   return {
     unqueryable,
-    hidden(row: Row): string[] {
-      if (ownerExempt && userId !== undefined && row.objectId === userId) return [];
-      const lists = [...staticLists];
-      for (const [field, list] of userFieldLists) if (pointsAt(row[field], userId!)) lists.push(list);
-      return intersect(lists);
-    },
+    groups,
+    hidden: (row) => intersect(groups(row).map((g) => g.fields)),
   };
+}
+
+/** The protectedFields verdict on one row, for explanations: the groups that matched and what they hide. */
+export function explainProtected(view: ProtectedView, row: Row): Verdict & { hidden: string[] } {
+  const groups = view.groups(row);
+  const hidden = intersect(groups.map((g) => g.fields));
+  const reason =
+    groups.length === 0
+      ? 'no protectedFields group applies to the caller, so every field is visible'
+      : `groups ${groups.map((g) => `${g.pattern} [${g.fields.join(', ')}]`).join(', ')} apply; ` +
+        (hidden.length ? `their intersection hides ${hidden.join(', ')}` : 'their intersection is empty');
+  return { ...allow('protectedFields', 'protectedFields.view', reason), hidden };
 }

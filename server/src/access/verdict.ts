@@ -1,38 +1,55 @@
-import type { QueryNode } from '../query/ast.ts';
+import type { QueryNode } from '../kernel/query.ts';
 
 /** Which layer decided (SPEC "What the service does" 4: CLP, then ACL, then protectedFields). */
-export type Layer = 'master' | 'system' | 'clp' | 'acl' | 'protectedFields' | 'installation' | 'role';
+export type Layer = 'master' | 'system' | 'clp' | 'acl' | 'protectedFields';
 
 /**
- * An access decision as data: whether it is allowed, which layer said so and why. A denial
- * carries the protocol error it answers with; an allowance may carry a row condition that the
- * storage layer adds to its SQL (pointer permissions, installation id).
+ * An access decision as data: whether it is allowed, which layer and which rule said so, and why
+ * in words. A denial carries the protocol error it answers with (the data layer turns it into
+ * one); an allowance may carry a row condition that every row touched must also meet (pointer
+ * permissions, an installation's own row), compiled to SQL or checked in memory like any where.
  */
 export interface Verdict {
   allowed: boolean;
   layer: Layer;
-  /** Protocol error code of a denial. */
-  code?: number;
-  /** Protocol error text of a denial. */
-  message?: string;
-  /** HTTP status override of a denial (403 for key/master checks). */
-  status?: number;
-  /** Human-readable reason, for allowances and denials alike (the console explains with it). */
+  /**
+   * The rule that decided, as a stable id: `master`, `system.masterOnly`, `system.installation`,
+   * `system.session`, `clp.noEntry`, `clp.public`, `clp.requiresAuthentication`,
+   * `clp.authenticated`, `clp.principal`, `clp.pointer`, `clp.none`, `acl.noAcl`, `acl.grant`,
+   * `acl.none`...
+   */
+  rule: string;
+  /** The CLP or ACL entry that matched (`*`, `role:Editors`, a user id, a pointer field), if any. */
+  entry?: string;
+  /** For a grant through a role: the chain from the role the user is a member of to the granting one. */
+  roleChain?: string[];
+  /** In plain words, for the console's explanation. */
   reason: string;
+  /** Protocol error of a denial. */
+  code?: number;
+  message?: string;
   /** Rows the caller may touch must also meet this condition. */
-  rowCondition?: QueryNode;
+  condition?: QueryNode;
 }
 
-export const allow = (layer: Layer, reason: string, rowCondition?: QueryNode): Verdict =>
-  rowCondition ? { allowed: true, layer, reason, rowCondition } : { allowed: true, layer, reason };
+type Extra = Pick<Verdict, 'entry' | 'roleChain' | 'condition'>;
+
+export const allow = (layer: Layer, rule: string, reason: string, extra: Extra = {}): Verdict => ({
+  allowed: true,
+  layer,
+  rule,
+  reason,
+  ...extra,
+});
 
 export const deny = (
   layer: Layer,
+  rule: string,
   code: number,
   message: string,
   reason: string,
-  status?: number,
-): Verdict =>
-  status === undefined
-    ? { allowed: false, layer, code, message, reason }
-    : { allowed: false, layer, code, message, reason, status };
+  extra: Extra = {},
+): Verdict => ({ allowed: false, layer, rule, reason, code, message, ...extra });
+
+/** The rule of a denial that answers 403 `unauthorized: master key is required`. */
+export const MASTER_ONLY_RULE = 'system.masterOnly';

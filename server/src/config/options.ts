@@ -1,9 +1,33 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { isObject } from '@bds/client/protocol';
 import { z } from 'zod';
-import { randomSecret } from '../util/ids.ts';
+import { randomSecret } from '../kernel/ids.ts';
+import { LOG_LEVELS } from '../kernel/log.ts';
 
 const limit = z.number().int().min(-1);
+
+function isRegExp(source: string): boolean {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Per IP: logins and sign-ups 30 a minute, password reset and verification mail 5 a minute. */
+const DEFAULT_RATE_LIMITS = [
+  { path: '^/login$', methods: ['GET', 'POST'] as const, window: 60, max: 30, by: 'ip' as const },
+  { path: '^/(users|classes/_User)$', methods: ['POST'] as const, window: 60, max: 30, by: 'ip' as const },
+  {
+    path: '^/(requestPasswordReset|verificationEmailRequest)$',
+    methods: ['POST'] as const,
+    window: 60,
+    max: 5,
+    by: 'ip' as const,
+  },
+].map((rule) => ({ ...rule, methods: [...rule.methods] }));
 
 const requestComplexitySchema = z
   .object({
@@ -23,6 +47,51 @@ const byteSize = z.union([
     .transform(parseByteSize),
 ]);
 
+const pathPattern = z.string().refine((source) => {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be a valid regular expression');
+
+const pushSchema = z
+  .object({
+    apns: z
+      .object({
+        /** The key id and team id of an APNs auth key (.p8), and the key itself (PEM). */
+        keyId: z.string().min(1),
+        teamId: z.string().min(1),
+        key: z.string().includes('PRIVATE KEY', { message: 'must be a PEM private key' }),
+        /** The app's bundle id (apns-topic). */
+        topic: z.string().min(1),
+        production: z.boolean().default(false),
+        /** Another endpoint than Apple's (tests: a local fake). */
+        url: z.string().url().optional(),
+      })
+      .strict()
+      .optional(),
+    fcm: z
+      .object({
+        /** From the service account JSON: project_id, client_email, private_key. */
+        projectId: z.string().min(1),
+        clientEmail: z.string().min(1),
+        privateKey: z.string().includes('PRIVATE KEY', { message: 'must be a PEM private key' }),
+        /** Other endpoints than Google's (tests: local fakes). */
+        url: z.string().url().optional(),
+        tokenUrl: z.string().url().optional(),
+      })
+      .strict()
+      .optional(),
+    /** Deliveries in flight at once, per provider. */
+    concurrency: z.number().int().min(1).max(1000).default(100),
+    /** Installations read per page while a push runs. */
+    batchSize: z.number().int().min(1).max(10_000).default(1000),
+  })
+  .strict()
+  .refine((p) => p.apns !== undefined || p.fcm !== undefined, { message: 'needs apns or fcm' });
+
 export const optionsSchema = z
   .object({
     appId: z.string().min(1),
@@ -38,6 +107,48 @@ export const optionsSchema = z
       .regex(/^\/[A-Za-z0-9_\-/]*$/, 'must start with / and contain only letters, digits, _, - and /')
       .default('/api'),
     dataDir: z.string().min(1).default('./data'),
+    /**
+     * Where records live: a SQLite file (`sqlite:<path>`, or `sqlite::memory:`), by default
+     * `<dataDir>/data.sqlite`. The scheme chooses the store.
+     */
+    databaseURI: z
+      .string()
+      .regex(/^sqlite:.+$/, 'must be sqlite:<path to a file> (the embedded store)')
+      .optional(),
+    /**
+     * Rate limits, each: `path` (a regular expression over the path below the mount path),
+     * `methods`, `window` (seconds), `max` requests per `by` (ip, user or session). The defaults
+     * limit login, sign-up, password reset and verification mail per IP; `[]` turns them off.
+     */
+    rateLimit: z
+      .array(
+        z
+          .object({
+            path: z.string().refine(isRegExp, 'must be a valid regular expression'),
+            methods: z.array(z.enum(['GET', 'POST', 'PUT', 'DELETE'])).optional(),
+            window: z.number().positive(),
+            max: z.number().int().positive(),
+            by: z.enum(['ip', 'user', 'session']).default('ip'),
+            error: z.string().min(1).optional(),
+          })
+          .strict(),
+      )
+      .default(DEFAULT_RATE_LIMITS),
+    /**
+     * Cost of new password hashes: scrypt with N = 2^passwordHashCost (15: 32 MiB and tens of
+     * milliseconds on a server core). Stored hashes keep the cost they were made with.
+     */
+    passwordHashCost: z.number().int().min(12).max(17).default(15),
+    /** Take the client's address from X-Forwarded-For (behind a reverse proxy you run). */
+    trustProxy: z.boolean().default(false),
+    /**
+     * SQLite's `synchronous`: `normal` (a commit is in the WAL before it is acknowledged, so a crash
+     * of the process loses nothing; a power loss can lose the last commits) or `full` (a power loss
+     * loses nothing acknowledged; each commit waits for the disk).
+     */
+    sqliteSynchronous: z.enum(['normal', 'full']).default('normal'),
+    /** Level of the service's log (one JSON line per request at `info`). */
+    logLevel: z.enum(LOG_LEVELS).default('info'),
     /** Public address of the service, used in Location headers and file urls. */
     serverURL: z.string().url().optional(),
     maxLimit: z.number().int().positive().default(1000),
@@ -104,6 +215,59 @@ export const optionsSchema = z
         message: 'the smtp adapter needs email.smtp.host',
       })
       .default({ adapter: 'dev', from: 'no-reply@localhost' }),
+    /** A JS or TS module that registers cloud code (PROTOCOL.md "Cloud code module"). */
+    cloud: z.string().min(1).optional(),
+    /** Webhooks ({hook_url}): HTTPS only unless allowInsecureUrls; calls time out; after-hooks retry. */
+    hooks: z
+      .object({
+        /** Plain http receivers (tests and local development only; the service warns at start). */
+        allowInsecureUrls: z.boolean().default(false),
+        /** A PEM certificate (the text or a file path) trusted for receivers, besides the system CAs. */
+        trustedCA: z.string().min(1).optional(),
+        timeoutMs: z.number().int().min(1).max(120_000).default(10_000),
+        /** Further attempts of an after-hook delivery that failed in transit (timeout, 5xx, unreachable). */
+        retries: z.number().int().min(0).max(10).default(3),
+        /** Wait before the first retry; it doubles for each next one. */
+        retryBackoffMs: z.number().int().min(1).max(600_000).default(1000),
+        /** Deliveries kept in the master-only delivery log (the oldest go first). */
+        deliveryLogSize: z.number().int().min(1).max(100_000).default(1000),
+      })
+      .strict()
+      .default({
+        allowInsecureUrls: false,
+        timeoutMs: 10_000,
+        retries: 3,
+        retryBackoffMs: 1000,
+        deliveryLogSize: 1000,
+      }),
+    /** `runSchedules: false` leaves `_JobSchedule` rows to other instances. */
+    jobs: z
+      .object({ runSchedules: z.boolean().default(true) })
+      .strict()
+      .default({ runSchedules: true }),
+    /** Where uploaded files live: under `<dataDir>/files` (default) or in the database (for several instances). */
+    files: z
+      .object({ adapter: z.enum(['fs', 'database']).default('fs') })
+      .strict()
+      .default({ adapter: 'fs' }),
+    /** Push delivery: APNs (token auth) and/or FCM HTTP v1. Without it POST /push answers 115. */
+    push: pushSchema.optional(),
+    /** Analytics events: `none` accepts and drops them (default); `store` keeps them, queryable by master. */
+    analytics: z
+      .object({ adapter: z.enum(['none', 'store']).default('none') })
+      .strict()
+      .default({ adapter: 'none' }),
+    /**
+     * Requests carrying X-Backend-Request-Id on a path matching one of `paths` (regular expressions
+     * over the path after the mount path, e.g. `classes/.*`) run once within `ttl` seconds.
+     */
+    idempotency: z
+      .object({
+        paths: z.array(pathPattern).min(1),
+        ttl: z.number().int().positive().default(300),
+      })
+      .strict()
+      .optional(),
     /** Time a SIGTERM/close waits for in-flight requests before closing the store. */
     shutdownGraceMs: z.number().int().min(0).default(10_000),
   })
@@ -141,17 +305,13 @@ export function expandDottedKeys(input: Record<string, unknown>): Record<string,
     }
     const last = parts[parts.length - 1]!;
     const existing = target[last];
-    if (isPlainObject(existing) && isPlainObject(value)) {
+    if (isObject(existing) && isObject(value)) {
       target[last] = { ...existing, ...expandDottedKeys(value) };
     } else {
-      target[last] = isPlainObject(value) ? expandDottedKeys(value) : value;
+      target[last] = isObject(value) ? expandDottedKeys(value) : value;
     }
   }
   return out;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Validates options; throws OptionError naming the first bad option. */
@@ -177,7 +337,10 @@ const ENV_OPTIONS: Array<[string, string, 'string' | 'number']> = [
   ['BDS_WEBHOOK_KEY', 'webhookKey', 'string'],
   ['BDS_MOUNT_PATH', 'mountPath', 'string'],
   ['BDS_DATA_DIR', 'dataDir', 'string'],
+  ['BDS_DATABASE_URL', 'databaseURI', 'string'],
+  ['BDS_LOG_LEVEL', 'logLevel', 'string'],
   ['BDS_SERVER_URL', 'serverURL', 'string'],
+  ['BDS_CLOUD', 'cloud', 'string'],
 ];
 
 export interface LoadedOptions {
@@ -207,7 +370,7 @@ export function loadOptions(
     }
     try {
       const parsed = JSON.parse(text);
-      if (!isPlainObject(parsed)) throw new Error('the file must hold a JSON object');
+      if (!isObject(parsed)) throw new Error('the file must hold a JSON object');
       fileOptions = expandDottedKeys(parsed);
     } catch (err) {
       throw new OptionError('config', `${file} is not valid: ${(err as Error).message}`);

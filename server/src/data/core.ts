@@ -1,10 +1,23 @@
 import type { ServiceOptions } from '../config/options.ts';
+import type { EventBus, WriteTriggers } from '../kernel/events.ts';
+import type { Logger } from '../kernel/log.ts';
+import type { AccountTriggers, ReadTriggers } from '../kernel/triggers.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { StorageAdapter } from '../storage/adapter.ts';
 
-/** What every part of the service shares: options, the store and the schema registry. */
+/** What every part of the service shares: options, the store, the schemas, the event bus, the log. */
 export interface Core {
   options: ServiceOptions;
   store: StorageAdapter;
   schemas: SchemaRegistry;
+  events: EventBus;
+  log: Logger;
+  /** The url of a stored file, from the current public address (set once the service knows it). */
+  fileUrl?: (name: string) => string;
+  /** Before-write triggers (cloud code, webhooks); none until something registers them. */
+  triggers?: WriteTriggers;
+  /** beforeFind / afterFind (cloud code); none until something registers them. */
+  readTriggers?: ReadTriggers;
+  /** beforeLogin / afterLogin / afterLogout (cloud code). */
+  accountTriggers?: AccountTriggers;
 }

@@ -1,7 +1,9 @@
-import { invalidQuery } from '../errors.ts';
-import type { Path, QueryNode } from '../query/ast.ts';
+import { invalidQuery } from '../kernel/errors.ts';
+import { keyPathProblem } from '../kernel/names.ts';
+import type { Path, QueryNode } from '../kernel/query.ts';
+import type { OrderKey } from '../kernel/records.ts';
+import { jsonProblem } from '../kernel/validate.ts';
 import { parseWhere, type QueryLimits } from '../query/parse.ts';
-import type { OrderKey } from '../storage/adapter.ts';
 
 export interface FindOptions {
   where: QueryNode;
@@ -22,14 +24,13 @@ export interface ComplexityLimits extends QueryLimits {
 
 const FIND_PARAMS = new Set(['where', 'order', 'limit', 'skip', 'keys', 'excludeKeys', 'include', 'count']);
 const GET_PARAMS = new Set(['keys', 'excludeKeys', 'include']);
-const KEY_LIST = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
 
 function listParam(value: unknown, name: string): string[] {
   if (value === undefined || value === '') return [];
   const items = Array.isArray(value) ? value.map(String) : String(value).split(',');
   const out = items.map((s) => s.trim()).filter(Boolean);
   for (const item of out) {
-    if (item !== '*' && !KEY_LIST.test(item)) throw invalidQuery(`Invalid ${name}: ${JSON.stringify(item)}.`);
+    if (item !== '*' && keyPathProblem(item)) throw invalidQuery(`Invalid ${name}: ${JSON.stringify(item)}.`);
   }
   return out;
 }
@@ -38,7 +39,8 @@ function intParam(value: unknown, name: string): number | undefined {
   if (value === undefined || value === '') return undefined;
   const n = typeof value === 'number' ? value : Number(value);
   if (!Number.isInteger(n) || n < 0) throw invalidQuery(`Invalid ${name}: it must be a whole number >= 0.`);
-  return n;
+  // Past 2^53 a number is no longer exact; no class holds that many rows anyway.
+  return Math.min(n, Number.MAX_SAFE_INTEGER);
 }
 
 function parseOrder(value: unknown): OrderKey[] {
@@ -50,7 +52,7 @@ function parseOrder(value: unknown): OrderKey[] {
     .map((item) => {
       const descending = item.startsWith('-');
       const key = descending ? item.slice(1) : item;
-      if (!KEY_LIST.test(key)) throw invalidQuery(`Invalid order: ${JSON.stringify(item)}.`);
+      if (keyPathProblem(key)) throw invalidQuery(`Invalid order: ${JSON.stringify(item)}.`);
       return { path: key.split('.') as Path, descending };
     });
 }
@@ -85,6 +87,8 @@ function parseWhereParam(raw: unknown, limits: ComplexityLimits): QueryNode {
       throw invalidQuery('Invalid where: it is not valid JSON.');
     }
   }
+  const problem = jsonProblem(where);
+  if (problem) throw invalidQuery(`Invalid where: it ${problem}.`);
   return parseWhere(where, limits);
 }
 

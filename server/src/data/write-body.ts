@@ -1,12 +1,30 @@
-import { BdsError, ErrorCode, incorrectType } from '../errors.ts';
-import { FIELD_NAME_PATTERN, type FieldDef, type FieldType } from '../schema/types.ts';
-import { normaliseValue, typeOfValue } from '../schema/values.ts';
-import type { FieldWrite, RelationChange, StoredAcl } from '../storage/adapter.ts';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject } from '@bds/client/protocol';
+import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
+import { keyPathProblem } from '../kernel/names.ts';
+import type { FieldWrite, RelationChange, StoredAcl } from '../kernel/records.ts';
+import type { FieldDef, FieldType } from '../kernel/schema.ts';
+import { checkVector, normaliseValue, typeOfValue } from '../schema/values.ts';
 
 const RESERVED = new Set(['objectId', 'createdAt', 'updatedAt']);
+
+/** An objectId a master-key caller may choose on create (an import that keeps its ids). */
+export const CHOSEN_OBJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The objectId a master-key create body chooses, and the body without it. Other callers keep
+ * `objectId` in the body, where parseWriteBody refuses it (105) as before.
+ */
+export function takeChosenObjectId(
+  body: unknown,
+  isMaster: boolean,
+): { body: unknown; objectId: string | undefined } {
+  if (!isMaster || !isObject(body) || !('objectId' in body)) return { body, objectId: undefined };
+  const { objectId, ...rest } = body;
+  if (typeof objectId !== 'string' || !CHOSEN_OBJECT_ID.test(objectId)) {
+    throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'objectId must be 1 to 64 letters, digits, "_" or "-".');
+  }
+  return { body: rest, objectId };
+}
 
 /** A write body, checked and split into what the store applies. */
 export interface ParsedWrite {
@@ -48,9 +66,8 @@ export function parseWriteBody(
       continue;
     }
     const [field, ...subPath] = key.split('.') as [string, ...string[]];
-    if (!FIELD_NAME_PATTERN.test(field) || subPath.some((k) => !/^[A-Za-z0-9_]+$/.test(k))) {
-      throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${key}.`);
-    }
+    const problem = keyPathProblem(key);
+    if (problem) throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${key} (${problem}).`);
     if (subPath.length > 0) {
       if (mode === 'create') throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${key}.`);
       const def = schemaFields[field];
@@ -70,6 +87,11 @@ export function parseWriteBody(
           throw incorrectType(`${field} is a Relation; change it with AddRelation or RemoveRelation.`);
         // A field the schema does not have holds nothing (and has no column): unsetting it is a no-op.
         if (mode === 'update' && existing) parsed.writes.push({ field, subPath, kind: 'delete' });
+        continue;
+      }
+      if (existing?.type === 'Vector') {
+        const vector = checkVector(raw, field, existing.dimension ?? 0);
+        parsed.writes.push({ field, subPath, kind: 'set', value: vector, type: 'Vector' });
         continue;
       }
       const value = normaliseValue(raw, field);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Mail, MailAdapter } from './adapter.ts';
+import type { Mail, MailAdapter } from './mail.ts';
 
 export interface StoredMail extends Mail {
   sentAt: string;

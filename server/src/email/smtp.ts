@@ -1,6 +1,6 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { ServiceOptions } from '../config/options.ts';
-import type { Mail, MailAdapter } from './adapter.ts';
+import type { Mail, MailAdapter } from './mail.ts';
 
 type SmtpOptions = NonNullable<ServiceOptions['email']['smtp']>;
 

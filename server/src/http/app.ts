@@ -1,27 +1,47 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HEADERS, RESPONSE_HEADERS } from '@bds/client/protocol';
 import express from 'express';
-import { type Auth, MASTER } from '../data/auth.ts';
+import type { CallerResolver } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
-import { authForSession } from '../data/sessions.ts';
-import { BdsError, ErrorCode, toBdsError } from '../errors.ts';
+import type { Caller } from '../kernel/caller.ts';
+import { type Ctx, ctxOf } from '../kernel/context.ts';
+import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
+import type { Logger } from '../kernel/log.ts';
+import { jsonProblem } from '../kernel/validate.ts';
 import { badMethod, checkKeys, credentialsFromHeaders, liftBodyCredentials } from './credentials.ts';
+import { RateLimited } from './rate-limit.ts';
 import type { ApiResponse, Method, Router } from './router.ts';
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
+const CREDENTIAL_HEADERS = Object.entries(HEADERS)
+  .filter(([name]) => name !== 'webhookKey')
+  .map(([, header]) => header);
 const CORS_HEADERS = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE, OPTIONS',
-  'Access-Control-Allow-Headers':
-    'Content-Type, X-Backend-Application-Id, X-Backend-REST-API-Key, X-Backend-JavaScript-Key, X-Backend-Client-Key, X-Backend-Master-Key, X-Backend-Session-Token, X-Backend-Installation-Id, X-Backend-Request-Id, X-Parse-Application-Id, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Client-Key, X-Parse-Master-Key, X-Parse-Session-Token, X-Parse-Installation-Id, X-Parse-Request-Id',
-  'Access-Control-Expose-Headers': 'X-Backend-Job-Status-Id, X-Backend-Push-Status-Id, Location',
+  'Access-Control-Allow-Headers': [
+    'Content-Type',
+    ...CREDENTIAL_HEADERS,
+    ...CREDENTIAL_HEADERS.map((h) => h.replace(/^X-Backend-/, 'X-Parse-')),
+  ].join(', '),
+  'Access-Control-Expose-Headers': [...Object.values(RESPONSE_HEADERS), 'Location'].join(', '),
   'Access-Control-Max-Age': '86400',
 };
+
+/** A route that reads the request body itself (an upload) and writes its own answer; answers the status. */
+export type StreamHandler = (req: IncomingMessage, res: ServerResponse, ctx: Ctx) => Promise<number>;
 
 export interface AppState {
   ready: boolean;
   inFlight: number;
   /** Pages served without keys (the links in account mails, under /apps/); answers whether it handled one. */
   pages?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
+  /** Answers served without keys (file downloads); the status when it handled the request. */
+  open?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<number | undefined>;
+  /** Routes whose body streams (uploads): credentials and the caller are checked as for any request first. */
+  streamed?: (method: string, path: string) => StreamHandler | undefined;
+  /** Runs before a request is dispatched, with its caller (idempotency claims the request id here). */
+  beforeDispatch?: (req: IncomingMessage, path: string) => Promise<void>;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
@@ -36,13 +56,26 @@ function send(res: ServerResponse, status: number, body: unknown, headers?: Reco
   res.end(text);
 }
 
-function sendError(res: ServerResponse, err: unknown, headers?: Record<string, string>): void {
+/** What the request log line says of an answer. */
+interface Outcome {
+  status: number;
+  code?: number;
+  caller?: Caller;
+}
+
+function sendError(
+  log: Logger,
+  res: ServerResponse,
+  err: unknown,
+  headers?: Record<string, string>,
+): Outcome {
   const e = toBdsError(err);
   if (e.code === ErrorCode.INTERNAL_SERVER_ERROR && !(err instanceof BdsError)) {
     // Logged for the operator without request data (which may hold secrets); never sent to the caller.
-    console.error('[bds] unexpected error:', err instanceof Error ? err.stack : String(err));
+    log.error({ err: err instanceof Error ? err.stack : String(err) }, 'unexpected error');
   }
   send(res, e.httpStatus, e.toJSON(), headers);
+  return { status: e.httpStatus, code: e.code };
 }
 
 /** Reads the request body up to the limit; a larger body is a 413 with code 116. */
@@ -83,11 +116,15 @@ function tooLarge(limit: number): BdsError {
 
 function parseJson(buffer: Buffer): unknown {
   if (buffer.length === 0) return undefined;
+  let body: unknown;
   try {
-    return JSON.parse(buffer.toString('utf8'));
+    body = JSON.parse(buffer.toString('utf8'));
   } catch {
     throw new BdsError(ErrorCode.INVALID_JSON, 'The request body is not valid JSON.');
   }
+  const problem = jsonProblem(body);
+  if (problem) throw new BdsError(ErrorCode.INVALID_JSON, `The request body ${problem}.`);
+  return body;
 }
 
 function parseQuery(url: string): Record<string, unknown> {
@@ -98,15 +135,24 @@ function parseQuery(url: string): Record<string, unknown> {
   return query;
 }
 
+/** The client's address: the socket's, or with `trustProxy` the first of X-Forwarded-For. */
+function clientIp(req: IncomingMessage, trustProxy: boolean): string | undefined {
+  if (trustProxy) {
+    const forwarded = req.headers['x-forwarded-for'];
+    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+    if (first) return first;
+  }
+  return req.socket.remoteAddress;
+}
+
 /** A request handler on plain node:http objects. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /** The service's Express app: one handler that reads, authenticates, and dispatches through the router. */
-export function buildApp(core: Core, router: Router, state: AppState): express.Express {
+export function buildApp(handler: RequestHandler): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const handler = createHandler(core, router, state);
   app.use((req, res) => handler(req, res));
   return app;
 }
@@ -116,30 +162,51 @@ export function buildApp(core: Core, router: Router, state: AppState): express.E
  * It needs nothing from Express, so `listen` serves the mount path with it directly (Express in
  * front of it costs more CPU than a primary-key read).
  */
-export function createHandler(core: Core, router: Router, state: AppState): RequestHandler {
-  const resolveAuth = async (creds: ReturnType<typeof credentialsFromHeaders>): Promise<Auth> => {
-    const { master } = checkKeys(creds, core.options);
-    const installationId = creds.installationId ?? null;
-    if (master) return installationId ? { ...MASTER, installationId } : MASTER;
-    if (creds.sessionToken !== undefined) return authForSession(core, creds.sessionToken, installationId);
-    return { isMaster: false, user: null, sessionToken: null, installationId };
-  };
+export function createHandler(
+  core: Core,
+  callers: CallerResolver,
+  router: Router,
+  state: AppState,
+): RequestHandler {
+  const { log } = core;
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** The keys checked (constant time) and the caller resolved: the same for every kind of request. */
+  function identify(creds: ReturnType<typeof credentialsFromHeaders>): Promise<Caller> {
+    const { master } = checkKeys(creds, core.options);
+    return callers.resolve({
+      master,
+      sessionToken: creds.sessionToken,
+      installationId: creds.installationId,
+    });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<Outcome> {
     const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
     if (req.method === 'OPTIONS') {
       res.writeHead(204, CORS_HEADERS);
       res.end();
-      return;
+      return { status: 204 };
     }
     if (path === '/health' && req.method === 'GET') {
-      send(res, state.ready ? 200 : 503, { status: state.ready ? 'ok' : 'starting' });
-      return;
+      const status = state.ready ? 200 : 503;
+      send(res, status, { status: state.ready ? 'ok' : 'starting' });
+      return { status };
     }
+    let caller: Caller | undefined;
+    let streaming = false;
     try {
-      if (state.pages && path.startsWith('/apps/') && (await state.pages(req, res, path))) return;
+      if (state.pages && path.startsWith('/apps/') && (await state.pages(req, res, path))) {
+        return { status: res.statusCode };
+      }
+      const served = state.open ? await state.open(req, res, path) : undefined;
+      if (served !== undefined) return { status: served };
+      const stream = state.streamed?.(req.method ?? '', path);
+      if (stream) {
+        streaming = true;
+        caller = await identify(credentialsFromHeaders(req.headers));
+        await state.beforeDispatch?.(req, path);
+        return { status: await stream(req, res, ctxOf(caller, 'rest')), caller };
+      }
       const raw = await readBody(req, core.options.maxUploadSize);
       let body = parseJson(raw);
       const creds = credentialsFromHeaders(req.headers);
@@ -159,29 +226,58 @@ export function createHandler(core: Core, router: Router, state: AppState): Requ
       }
       if (!METHODS.has(method))
         throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not supported.`, 405);
-      const auth = await resolveAuth(creds);
+      caller = await identify(creds);
+      await state.beforeDispatch?.(req, path);
       const response: ApiResponse = await router.dispatch({
         method: method as Method,
         path,
         query,
         body: method === 'GET' || method === 'DELETE' ? (body ?? undefined) : body,
-        auth,
+        ctx: ctxOf(caller, 'rest', clientIp(req, core.options.trustProxy)),
         inBatch: false,
       });
-      send(res, response.status ?? 200, response.body, response.headers);
+      const status = response.status ?? 200;
+      send(res, status, response.body, response.headers);
+      return { status, caller };
     } catch (err) {
-      const headers =
-        err instanceof BdsError && err.code === ErrorCode.OBJECT_TOO_LARGE
+      // A refused body is not read to its end: the connection cannot carry another request.
+      const headers: Record<string, string> | undefined =
+        streaming || (err instanceof BdsError && err.code === ErrorCode.OBJECT_TOO_LARGE)
           ? { Connection: 'close' }
-          : undefined;
-      sendError(res, err, headers);
+          : err instanceof RateLimited
+            ? { 'Retry-After': String(err.retryAfter) }
+            : undefined;
+      if (res.headersSent) {
+        res.destroy();
+        return { status: res.statusCode, caller };
+      }
+      return { ...sendError(log, res, err, headers), caller };
     }
   }
 
   return async (req, res) => {
     state.inFlight++;
+    const started = performance.now();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    // The path only: a query string may carry a password (GET /login).
+    const path = q < 0 ? url : url.slice(0, q);
     try {
-      await handle(req, res);
+      const outcome = await handle(req, res, path);
+      if (log.isLevelEnabled('info')) {
+        log.info(
+          {
+            method: req.method,
+            path,
+            status: outcome.status,
+            code: outcome.code,
+            ms: Math.round((performance.now() - started) * 100) / 100,
+            caller: outcome.caller?.kind,
+            user: outcome.caller?.user?.objectId,
+          },
+          'request',
+        );
+      }
     } finally {
       state.inFlight--;
     }

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ServiceOptions } from '../config/options.ts';
-import { BdsError, ErrorCode, unauthorized } from '../errors.ts';
-import { safeEqual } from '../util/ids.ts';
+import { BdsError, ErrorCode, unauthorized } from '../kernel/errors.ts';
+import { safeEqual } from '../kernel/ids.ts';
 
 /** Credentials as sent, before they are checked. */
 export interface Credentials {

@@ -1,5 +1,5 @@
-import type { Auth } from '../data/auth.ts';
-import { BdsError, ErrorCode } from '../errors.ts';
+import type { Ctx } from '../kernel/context.ts';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -11,7 +11,8 @@ export interface ApiRequest {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
-  auth: Auth;
+  /** The caller (resolved once, before routing) and where the request entered. */
+  ctx: Ctx;
   /** True for a sub-request of a batch. */
   inBatch: boolean;
 }
@@ -35,6 +36,9 @@ interface Route {
  * exactly the same path (and checks) as a direct call.
  */
 export class Router {
+  /** Runs before every handler (direct requests and batch members alike): the rate limits. */
+  constructor(private readonly before?: (req: Omit<ApiRequest, 'params'>) => void) {}
+
   /** Routes by segment count and first segment (routes whose first segment is a parameter: key `n:`). */
   private readonly index = new Map<string, Route[]>();
   /** Candidates per lookup key, literal-first routes followed by parameter-first ones; built on add. */
@@ -90,6 +94,7 @@ export class Router {
   async dispatch(req: Omit<ApiRequest, 'params'>): Promise<ApiResponse> {
     const found = this.match(req.method, req.path);
     if (!found) throw new BdsError(ErrorCode.INVALID_JSON, `Unknown route: ${req.method} ${req.path}`, 404);
+    this.before?.(req);
     const request = req as ApiRequest;
     request.params = found.params;
     return found.handler(request);

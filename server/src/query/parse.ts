@@ -1,5 +1,6 @@
-import isSafeRegex from 'safe-regex2';
-import { BdsError, ErrorCode, invalidQuery } from '../errors.ts';
+import { isObject } from '@bds/client/protocol';
+import { BdsError, ErrorCode, invalidQuery } from '../kernel/errors.ts';
+import { isValidClassName, keyPathProblem } from '../kernel/names.ts';
 import {
   type Comparison,
   EARTH_RADIUS_KM,
@@ -10,25 +11,17 @@ import {
   type QueryNode,
   type SubQuery,
   type WireValue,
-} from './ast.ts';
+} from '../kernel/query.ts';
+import { MAX_REGEX_LENGTH, prepareRegex, type RegexSpec, RegexTooLarge } from './regex.ts';
 
 export interface QueryLimits {
   /** Nesting of $and/$or/$nor; -1 or undefined: no limit. */
   queryDepth?: number;
   /** Nesting of $inQuery/$notInQuery/$select/$dontSelect; -1 or undefined: no limit. */
   subqueryDepth?: number;
-  /**
-   * Refuse regular expressions that can take exponential time (nested repetition) or are very long.
-   * Patterns run in the service's event loop, so one such pattern from any caller could stall it.
-   */
-  safeRegex?: boolean;
 }
 
-/** Longest `$regex` a caller under `safeRegex` may send. */
-export const MAX_REGEX_LENGTH = 1000;
-
-const FIELD_PATH = /^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
-export const CLASS_NAME = /^_?[A-Za-z][A-Za-z0-9_]{0,119}$/;
+export { MAX_REGEX_LENGTH };
 
 const COMPARISONS: Record<string, Comparison> = {
   $eq: 'eq',
@@ -48,7 +41,7 @@ class WhereParser {
   constructor(private readonly limits: QueryLimits) {}
 
   parseRoot(where: unknown, subqueryLevel: number): QueryNode {
-    if (!isPlainObject(where)) throw invalidQuery('Invalid where: it must be a JSON object.');
+    if (!isObject(where)) throw invalidQuery('Invalid where: it must be a JSON object.');
     return this.parseObject(where, 0, subqueryLevel);
   }
 
@@ -77,7 +70,7 @@ class WhereParser {
       throw invalidQuery(`Invalid where: ${op} takes a non-empty array of conditions.`);
     }
     const children = value.map((item) => {
-      if (!isPlainObject(item)) throw invalidQuery(`Invalid where: every ${op} member must be an object.`);
+      if (!isObject(item)) throw invalidQuery(`Invalid where: every ${op} member must be an object.`);
       return this.parseObject(item, depth, sub);
     });
     const type = op === '$and' ? 'and' : op === '$or' ? 'or' : 'nor';
@@ -85,7 +78,8 @@ class WhereParser {
   }
 
   private parseField(key: string, value: unknown, sub: number): QueryNode[] {
-    if (!FIELD_PATH.test(key)) throw invalidQuery(`Invalid where: invalid key name ${JSON.stringify(key)}.`);
+    const problem = keyPathProblem(key);
+    if (problem) throw invalidQuery(`Invalid where: invalid key name ${JSON.stringify(key)} (${problem}).`);
     const path: Path = key.split('.');
     if (!isOperatorObject(value)) {
       return [{ type: 'compare', path, op: 'eq', value: parseValue(value, key) }];
@@ -117,7 +111,7 @@ class WhereParser {
           nodes.push({ type: 'exists', path, exists: operand });
           break;
         case '$regex':
-          nodes.push(parseRegex(path, key, operand, constraints.$options, this.limits.safeRegex === true));
+          nodes.push(parseRegex(path, key, operand, constraints.$options));
           handled.add('$options');
           break;
         case '$options':
@@ -165,11 +159,11 @@ class WhereParser {
   }
 
   private parseSelect(path: Path, key: string, op: string, operand: unknown, sub: number): QueryNode {
-    if (!isPlainObject(operand) || typeof operand.key !== 'string' || !isPlainObject(operand.query)) {
+    if (!isObject(operand) || typeof operand.key !== 'string' || !isObject(operand.query)) {
       throw invalidQuery(`Invalid where: ${op} on ${key} takes {query: {className, where}, key}.`);
     }
     const selectedKey = operand.key;
-    if (!FIELD_PATH.test(selectedKey))
+    if (keyPathProblem(selectedKey))
       throw invalidQuery(`Invalid where: ${op} key ${JSON.stringify(selectedKey)}.`);
     const query = this.parseSubQuery(operand.query, op, key, sub + 1);
     return { type: 'select', path, query, key: selectedKey, not: op === '$dontSelect' };
@@ -180,10 +174,11 @@ class WhereParser {
     if (max !== undefined && max >= 0 && level > max) {
       throw invalidQuery(`Subquery depth of ${level} exceeds the maximum of ${max}.`);
     }
-    if (!isPlainObject(operand) || typeof operand.className !== 'string') {
+
+    if (!isObject(operand) || typeof operand.className !== 'string') {
       throw invalidQuery(`Invalid where: ${op} on ${key} takes {className, where}.`);
     }
-    if (!CLASS_NAME.test(operand.className)) {
+    if (!isValidClassName(operand.className)) {
       throw new BdsError(ErrorCode.INVALID_CLASS_NAME, `Invalid class name: ${operand.className}.`);
     }
     const where = operand.where === undefined ? {} : operand.where;
@@ -198,13 +193,9 @@ const MAX_DISTANCE_KEYS = [
   '$maxDistanceInKilometers',
 ];
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** An object whose keys are operators (`{"$gt": 1}`), as opposed to a value to compare with. */
 function isOperatorObject(value: unknown): boolean {
-  if (!isPlainObject(value)) return false;
+  if (!isObject(value)) return false;
   const keys = Object.keys(value);
   if (keys.length === 0 || '__type' in value) return false;
   const ops = keys.filter((k) => k.startsWith('$')).length;
@@ -227,7 +218,7 @@ export function parseValue(value: unknown, key: string): WireValue {
     return value;
   }
   if (Array.isArray(value)) return value.map((v) => parseValue(v, key));
-  if (!isPlainObject(value)) throw invalidQuery(`Invalid where: unsupported value for ${key}.`);
+  if (!isObject(value)) throw invalidQuery(`Invalid where: unsupported value for ${key}.`);
   const type = value.__type;
   if (type === undefined) {
     const out: Record<string, unknown> = {};
@@ -281,14 +272,14 @@ export function normaliseIso(iso: unknown): string | null {
 
 function parsePointer(value: Record<string, unknown>, key: string): PointerValue {
   const { className, objectId } = value;
-  if (typeof className !== 'string' || typeof objectId !== 'string' || !CLASS_NAME.test(className)) {
+  if (typeof className !== 'string' || typeof objectId !== 'string' || !isValidClassName(className)) {
     throw invalidQuery(`Invalid where: ${key} has a malformed pointer.`);
   }
   return { className, objectId };
 }
 
 function parseGeoPoint(value: unknown, key: string): GeoPointValue {
-  if (isPlainObject(value)) {
+  if (isObject(value)) {
     const { latitude, longitude } = value;
     if (
       typeof latitude === 'number' &&
@@ -308,60 +299,32 @@ function parseGeoPoint(value: unknown, key: string): GeoPointValue {
 }
 
 function parseRelatedTo(value: unknown): QueryNode {
-  if (!isPlainObject(value) || typeof value.key !== 'string' || !isPlainObject(value.object)) {
+  if (!isObject(value) || typeof value.key !== 'string' || !isObject(value.object)) {
     throw invalidQuery('Invalid where: $relatedTo takes {object: <pointer>, key: <relation field>}.');
   }
-  if (!FIELD_PATH.test(value.key) || value.key.includes('.')) {
+  if (value.key.includes('.') || keyPathProblem(value.key)) {
     throw invalidQuery(`Invalid where: $relatedTo key ${JSON.stringify(value.key)}.`);
   }
   return { type: 'relatedTo', owner: parsePointer(value.object, '$relatedTo'), key: value.key };
 }
 
-function parseRegex(path: Path, key: string, pattern: unknown, options: unknown, safe: boolean): QueryNode {
+function parseRegex(path: Path, key: string, pattern: unknown, options: unknown): QueryNode {
   if (typeof pattern !== 'string') throw invalidQuery(`Invalid where: $regex on ${key} takes a string.`);
   if (options !== undefined && (typeof options !== 'string' || !/^[imxs]*$/.test(options))) {
     throw invalidQuery(`Invalid where: $options on ${key} may only hold the flags i, m, x and s.`);
   }
-  const flags = typeof options === 'string' ? options : '';
-  const source = flags.includes('x') ? stripExtendedSyntax(pattern) : pattern;
-  const jsFlags = [...new Set(flags.replace(/x/g, ''))].join('');
+  let spec: RegexSpec;
   try {
-    new RegExp(source, jsFlags);
+    spec = prepareRegex(pattern, typeof options === 'string' ? options : '');
   } catch (err) {
+    if (err instanceof RegexTooLarge) {
+      throw invalidQuery(`Invalid where: $regex on ${key} is too large: ${err.message}.`);
+    }
     throw invalidQuery(
       `Invalid where: $regex on ${key} is not a valid regular expression: ${(err as Error).message}`,
     );
   }
-  if (safe && (source.length > MAX_REGEX_LENGTH || !isSafeRegex(source))) {
-    throw invalidQuery(
-      `Invalid where: $regex on ${key} is too complex (nested repetition, or longer than ${MAX_REGEX_LENGTH} characters); it could take exponential time.`,
-    );
-  }
-  return { type: 'regex', path, source, flags: jsFlags };
-}
-
-/** The `x` flag: whitespace outside character classes is ignored and `#` starts a comment. */
-function stripExtendedSyntax(pattern: string): string {
-  let out = '';
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\' && i + 1 < pattern.length) {
-      out += c + pattern[i + 1];
-      i++;
-    } else if (inClass) {
-      if (c === ']') inClass = false;
-      out += c;
-    } else if (c === '[') {
-      inClass = true;
-      out += c;
-    } else if (c === '#') {
-      while (i < pattern.length && pattern[i] !== '\n') i++;
-    } else if (!/\s/.test(c)) {
-      out += c;
-    }
-  }
-  return out;
+  return { type: 'regex', path, source: spec.source, flags: spec.flags };
 }
 
 function parseNearSphere(path: Path, key: string, constraints: Record<string, unknown>): QueryNode {
@@ -386,14 +349,14 @@ function parseNearSphere(path: Path, key: string, constraints: Record<string, un
 }
 
 function stripType(value: unknown, type: string, key: string): unknown {
-  if (isPlainObject(value) && value.__type !== undefined && value.__type !== type) {
+  if (isObject(value) && value.__type !== undefined && value.__type !== type) {
     throw invalidQuery(`Invalid where: ${key} expected a ${type}.`);
   }
   return value;
 }
 
 function parseWithin(path: Path, key: string, operand: unknown): QueryNode {
-  if (!isPlainObject(operand) || !Array.isArray(operand.$box) || operand.$box.length !== 2) {
+  if (!isObject(operand) || !Array.isArray(operand.$box) || operand.$box.length !== 2) {
     throw invalidQuery(`Invalid where: $within on ${key} takes {$box: [southwest, northeast]}.`);
   }
   const southwest = parseGeoPoint(operand.$box[0], key);
@@ -407,9 +370,9 @@ function parseWithin(path: Path, key: string, operand: unknown): QueryNode {
 }
 
 function parseGeoWithin(path: Path, key: string, operand: unknown): QueryNode {
-  if (isPlainObject(operand) && operand.$polygon !== undefined) {
+  if (isObject(operand) && operand.$polygon !== undefined) {
     let raw: unknown = operand.$polygon;
-    if (isPlainObject(raw) && raw.__type === 'Polygon') {
+    if (isObject(raw) && raw.__type === 'Polygon') {
       raw = (raw.coordinates as unknown[] | undefined)?.map((c) =>
         Array.isArray(c) ? { latitude: c[0], longitude: c[1] } : c,
       );
@@ -419,7 +382,7 @@ function parseGeoWithin(path: Path, key: string, operand: unknown): QueryNode {
     }
     return { type: 'withinPolygon', path, polygon: raw.map((p) => parseGeoPoint(p, key)) };
   }
-  if (isPlainObject(operand) && operand.$centerSphere !== undefined) {
+  if (isObject(operand) && operand.$centerSphere !== undefined) {
     const cs = operand.$centerSphere;
     if (!Array.isArray(cs) || cs.length !== 2 || typeof cs[1] !== 'number' || !(cs[1] >= 0)) {
       throw invalidQuery(
@@ -433,7 +396,7 @@ function parseGeoWithin(path: Path, key: string, operand: unknown): QueryNode {
 }
 
 function parseGeoIntersects(path: Path, key: string, operand: unknown): QueryNode {
-  if (!isPlainObject(operand) || operand.$point === undefined) {
+  if (!isObject(operand) || operand.$point === undefined) {
     throw invalidQuery(`Invalid where: $geoIntersects on ${key} takes {$point: GeoPoint}.`);
   }
   return { type: 'intersectsPoint', path, point: parseGeoPoint(operand.$point, key) };

@@ -1,21 +1,17 @@
-import { BdsError, ErrorCode, incorrectType } from '../errors.ts';
-import type { SchemaChange, StorageAdapter } from '../storage/adapter.ts';
+import { isObject } from '@bds/client/protocol';
+import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
+import { classNameProblem, fieldNameProblem, isValidClassName } from '../kernel/names.ts';
 import {
-  CLASS_NAME_PATTERN,
   CLP_OPERATIONS,
   type ClassSchema,
   DEFAULT_FIELDS,
   defaultClassLevelPermissions,
-  FIELD_NAME_PATTERN,
   type FieldDef,
-  isValidClassName,
+  SCHEMA_FIELD_TYPES,
   SYSTEM_CLASS_FIELDS,
-  UNIQUE_SYSTEM_FIELDS,
-} from './types.ts';
-import { SCHEMA_FIELD_TYPES, sameType, typeMismatch } from './values.ts';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+} from '../kernel/schema.ts';
+import type { SchemaChange, StorageAdapter } from '../storage/adapter.ts';
+import { sameType, typeMismatch } from './values.ts';
 
 const CLP_KEYS = new Set<string>([...CLP_OPERATIONS, 'protectedFields', 'readUserFields', 'writeUserFields']);
 
@@ -24,17 +20,18 @@ export function classNotFound(className: string): BdsError {
 }
 
 export function checkClassName(className: string): void {
-  if (!isValidClassName(className)) {
+  const problem = classNameProblem(className);
+  if (problem) {
     throw new BdsError(
       ErrorCode.INVALID_CLASS_NAME,
-      `Invalid class name: ${JSON.stringify(className)}. Class names start with a letter and hold only letters, digits and _.`,
+      `Invalid class name: ${JSON.stringify(className)}. ${problem}`,
     );
   }
 }
 
 /**
- * Class schemas: kept in memory, written through to the store, and the only place that changes them.
- * Every change runs in a store transaction. Whenever the store rolls back (a failed write, a failed
+ * Class schemas: kept in memory and checked here; the write pipeline (data/) stores a change and
+ * then records it with `set`/`remove`. Whenever the store rolls back (a failed write, a failed
  * batch transaction around a class creation), the memory copy is reloaded so it matches the store.
  */
 export class SchemaRegistry {
@@ -48,22 +45,9 @@ export class SchemaRegistry {
     this.cache = new Map((await this.store.loadSchemas()).map((s) => [s.className, s]));
   }
 
+  /** Reads the stored schemas (the store's migrations have created the built-in classes). */
   async load(): Promise<void> {
     await this.reload();
-    for (const [className, fields] of Object.entries(SYSTEM_CLASS_FIELDS)) {
-      if (this.cache.has(className)) continue;
-      const schema: ClassSchema = {
-        className,
-        fields: { ...DEFAULT_FIELDS, ...fields },
-        classLevelPermissions: defaultClassLevelPermissions(className),
-        indexes: {},
-      };
-      await this.store.createClass(schema);
-      this.cache.set(className, schema);
-    }
-    for (const [className, field] of UNIQUE_SYSTEM_FIELDS) {
-      await this.store.ensureUniqueIndex(className, field);
-    }
   }
 
   get(className: string): ClassSchema | undefined {
@@ -76,15 +60,26 @@ export class SchemaRegistry {
     return [...this.cache.values()].sort((a, b) => a.className.localeCompare(b.className));
   }
 
+  /** After the pipeline stored a class's schema: the cache holds it too. */
+  set(schema: ClassSchema): void {
+    this.cache.set(schema.className, schema);
+  }
+
+  /** After the pipeline dropped a class. */
+  remove(className: string): void {
+    this.cache.delete(className);
+  }
+
   /**
-   * Makes sure `className` exists with the given fields, creating what is missing. A field that
-   * exists with another type is a 111. Must run inside the write's transaction.
+   * What a write needs of the schema: `className` with the given fields. Answers the schema to
+   * write with and what to change in the store (`create` for a new class, `null` when nothing
+   * is missing). A field that exists with another type is a 111.
    */
-  async ensureFields(
+  planFields(
     className: string,
     wanted: Map<string, FieldDef>,
     permission: { createClass: boolean },
-  ): Promise<ClassSchema> {
+  ): { schema: ClassSchema; change: SchemaChange | 'create' | null } {
     const existing = this.cache.get(className);
     if (!existing) {
       if (!permission.createClass) {
@@ -96,15 +91,10 @@ export class SchemaRegistry {
       checkClassName(className);
       const fields: Record<string, FieldDef> = { ...DEFAULT_FIELDS };
       for (const [name, def] of wanted) fields[name] = def;
-      const schema: ClassSchema = {
-        className,
-        fields,
-        classLevelPermissions: defaultClassLevelPermissions(),
-        indexes: {},
+      return {
+        schema: { className, fields, classLevelPermissions: defaultClassLevelPermissions(), indexes: {} },
+        change: 'create',
       };
-      await this.store.createClass(schema);
-      this.cache.set(className, schema);
-      return schema;
     }
     const added: Array<[string, FieldDef]> = [];
     for (const [name, def] of wanted) {
@@ -112,20 +102,15 @@ export class SchemaRegistry {
       if (!current) added.push([name, def]);
       else if (!sameType(current, def)) throw typeMismatch(className, name, current, def);
     }
-    if (added.length === 0) return existing;
-    const schema: ClassSchema = { ...existing, fields: { ...existing.fields, ...Object.fromEntries(added) } };
-    await this.store.changeSchema(schema, {
-      addFields: added,
-      deleteFields: [],
-      addIndexes: [],
-      dropIndexes: [],
-    });
-    this.cache.set(className, schema);
-    return schema;
+    if (added.length === 0) return { schema: existing, change: null };
+    return {
+      schema: { ...existing, fields: { ...existing.fields, ...Object.fromEntries(added) } },
+      change: { addFields: added, deleteFields: [], addIndexes: [], dropIndexes: [] },
+    };
   }
 
-  /** POST /schemas/<C> */
-  async createFromDocument(className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
+  /** POST /schemas/<C>: the new class's schema. */
+  planCreate(className: string, doc: Record<string, unknown>): ClassSchema {
     checkClassName(className);
     checkDocumentClassName(className, doc);
     if (this.cache.has(className)) {
@@ -141,13 +126,11 @@ export class SchemaRegistry {
     const schema: ClassSchema = { className, fields, classLevelPermissions: clp, indexes: {} };
     const indexes = parseIndexChanges(doc.indexes, schema, new Set());
     schema.indexes = Object.fromEntries(indexes.add);
-    await this.store.createClass(schema);
-    this.cache.set(className, schema);
     return schema;
   }
 
-  /** PUT /schemas/<C> */
-  async updateFromDocument(className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
+  /** PUT /schemas/<C>: the changed schema and what to change in the store. */
+  planUpdate(className: string, doc: Record<string, unknown>): { schema: ClassSchema; change: SchemaChange } {
     checkDocumentClassName(className, doc);
     const existing = this.cache.get(className);
     if (!existing) throw classNotFound(className);
@@ -202,15 +185,13 @@ export class SchemaRegistry {
       change.addIndexes.push([name, keys]);
       schema.indexes[name] = keys;
     }
-    await this.store.changeSchema(schema, change);
-    this.cache.set(className, schema);
-    return schema;
+    return { schema, change };
   }
 
-  /** DELETE /schemas/<C>: only an empty, non-built-in class. */
-  async deleteClass(className: string, rowCount: number): Promise<void> {
+  /** DELETE /schemas/<C>: only an empty, non-built-in class; answers the schema to drop (if any). */
+  planDelete(className: string, rowCount: number): ClassSchema | undefined {
     const schema = this.cache.get(className);
-    if (!schema) return;
+    if (!schema) return undefined;
     if (SYSTEM_CLASS_FIELDS[className]) {
       throw new BdsError(
         ErrorCode.INVALID_SCHEMA_OPERATION,
@@ -223,8 +204,7 @@ export class SchemaRegistry {
         `Class ${className} is not empty, contains ${rowCount} objects, cannot drop schema.`,
       );
     }
-    await this.store.deleteClass(schema);
-    this.cache.delete(className);
+    return schema;
   }
 }
 
@@ -232,7 +212,11 @@ export class SchemaRegistry {
 export function schemaDocument(schema: ClassSchema): Record<string, unknown> {
   const fields: Record<string, FieldDef> = {};
   for (const [name, def] of Object.entries(schema.fields)) {
-    fields[name] = def.targetClass ? { type: def.type, targetClass: def.targetClass } : { type: def.type };
+    fields[name] = def.targetClass
+      ? { type: def.type, targetClass: def.targetClass }
+      : def.dimension
+        ? { type: def.type, dimension: def.dimension }
+        : { type: def.type };
   }
   return {
     className: schema.className,
@@ -261,8 +245,8 @@ function parseFieldChanges(
   if (!isObject(raw))
     throw new BdsError(ErrorCode.INVALID_JSON, 'fields must be an object of name -> {type}.');
   for (const [name, spec] of Object.entries(raw)) {
-    if (!FIELD_NAME_PATTERN.test(name))
-      throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${name}.`);
+    const problem = fieldNameProblem(name);
+    if (problem) throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${name} (${problem}).`);
     if (name in DEFAULT_FIELDS) {
       throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Field ${name} is built in and cannot be changed.`);
     }
@@ -276,13 +260,25 @@ function parseFieldChanges(
       throw new BdsError(ErrorCode.INVALID_JSON, `Field ${name} needs {"type": <type>}.`);
     }
     const type = spec.type as FieldDef['type'];
-    if (!SCHEMA_FIELD_TYPES.includes(type)) throw incorrectType(`Invalid field type: ${spec.type}.`);
+    if (!(SCHEMA_FIELD_TYPES as readonly string[]).includes(type))
+      throw incorrectType(`Invalid field type: ${spec.type}.`);
     if (type === 'Pointer' || type === 'Relation') {
       const target = spec.targetClass;
       if (typeof target !== 'string' || !isValidClassName(target)) {
         throw incorrectType(`Field ${name} of type ${type} needs a targetClass that is a valid class name.`);
       }
       add.push([name, { type, targetClass: target }]);
+    } else if (type === 'Vector') {
+      const dimension = spec.dimension;
+      if (
+        typeof dimension !== 'number' ||
+        !Number.isInteger(dimension) ||
+        dimension < 1 ||
+        dimension > 4096
+      ) {
+        throw incorrectType(`Field ${name} of type Vector needs a dimension between 1 and 4096.`);
+      }
+      add.push([name, { type, dimension }]);
     } else {
       add.push([name, { type }]);
     }
@@ -393,5 +389,3 @@ export function parseClp(raw: unknown): Record<string, unknown> {
   }
   return clp;
 }
-
-export { CLASS_NAME_PATTERN };

@@ -1,9 +1,8 @@
-import { BdsError, ErrorCode, incorrectType } from '../errors.ts';
+import { isObject } from '@bds/client/protocol';
+import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
+import { isValidClassName } from '../kernel/names.ts';
+import type { FieldDef } from '../kernel/schema.ts';
 import { normaliseIso } from '../query/parse.ts';
-import { CLASS_NAME_PATTERN, FIELD_TYPES, type FieldDef, type FieldType, isValidClassName } from './types.ts';
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The type a plain (non-operation) wire value gives a new field. */
 export function typeOfValue(value: unknown, field: string): FieldDef {
@@ -77,10 +76,7 @@ export function normaliseValue(value: unknown, field: string): unknown {
       return { __type: 'Pointer', className, objectId };
     }
     case 'Relation': {
-      if (
-        typeof value.className !== 'string' ||
-        !CLASS_NAME_PATTERN.test(value.className.replace(/^_/, ''))
-      ) {
+      if (typeof value.className !== 'string' || !isValidClassName(value.className)) {
         throw incorrectType(`${field} holds a Relation without a valid className.`);
       }
       return { __type: 'Relation', className: value.className };
@@ -142,11 +138,19 @@ export function sameType(a: FieldDef, b: FieldDef): boolean {
   return a.type === b.type && (a.targetClass ?? null) === (b.targetClass ?? null);
 }
 
+/** A value for a `Vector` field: exactly `dimension` finite numbers (111 otherwise). */
+export function checkVector(value: unknown, field: string, dimension: number): number[] {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'number' && Number.isFinite(v))) {
+    throw incorrectType(`${field} is a Vector; it takes an array of ${dimension} numbers.`);
+  }
+  if (value.length !== dimension) {
+    throw incorrectType(`${field} is a Vector of dimension ${dimension}; got ${value.length} numbers.`);
+  }
+  return value as number[];
+}
+
 export function typeMismatch(className: string, field: string, expected: FieldDef, got: FieldDef): BdsError {
   return incorrectType(
     `schema mismatch for ${className}.${field}; expected ${describeType(expected)} but got ${describeType(got)}`,
   );
 }
-
-/** Types a schema may declare: all but ACL, which only the built-in ACL field has. */
-export const SCHEMA_FIELD_TYPES: readonly FieldType[] = FIELD_TYPES.filter((t) => t !== 'ACL');

@@ -1,46 +1,23 @@
-import type { Path, QueryNode } from '../query/ast.ts';
-import type { ClassSchema, FieldType } from '../schema/types.ts';
+import type { GroupStage, VectorSearch } from '../kernel/aggregate.ts';
+import type { QueryNode } from '../kernel/query.ts';
+import type { FieldWrite, OrderKey, RelationChange, Row, StoredAcl } from '../kernel/records.ts';
+import type { ClassSchema, FieldType } from '../kernel/schema.ts';
 
-/** A row as the service sees it: wire-form values keyed by field name. */
-export type Row = Record<string, unknown>;
-
-/** Principals a caller acts as (`*`, its user id, `role:<name>`); `null` means master (no ACL check). */
-export type Principals = readonly string[] | null;
-
-export interface OrderKey {
-  path: Path;
-  descending: boolean;
-}
-
+/**
+ * The store knows nothing of callers or access: every access rule reaches it as part of the
+ * query AST (`acl` nodes, pointer-permission conditions), compiled to SQL like any other condition.
+ */
 export interface FindSpec {
   where: QueryNode;
   order: OrderKey[];
   limit: number;
   skip: number;
-  /** Who reads: rows whose ACL grants none of these principals are not returned. */
-  readers: Principals;
 }
 
 export type SchemaLookup = (className: string) => ClassSchema | undefined;
 
-/** One change to a field in an update; values are in wire form and already validated. */
-export type FieldWrite =
-  | { field: string; subPath: string[]; kind: 'set'; value: unknown; type: FieldType }
-  | { field: string; subPath: string[]; kind: 'delete' }
-  | { field: string; subPath: string[]; kind: 'increment'; amount: number }
-  | { field: string; subPath: string[]; kind: 'add' | 'addUnique' | 'remove'; values: unknown[] };
-
-export interface RelationChange {
-  field: string;
-  add: string[];
-  remove: string[];
-}
-
-/** Access control list in stored form: principals allowed to read and to write. */
-export interface StoredAcl {
-  read: string[];
-  write: string[];
-}
+/** Values of internal columns (not schema fields: password hashes, one-time tokens); `null` clears. */
+export type InternalValues = Record<string, string | null>;
 
 export interface InsertSpec {
   objectId: string;
@@ -49,21 +26,22 @@ export interface InsertSpec {
   values: Record<string, { value: unknown; type: FieldType }>;
   acl: StoredAcl | null;
   relations: RelationChange[];
+  internal?: InternalValues;
 }
 
 export interface UpdateSpec {
   objectId: string;
-  updatedAt: string;
+  /** `null` leaves updatedAt as it is (a write of internal columns only). */
+  updatedAt: string | null;
   writes: FieldWrite[];
   /** `undefined` leaves the ACL alone, `null` makes the row public. */
   acl?: StoredAcl | null;
   relations: RelationChange[];
-  /** Who writes: the row must grant one of these principals write access. */
-  writers: Principals;
-  /** Fields whose new values the caller gets back (those changed by an operation). */
-  returning: string[];
-  /** Extra row condition the row must meet (pointer permissions, installation id); none when absent. */
+  /** The row must also meet this condition (its ACL write grant, pointer permissions...). */
   condition?: QueryNode;
+  internal?: InternalValues;
+  /** Compare-and-set: only when these internal columns still hold these values (`null`: empty). */
+  expectInternal?: InternalValues;
 }
 
 export interface SchemaChange {
@@ -78,9 +56,26 @@ export interface StoredConfig {
   masterKeyOnly: Record<string, boolean>;
 }
 
+/** A role a user holds, and the role through which it holds it (`null`: a direct member). */
+export interface HeldRole {
+  name: string;
+  via: string | null;
+}
+
+/** What is kept of an uploaded file besides its bytes. */
+export interface StoredFile {
+  name: string;
+  contentType: string;
+  size: number;
+  /** A strong validator: a hash of the bytes, quoted. */
+  etag: string;
+  createdAt: string;
+}
+
 /**
  * What the service needs from a store. The SQL stores share one implementation of it
- * (storage/sql/store.ts) and differ only by driver and dialect.
+ * (storage/sql/store.ts) and differ only by driver and dialect. Only the write pipeline
+ * (server/src/data) calls the writing methods; the store's own start-up migrations aside.
  */
 export interface StorageAdapter {
   readonly kind: string;
@@ -90,23 +85,33 @@ export interface StorageAdapter {
   changeSchema(schema: ClassSchema, change: SchemaChange): Promise<void>;
   deleteClass(schema: ClassSchema): Promise<void>;
 
-  insert(schema: ClassSchema, spec: InsertSpec): Promise<void>;
-  /** Returns the `returning` values, or `null` when the row does not exist or may not be written. */
-  update(schema: ClassSchema, spec: UpdateSpec): Promise<Row | null>;
-  /** `condition`: an extra row condition (pointer permissions); the row stays when it fails. */
-  delete(schema: ClassSchema, objectId: string, writers: Principals, condition?: QueryNode): Promise<boolean>;
+  /** Answers the row as stored. */
+  insert(schema: ClassSchema, spec: InsertSpec): Promise<Row>;
+  /** The row before and after, or `null` when it does not exist or fails the condition. */
+  update(schema: ClassSchema, spec: UpdateSpec): Promise<{ before: Row; after: Row } | null>;
+  /** The deleted row, or `null` when it does not exist or fails the condition (it stays then). */
+  delete(schema: ClassSchema, objectId: string, condition?: QueryNode): Promise<Row | null>;
   purge(schema: ClassSchema): Promise<void>;
 
   find(schema: ClassSchema, spec: FindSpec, lookup: SchemaLookup): Promise<Row[]>;
-  count(
-    schema: ClassSchema,
-    spec: Omit<FindSpec, 'order' | 'limit' | 'skip'>,
-    lookup: SchemaLookup,
-  ): Promise<number>;
-  /** About how many rows the class holds, without counting them (cheap on any size); no ACL. */
+  count(schema: ClassSchema, spec: Pick<FindSpec, 'where'>, lookup: SchemaLookup): Promise<number>;
+  /** About how many rows the class holds, without counting them (cheap on any size). */
   estimateCount(schema: ClassSchema): Promise<number>;
-  /** Rows by id, for include; ACL-filtered like find. */
-  getMany(schema: ClassSchema, ids: string[], readers: Principals): Promise<Row[]>;
+
+  /**
+   * `$group` as one SQL GROUP BY over the rows matching `where` (keys: field paths; accumulators:
+   * sum, avg, min, max, count). Answers `{objectId: <key>, ...accumulators}` rows.
+   */
+  group(schema: ClassSchema, where: QueryNode, group: GroupStage, lookup: SchemaLookup): Promise<Row[]>;
+  /**
+   * Exact top-k by similarity of `search.path` to `search.vector` over the rows matching
+   * `search.filter`, best first. An engine with a vector index (pgvector) may use it.
+   */
+  vectorSearch(
+    schema: ClassSchema,
+    search: VectorSearch,
+    lookup: SchemaLookup,
+  ): Promise<Array<{ objectId: string; score: number }>>;
 
   /**
    * Internal columns of a built-in class (password hashes, one-time tokens): not schema fields, so
@@ -124,29 +129,40 @@ export interface StorageAdapter {
     value: unknown,
     columns: string[],
   ): Promise<Array<Record<string, unknown>>>;
-  /**
-   * Sets columns of one row without touching updatedAt. With `expect`, only when those columns
-   * still hold the given values (a compare-and-set, for single-use tokens). Answers whether it did.
-   */
-  writeInternal(
-    className: string,
-    objectId: string,
-    values: Record<string, unknown>,
-    expect?: Record<string, unknown>,
-  ): Promise<boolean>;
 
-  /** Names of the roles a user holds, directly or through roles held in other roles' `roles` (one recursive query). */
-  roleNamesOf(userId: string): Promise<string[]>;
+  /** The roles a user holds, directly or through roles held in other roles' `roles` (one recursive query). */
+  rolesOf(userId: string): Promise<HeldRole[]>;
   /** True when `targetRoleId` is one of `roleIds` or is held, transitively, in their `roles` relations. */
   rolesContain(roleIds: string[], targetRoleId: string): Promise<boolean>;
+  /**
+   * Brings the store's own bookkeeping for a class made by an earlier version up to date (its
+   * ACL counts); a no-op for a current class. Part of the start-up migrations.
+   */
+  upgradeClass(schema: ClassSchema): Promise<void>;
   /** Creates a unique index on one column when it does not exist yet. */
   ensureUniqueIndex(className: string, field: string): Promise<void>;
 
   getConfig(): Promise<StoredConfig>;
   setConfig(config: StoredConfig): Promise<void>;
 
+  /**
+   * File bytes for the database file adapter: chunks in a table of their own, not rows of a class.
+   * Only `data/files.ts` calls these. A file is invisible to `fileInfo`/`fileList` until committed.
+   */
+  fileBegin(file: Omit<StoredFile, 'size' | 'etag'>): Promise<void>;
+  fileAppend(name: string, seq: number, bytes: Uint8Array): Promise<void>;
+  fileCommit(name: string, size: number, etag: string): Promise<void>;
+  fileInfo(name: string): Promise<StoredFile | undefined>;
+  fileChunk(name: string, seq: number): Promise<Uint8Array | undefined>;
+  /** Removes a file and its chunks, committed or not; whether a committed file was there. */
+  fileDelete(name: string): Promise<boolean>;
+  /** Committed files after `after` in name order. */
+  fileList(after: string, limit: number): Promise<StoredFile[]>;
+
   /** Runs `fn` all-or-nothing; calls inside `fn` join the transaction (nesting uses savepoints). */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn` after the current transaction commits (never if it rolls back); at once outside one. */
+  afterCommit(fn: () => void): void;
   /** Called (and awaited) after a transaction or savepoint rolls back. */
   onRollback(listener: () => Promise<void>): void;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import { BdsError, ErrorCode } from '../errors.ts';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
 
 export interface LockoutPolicy {
   threshold: number;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import { BdsError, ErrorCode } from '../errors.ts';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
 
 /** What is kept (in an internal column) for an enrolled user. */
 export interface StoredMfa {

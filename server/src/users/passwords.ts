@@ -1,8 +1,17 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 
-/** scrypt parameters: N=2^15, r=8, p=1 (about 32 MiB and tens of milliseconds per hash). */
-const PARAMS = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } satisfies ScryptOptions;
+/**
+ * scrypt with N = 2^cost, r = 8, p = 1: memory-hard (128 * N * r bytes: 32 MiB at the default cost
+ * of 15) and run on libuv's thread pool, never on the event loop. The option `passwordHashCost`
+ * sets the cost of new hashes; stored hashes name their own parameters.
+ */
+export const DEFAULT_HASH_COST = 15;
 const KEY_LENGTH = 32;
+
+function paramsFor(cost: number): ScryptOptions {
+  const N = 2 ** cost;
+  return { N, r: 8, p: 1, maxmem: 256 * N * 8 };
+}
 
 function derive(password: string, salt: Buffer, params: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) =>
@@ -13,10 +22,11 @@ function derive(password: string, salt: Buffer, params: ScryptOptions): Promise<
 }
 
 /** `scrypt$N$r$p$salt$hash` (base64url): self-describing, so parameters can be raised later. */
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, cost = DEFAULT_HASH_COST): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, PARAMS);
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join(
+  const params = paramsFor(cost);
+  const key = await derive(password, salt, params);
+  return ['scrypt', params.N, params.r, params.p, salt.toString('base64url'), key.toString('base64url')].join(
     '$',
   );
 }
@@ -25,19 +35,24 @@ export async function hashPassword(password: string): Promise<string> {
  * Checks a password against a stored hash in constant time. With no stored hash it still spends
  * the same work on a dummy hash, so a login for an unknown user takes as long as a wrong password.
  */
-export async function verifyPassword(password: string, stored: string | null | undefined): Promise<boolean> {
+export async function verifyPassword(
+  password: string,
+  stored: string | null | undefined,
+  cost = DEFAULT_HASH_COST,
+): Promise<boolean> {
   const parts = typeof stored === 'string' ? stored.split('$') : [];
   if (parts.length !== 6 || parts[0] !== 'scrypt') {
-    await derive(password, DUMMY_SALT, PARAMS);
+    await derive(password, DUMMY_SALT, paramsFor(cost));
     return false;
   }
   const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string];
   const expected = Buffer.from(hash, 'base64url');
+  const N = Number(n);
   const key = await derive(password, Buffer.from(salt, 'base64url'), {
-    N: Number(n),
+    N,
     r: Number(r),
     p: Number(p),
-    maxmem: PARAMS.maxmem,
+    maxmem: 256 * N * Number(r),
   });
   return key.length === expected.length && timingSafeEqual(key, expected);
 }

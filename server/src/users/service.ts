@@ -1,41 +1,30 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type Auth, MASTER } from '../data/auth.ts';
+import { isObject } from '@bds/client/protocol';
+import { type CallerResolver, invalidSession } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
-import type { Records } from '../data/records.ts';
-import { findSessionByToken } from '../data/sessions.ts';
-import type { MailAdapter } from '../email/adapter.ts';
-import { BdsError, ErrorCode, notFound } from '../errors.ts';
-import type { QueryNode } from '../query/ast.ts';
-import type { Row } from '../storage/adapter.ts';
-import { newObjectId, newSessionToken } from '../util/ids.ts';
+import type { Data } from '../data/data.ts';
+import { fillFileUrls } from '../data/file-urls.ts';
+import type { MailAdapter } from '../email/mail.ts';
+import { type Caller, MASTER, makeCaller } from '../kernel/caller.ts';
+import type { Ctx } from '../kernel/context.ts';
+import { BdsError, ErrorCode, notFound } from '../kernel/errors.ts';
+import { newObjectId, newSessionToken } from '../kernel/ids.ts';
+import type { Row } from '../kernel/records.ts';
+import { USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
 import { Lockout } from './lockout.ts';
 import { enrol, mfaError, type StoredMfa, verify as verifyMfa } from './mfa.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 
-/** Internal _User columns: not schema fields, so no read ever returns them. */
-export const COL = {
-  hash: '_hashed_password',
-  anonymousId: '_auth_anonymous_id',
-  mfa: '_mfa',
-  resetToken: '_perishable_token',
-  resetExpires: '_perishable_token_expires_at',
-  verifyToken: '_email_verify_token',
-  verifyExpires: '_email_verify_token_expires_at',
-} as const;
+/** Internal _User columns (created by the store's migrations). */
+export const COL = USER_INTERNAL_COLUMNS;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const pointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
-const userScope = (objectId: string): QueryNode => ({
-  type: 'compare',
-  path: ['user'],
-  op: 'eq',
-  value: pointer(objectId),
-});
 
-export const invalidSession = () => new BdsError(ErrorCode.INVALID_SESSION_TOKEN, 'Invalid session token');
+/** A call made through the account rules, with the caller's authority or the service's own (MASTER). */
+const accountCtx = (caller: Caller): Ctx => ({ caller, source: 'account', context: {} });
+const SYSTEM = accountCtx(MASTER);
 const badLogin = () => new BdsError(ErrorCode.OBJECT_NOT_FOUND, 'Invalid username/password.');
 const forbidden = (message: string) => new BdsError(ErrorCode.OPERATION_FORBIDDEN, message);
 
@@ -47,36 +36,35 @@ export type CreatedWith = { action: 'signup' | 'login' | 'upgrade'; authProvider
 /**
  * Users and sessions (SPEC "Built-in classes", "States and transitions"): sign-up, login, MFA,
  * logout, session scoping, user updates, anonymous users and their upgrade, and mail-based flows.
- * Every write still goes through the records pipeline; this module adds the _User/_Session rules.
+ * Every write goes through the write pipeline (source `account`); this module adds the _User and
+ * _Session rules.
  */
 export class Users {
   readonly lockout: Lockout;
   /** Background work (mail) still running; awaited on close. */
   private readonly pending = new Set<Promise<void>>();
+  private readonly core: Core;
 
   constructor(
-    private readonly core: Core,
-    private readonly records: Records,
+    private readonly data: Data,
     readonly mailer: MailAdapter,
     readonly publicUrl: () => string,
+    /** Resolves the user who logs in as a caller (with roles) for the login triggers. */
+    private readonly callers?: CallerResolver,
   ) {
-    this.lockout = new Lockout(core.options.accountLockout);
-  }
-
-  async init(): Promise<void> {
-    await this.core.store.ensureInternalColumns('_User', Object.values(COL), {
-      unique_username: ['username'],
-      unique_email: ['email'],
-      unique_anonymous: [COL.anonymousId],
-    });
-    await this.core.store.ensureInternalColumns('_Session', [], { unique_sessionToken: ['sessionToken'] });
+    this.core = data.core;
+    this.lockout = new Lockout(this.core.options.accountLockout);
   }
 
   /** Runs `work` after the answer is sent (mail), so timing tells nothing; errors are logged without data. */
   background(work: () => Promise<void>): void {
     const p = work()
       .catch((err: unknown) => {
-        console.error('[bds] background mail task failed:', err instanceof Error ? err.message : 'error');
+        // The message only: a mail task's data (addresses, links with tokens) stays out of the log.
+        this.core.log.error(
+          { err: err instanceof Error ? err.message : 'error' },
+          'background mail task failed',
+        );
       })
       .finally(() => this.pending.delete(p));
     this.pending.add(p);
@@ -90,23 +78,19 @@ export class Users {
   // Reading
   // ---------------------------------------------------------------------------------------------
 
-  private get userSchema() {
-    return this.core.schemas.get('_User')!;
-  }
-
   private async internalOf(
     objectId: string,
     columns: string[],
   ): Promise<Record<string, unknown> | undefined> {
-    return (await this.core.store.findInternal('_User', 'objectId', objectId, columns))[0];
+    return (await this.data.lookups.internal('_User', 'objectId', objectId, columns))[0];
   }
 
   /** The caller's own row in full (GET /users/me, sign-up and login answers): never the password. */
   async ownRow(objectId: string): Promise<Row> {
-    const rows = await this.core.store.getMany(this.userSchema, [objectId], null);
-    const row = rows[0];
+    const row = await this.data.lookups.userById(objectId);
     if (!row) throw invalidSession();
     delete row.password;
+    fillFileUrls(this.core, this.core.schemas.get('_User')!, [row]);
     const internal = await this.internalOf(objectId, [COL.mfa]);
     if (internal?.[COL.mfa])
       row.authData = { ...(isObject(row.authData) ? row.authData : {}), mfa: { status: 'enabled' } };
@@ -132,7 +116,7 @@ export class Users {
       ACL: { [userId]: { read: true, write: true } },
     };
     if (installationId) body.installationId = installationId;
-    await this.records.create(MASTER, '_Session', body);
+    await this.data.writes.create(SYSTEM, '_Session', body);
     return sessionToken;
   }
 
@@ -141,26 +125,14 @@ export class Users {
     userId: string,
     opts: { keep?: string | null; installationId?: string } = {},
   ): Promise<void> {
-    const schema = this.core.schemas.get('_Session')!;
-    const children: QueryNode[] = [userScope(userId)];
-    if (opts.installationId)
-      children.push({ type: 'compare', path: ['installationId'], op: 'eq', value: opts.installationId });
-    const rows = await this.core.store.find(
-      schema,
-      { where: { type: 'and', children }, order: [], limit: 100_000, skip: 0, readers: null },
-      this.core.schemas.lookup,
-    );
+    const rows = await this.data.lookups.sessionsOf(userId, opts.installationId);
     for (const row of rows) {
       if (opts.keep && row.sessionToken === opts.keep) continue;
-      await this.core.store.delete(schema, row.objectId as string, null);
+      await this.data.writes.delete(SYSTEM, '_Session', row.objectId as string);
     }
   }
 
-  private sessionByToken(token: string): Promise<Row | undefined> {
-    return findSessionByToken(this.core, token);
-  }
-
-  private requireSession(auth: Auth): { userId: string; token: string } {
+  private requireSession(auth: Caller): { userId: string; token: string } {
     if (!auth.user || !auth.sessionToken) {
       throw new BdsError(
         ErrorCode.INVALID_SESSION_TOKEN,
@@ -171,47 +143,44 @@ export class Users {
   }
 
   /** POST /logout: the token stops working. Without a token there is nothing to end. */
-  async logOut(auth: Auth): Promise<Record<string, never>> {
+  async logOut(auth: Caller, ip: string | null = null): Promise<Record<string, never>> {
     if (auth.sessionToken) {
-      const session = await this.sessionByToken(auth.sessionToken);
-      if (session)
-        await this.core.store.delete(this.core.schemas.get('_Session')!, session.objectId as string, null);
+      const session = await this.data.lookups.sessionByToken(auth.sessionToken);
+      if (session) {
+        await this.data.writes.delete(SYSTEM, '_Session', session.objectId as string);
+        this.core.accountTriggers?.afterLogout({ ...accountCtx(auth), ip }, session);
+      }
     }
     return {};
   }
 
-  async me(auth: Auth): Promise<Row> {
+  async me(auth: Caller): Promise<Row> {
     const { userId, token } = this.requireSession(auth);
     return { ...(await this.ownRow(userId)), sessionToken: token };
   }
 
-  async sessionMe(auth: Auth): Promise<Row> {
+  async sessionMe(auth: Caller): Promise<Row> {
     const { token } = this.requireSession(auth);
-    const session = await this.sessionByToken(token);
+    const session = await this.data.lookups.sessionByToken(token);
     if (!session) throw invalidSession();
     return session;
   }
 
-  /** GET /sessions: master sees all; a user only their own (the query is rewritten). */
-  async findSessions(auth: Auth, params: Record<string, unknown>) {
-    if (auth.isMaster) return this.records.find(auth, '_Session', params);
-    const { userId } = this.requireSession(auth);
-    return this.records.find(auth, '_Session', params, { scope: userScope(userId) });
+  /** GET /sessions: master sees all; a user only their own (access/ adds that row condition). */
+  async findSessions(auth: Caller, params: Record<string, unknown>) {
+    if (!auth.isMaster) this.requireSession(auth);
+    return this.data.reads.find(accountCtx(auth), '_Session', params);
   }
 
-  async getSession(auth: Auth, objectId: string, params: Record<string, unknown>): Promise<Row> {
-    if (auth.isMaster) return this.records.get(auth, '_Session', objectId, params);
-    const { userId } = this.requireSession(auth);
-    const row = await this.records.get(auth, '_Session', objectId, params, {});
-    if ((row.user as { objectId?: string } | undefined)?.objectId !== userId) throw notFound();
-    return row;
+  async getSession(auth: Caller, objectId: string, params: Record<string, unknown>): Promise<Row> {
+    if (!auth.isMaster) this.requireSession(auth);
+    return this.data.reads.get(accountCtx(auth), '_Session', objectId, params);
   }
 
   /** DELETE /sessions/<id>: revokes it; a user may revoke only their own sessions. */
-  async deleteSession(auth: Auth, objectId: string): Promise<void> {
-    if (auth.isMaster) return this.records.delete(auth, '_Session', objectId);
-    await this.getSession(auth, objectId, {});
-    await this.records.delete(auth, '_Session', objectId, {});
+  async deleteSession(auth: Caller, objectId: string): Promise<void> {
+    if (!auth.isMaster) this.requireSession(auth);
+    await this.data.writes.delete(accountCtx(auth), '_Session', objectId);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -222,7 +191,7 @@ export class Users {
    * POST /users. Answers `created: false` (HTTP 200) when an anonymous id that already has a user
    * logs in again.
    */
-  async signUp(auth: Auth, raw: unknown): Promise<{ created: boolean; body: Row }> {
+  async signUp(auth: Caller, raw: unknown): Promise<{ created: boolean; body: Row }> {
     if (!isObject(raw)) throw new BdsError(ErrorCode.INVALID_JSON, 'The request body must be a JSON object.');
     const body: Record<string, unknown> = { ...raw };
     const password = body.password;
@@ -244,7 +213,7 @@ export class Users {
         }
       }
       if (anonymousId !== undefined) {
-        const existing = await this.core.store.findInternal('_User', COL.anonymousId, anonymousId, [COL.mfa]);
+        const existing = await this.data.lookups.internal('_User', COL.anonymousId, anonymousId, [COL.mfa]);
         if (existing[0]) {
           const userId = existing[0].objectId as string;
           // An enrolled user needs the second factor on every login path, the anonymous id included.
@@ -267,7 +236,7 @@ export class Users {
       if (typeof password !== 'string' || password === '') {
         throw new BdsError(ErrorCode.PASSWORD_MISSING, 'password is required');
       }
-      internal[COL.hash] = await hashPassword(password);
+      internal[COL.hash] = await hashPassword(password, this.core.options.passwordHashCost);
     }
     this.normaliseEmail(body);
 
@@ -291,7 +260,7 @@ export class Users {
     const loginCapable = typeof internal[COL.hash] === 'string' || anonymousId !== undefined;
     const answer = await this.core.store.transaction(async () => {
       try {
-        await this.records.create(auth, '_User', body, { objectId, internal });
+        await this.data.writes.create(accountCtx(auth), '_User', body, { objectId, internal });
       } catch (err) {
         throw await this.explainDuplicate(err, body.username as string, body.email);
       }
@@ -315,7 +284,7 @@ export class Users {
     userId: string,
     action: CreatedWith['action'],
     authProvider: string,
-    auth: Auth,
+    auth: Caller,
   ): Promise<Row> {
     if (auth.installationId) await this.revokeSessions(userId, { installationId: auth.installationId });
     const sessionToken = await this.createSession(userId, { action, authProvider }, auth.installationId);
@@ -323,7 +292,7 @@ export class Users {
   }
 
   /** POST /login and GET /login. */
-  async logIn(auth: Auth, params: Record<string, unknown>): Promise<Row> {
+  async logIn(auth: Caller, params: Record<string, unknown>, ip: string | null = null): Promise<Row> {
     const { username, email, password } = params;
     let authData = params.authData;
     if (typeof authData === 'string') {
@@ -341,10 +310,14 @@ export class Users {
     }
     const field = typeof username === 'string' && username ? 'username' : 'email';
     const name = (field === 'username' ? (username as string) : (email as string)).toLowerCase();
-    const row = (await this.core.store.findInternal('_User', field, name, [COL.hash, COL.mfa]))[0];
+    const row = (await this.data.lookups.internal('_User', field, name, [COL.hash, COL.mfa]))[0];
     const key = row ? `user:${row.objectId as string}` : `${field}:${name}`;
     this.lockout.check(key);
-    const ok = await verifyPassword(password, row?.[COL.hash] as string | undefined);
+    const ok = await verifyPassword(
+      password,
+      row?.[COL.hash] as string | undefined,
+      this.core.options.passwordHashCost,
+    );
     if (!ok || !row) {
       this.lockout.fail(key);
       throw badLogin();
@@ -352,7 +325,20 @@ export class Users {
     const userId = row.objectId as string;
     await this.checkMfa(row, authData, key);
     this.lockout.succeed(key);
-    return this.startSession(userId, 'login', 'password', auth);
+    const triggers = this.core.accountTriggers;
+    if (!triggers) return this.startSession(userId, 'login', 'password', auth);
+    // The login triggers see the user who logs in as the caller.
+    const ctx: Ctx = {
+      ...accountCtx(
+        this.callers ? await this.callers.forUser(userId) : makeCaller({ user: { objectId: userId } }),
+      ),
+      ip,
+    };
+    await triggers.beforeLogin(ctx, await this.ownRow(userId));
+    const answer = await this.startSession(userId, 'login', 'password', auth);
+    const { sessionToken: _token, ...user } = answer;
+    triggers.afterLogin(ctx, user);
+    return answer;
   }
 
   /** The second factor of an enrolled user (`row` carries COL.mfa): 211 without a token, 210 for a wrong one. */
@@ -376,11 +362,10 @@ export class Users {
         recovery: stored.recovery.filter((h) => h !== check.usedRecovery),
       };
       // Compare-and-set: two logins with the same recovery code cannot both succeed.
-      const used = await this.core.store.writeInternal(
-        '_User',
+      const used = await this.writeInternal(
         userId,
         { [COL.mfa]: JSON.stringify(next) },
-        { [COL.mfa]: row[COL.mfa] },
+        { [COL.mfa]: row[COL.mfa] as string },
       );
       if (!used) throw mfaError();
     }
@@ -391,7 +376,7 @@ export class Users {
   // ---------------------------------------------------------------------------------------------
 
   /** PUT /users/<id>: own session (or master) only; password changes revoke the other sessions. */
-  async update(auth: Auth, objectId: string, raw: unknown): Promise<Row> {
+  async update(auth: Caller, objectId: string, raw: unknown): Promise<Row> {
     if (!auth.isMaster && auth.user?.objectId !== objectId) {
       throw new BdsError(ErrorCode.SESSION_MISSING, `Insufficient auth to update user ${objectId}.`);
     }
@@ -400,7 +385,7 @@ export class Users {
     const password = body.password;
     delete body.password;
     this.checkWritableFields(auth, body);
-    const current = (await this.core.store.getMany(this.userSchema, [objectId], null))[0];
+    const current = await this.data.lookups.userById(objectId);
     if (!current) throw notFound();
     const currentInternal = (await this.internalOf(objectId, [COL.anonymousId, COL.mfa])) ?? {};
     const internal: Record<string, string | null> = {};
@@ -410,7 +395,7 @@ export class Users {
       if (typeof password !== 'string' || password === '') {
         throw new BdsError(ErrorCode.PASSWORD_MISSING, 'password cannot be empty.');
       }
-      internal[COL.hash] = await hashPassword(password);
+      internal[COL.hash] = await hashPassword(password, this.core.options.passwordHashCost);
       internal[COL.resetToken] = null;
       internal[COL.resetExpires] = null;
     }
@@ -492,7 +477,7 @@ export class Users {
     const result = await this.core.store.transaction(async () => {
       let updated: Row;
       try {
-        updated = await this.records.update(auth, '_User', objectId, body, { internal });
+        updated = await this.data.writes.update(accountCtx(auth), '_User', objectId, body, { internal });
       } catch (err) {
         throw await this.explainDuplicate(err, body.username as string | undefined, body.email);
       }
@@ -518,12 +503,12 @@ export class Users {
   }
 
   /** DELETE /users/<id>: own session (or master); the user's sessions go with the row. */
-  async delete(auth: Auth, objectId: string): Promise<void> {
+  async delete(auth: Caller, objectId: string): Promise<void> {
     if (!auth.isMaster && auth.user?.objectId !== objectId) {
       throw new BdsError(ErrorCode.SESSION_MISSING, `Insufficient auth to delete user ${objectId}.`);
     }
     await this.core.store.transaction(async () => {
-      await this.records.delete(auth, '_User', objectId, {});
+      await this.data.writes.delete(accountCtx(auth), '_User', objectId);
       await this.revokeSessions(objectId);
     });
   }
@@ -532,7 +517,32 @@ export class Users {
   // Helpers
   // ---------------------------------------------------------------------------------------------
 
-  private checkWritableFields(auth: Auth, body: Record<string, unknown>): void {
+  /**
+   * Sets internal columns of a user (hashes, one-time tokens) through the pipeline, leaving
+   * updatedAt alone. With `expect`, only while those columns still hold the given values (a
+   * compare-and-set, for single-use tokens). Answers whether it wrote.
+   */
+  private async writeInternal(
+    userId: string,
+    values: Record<string, string | null>,
+    expect?: Record<string, string | null>,
+  ): Promise<boolean> {
+    try {
+      await this.data.writes.update(
+        SYSTEM,
+        '_User',
+        userId,
+        {},
+        { internal: values, expectInternal: expect, touch: false },
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof BdsError && err.code === ErrorCode.OBJECT_NOT_FOUND) return false;
+      throw err;
+    }
+  }
+
+  private checkWritableFields(auth: Caller, body: Record<string, unknown>): void {
     if ('sessionToken' in body)
       throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'sessionToken cannot be written.');
     if (!auth.isMaster && 'emailVerified' in body) {
@@ -555,13 +565,13 @@ export class Users {
 
   private async checkUnique(username: string | undefined, email: unknown, self?: string): Promise<void> {
     if (username !== undefined) {
-      const rows = await this.core.store.findInternal('_User', 'username', username, []);
+      const rows = await this.data.lookups.internal('_User', 'username', username, []);
       if (rows.some((r) => r.objectId !== self)) {
         throw new BdsError(ErrorCode.USERNAME_TAKEN, 'Account already exists for this username.');
       }
     }
     if (typeof email === 'string') {
-      const rows = await this.core.store.findInternal('_User', 'email', email, []);
+      const rows = await this.data.lookups.internal('_User', 'email', email, []);
       if (rows.some((r) => r.objectId !== self)) {
         throw new BdsError(ErrorCode.EMAIL_TAKEN, 'Account already exists for this email address.');
       }
@@ -621,10 +631,10 @@ export class Users {
   requestPasswordReset(body: unknown): Record<string, never> {
     const email = this.checkEmailParam(body);
     this.background(async () => {
-      const row = (await this.core.store.findInternal('_User', 'email', email, []))[0];
+      const row = (await this.data.lookups.internal('_User', 'email', email, []))[0];
       if (!row) return;
       const token = randomBytes(32).toString('hex');
-      await this.core.store.writeInternal('_User', row.objectId as string, {
+      await this.writeInternal(row.objectId as string, {
         [COL.resetToken]: tokenDigest(token),
         [COL.resetExpires]: this.expiry(this.core.options.passwordResetTokenValidity),
       });
@@ -643,13 +653,13 @@ export class Users {
   requestVerificationEmail(body: unknown): Record<string, never> {
     const email = this.checkEmailParam(body);
     this.background(async () => {
-      const found = await this.core.store.findInternal('_User', 'email', email, []);
+      const found = await this.data.lookups.internal('_User', 'email', email, []);
       if (!found[0]) return;
       const userId = found[0].objectId as string;
-      const row = (await this.core.store.getMany(this.userSchema, [userId], null))[0];
+      const row = await this.data.lookups.userById(userId);
       if (!row || row.emailVerified === true) return;
       const token = randomBytes(32).toString('hex');
-      await this.core.store.writeInternal('_User', userId, {
+      await this.writeInternal(userId, {
         [COL.verifyToken]: tokenDigest(token),
         [COL.verifyExpires]: this.expiry(this.core.options.emailVerifyTokenValidity),
       });
@@ -667,7 +677,7 @@ export class Users {
     const [tokenCol, expiresCol] =
       kind === 'reset' ? [COL.resetToken, COL.resetExpires] : [COL.verifyToken, COL.verifyExpires];
     const digest = tokenDigest(token);
-    const row = (await this.core.store.findInternal('_User', tokenCol, digest, [expiresCol]))[0];
+    const row = (await this.data.lookups.internal('_User', tokenCol, digest, [expiresCol]))[0];
     if (!row) return undefined;
     const expires = Date.parse(String(row[expiresCol]));
     if (!Number.isFinite(expires) || expires <= Date.now()) return undefined;
@@ -678,10 +688,9 @@ export class Users {
   async resetPassword(token: string, password: string): Promise<boolean> {
     const user = await this.userForToken('reset', token);
     if (!user) return false;
-    const hash = await hashPassword(password);
+    const hash = await hashPassword(password, this.core.options.passwordHashCost);
     return this.core.store.transaction(async () => {
-      const done = await this.core.store.writeInternal(
-        '_User',
+      const done = await this.writeInternal(
         user.objectId,
         { [COL.hash]: hash, [COL.resetToken]: null, [COL.resetExpires]: null },
         { [COL.resetToken]: user.digest },
@@ -697,17 +706,22 @@ export class Users {
   async verifyEmail(token: string): Promise<boolean> {
     const user = await this.userForToken('verify', token);
     if (!user) return false;
-    return this.core.store.transaction(async () => {
-      const done = await this.core.store.writeInternal(
+    try {
+      await this.data.writes.update(
+        SYSTEM,
         '_User',
         user.objectId,
-        { [COL.verifyToken]: null, [COL.verifyExpires]: null },
-        { [COL.verifyToken]: user.digest },
+        { emailVerified: true },
+        {
+          internal: { [COL.verifyToken]: null, [COL.verifyExpires]: null },
+          expectInternal: { [COL.verifyToken]: user.digest },
+        },
       );
-      if (!done) return false;
-      await this.records.update(MASTER, '_User', user.objectId, { emailVerified: true });
       return true;
-    });
+    } catch (err) {
+      if (err instanceof BdsError && err.code === ErrorCode.OBJECT_NOT_FOUND) return false;
+      throw err;
+    }
   }
 }
 

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { roleResolver } from '../../src/auth/roles.ts';
-import { newObjectId } from '../../src/util/ids.ts';
+import { MASTER } from '../../src/kernel/caller.ts';
+import { newObjectId } from '../../src/kernel/ids.ts';
 import type { TestService } from './service.ts';
 
 /**
- * Test fixtures for the access-control suites. Users and sessions are written straight through the
- * store (sign-up is built elsewhere): a _User row ACL'd to itself and a _Session row whose token
- * the service resolves like any other. Roles go through the REST API with the master key.
+ * Test fixtures for the access-control suites. Users and sessions are written through the write
+ * pipeline with the master key (no password hashing, so fixtures stay fast): a _User row ACL'd to
+ * itself and a _Session row whose token the service resolves like any other. Roles go through the
+ * REST API with the master key.
  */
 export interface TestUser {
   id: string;
@@ -17,31 +18,22 @@ export interface TestUser {
 export const pointer = (className: string, objectId: string) => ({ __type: 'Pointer', className, objectId });
 
 export async function createUser(t: TestService, username?: string): Promise<TestUser> {
-  const { store, schemas } = t.service.core;
+  const { writes } = t.service.data;
+  const ctx = { caller: MASTER, source: 'account' as const, context: {} };
   const id = newObjectId();
   const name = username ?? `u_${id.toLowerCase()}`;
-  const now = new Date().toISOString();
-  await store.insert(schemas.get('_User')!, {
-    objectId: id,
-    createdAt: now,
-    values: { username: { value: name, type: 'String' } },
-    acl: { read: ['*'], write: [id] },
-    relations: [],
-  });
+  await writes.create(
+    ctx,
+    '_User',
+    { username: name, ACL: { '*': { read: true }, [id]: { write: true } } },
+    { objectId: id },
+  );
   const token = `r:${randomBytes(16).toString('hex')}`;
-  await store.insert(schemas.get('_Session')!, {
-    objectId: newObjectId(),
-    createdAt: now,
-    values: {
-      user: { value: pointer('_User', id), type: 'Pointer' },
-      sessionToken: { value: token, type: 'String' },
-      expiresAt: {
-        value: { __type: 'Date', iso: new Date(Date.now() + 3_600_000).toISOString() },
-        type: 'Date',
-      },
-    },
-    acl: { read: [id], write: [id] },
-    relations: [],
+  await writes.create(ctx, '_Session', {
+    user: pointer('_User', id),
+    sessionToken: token,
+    expiresAt: { __type: 'Date', iso: new Date(Date.now() + 3_600_000).toISOString() },
+    ACL: { [id]: { read: true, write: true } },
   });
   return { id, token, username: name };
 }
@@ -93,4 +85,4 @@ export async function createRow(
 }
 
 /** After writing role rows or join tables straight through the store. */
-export const forgetRoles = (t: TestService) => roleResolver(t.service.core.store).invalidate();
+export const forgetRoles = (t: TestService) => t.service.callers.forgetAll();

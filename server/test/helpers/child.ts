@@ -129,7 +129,7 @@ export async function startCli(
 }
 
 /** Waits for the exit, killing the child with SIGKILL if it takes longer than `timeoutMs`. */
-export async function waitExit(child: CliChild, timeoutMs = 10_000): Promise<ChildResult> {
+export async function waitExit(child: CliChild, timeoutMs = 30_000): Promise<ChildResult> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);

@@ -58,7 +58,16 @@ export function credentialHeaders(as: Credential = 'rest'): Record<string, strin
 /** Starts the real service in-process on a random port with a fresh temporary data dir. */
 export async function startService(overrides: Record<string, unknown> = {}): Promise<TestService> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bds-test-'));
-  const service = await createService({ ...KEYS, dataDir, port: 0, host: '127.0.0.1', ...overrides });
+  const service = await createService({
+    ...KEYS,
+    dataDir,
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: 'warn',
+    // Suites sign up and log in far more often than a person would; the limits have their own test.
+    rateLimit: [],
+    ...overrides,
+  });
   const { port, url } = await service.listen(0, '127.0.0.1');
   const request = async (method: string, p: string, options: RequestOptions = {}): Promise<TestResponse> => {
     const headers: Record<string, string> = { ...credentialHeaders(options.as), ...options.headers };

@@ -13,6 +13,11 @@ const NotFoundRoute = lazy(() => import('./routes/not-found.tsx'));
 const DataBrowserRoute = lazy(() => import('../features/data-browser/DataBrowserRoute.tsx'));
 const ConfigRoute = lazy(() => import('../features/config/ConfigRoute.tsx'));
 const AuditRoute = lazy(() => import('../features/audit/AuditRoute.tsx'));
+const CloudRoute = lazy(() => import('../features/cloud/CloudRoute.tsx'));
+const FilesRoute = lazy(() => import('../features/files/FilesRoute.tsx'));
+const PushRoute = lazy(() => import('../features/push/PushRoute.tsx'));
+// Its chart library (uPlot) is in this chunk only: the initial bundle does not carry it.
+const AnalyticsRoute = lazy(() => import('../features/analytics/AnalyticsRoute.tsx'));
 
 export function createRouter() {
   return createBrowserRouter([
@@ -41,6 +46,10 @@ export function createRouter() {
             { path: 'data/:className?', element: <DataBrowserRoute /> },
             { path: 'config', element: <ConfigRoute /> },
             { path: 'audit', element: <AuditRoute /> },
+            { path: 'cloud', element: <CloudRoute /> },
+            { path: 'files', element: <FilesRoute /> },
+            { path: 'push', element: <PushRoute /> },
+            { path: 'analytics', element: <AnalyticsRoute /> },
             ...SECTIONS.filter((s) => !s.ready).map((s) => ({
               path: s.slug,
               element: <ComingSoon slug={s.slug} />,

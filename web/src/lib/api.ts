@@ -56,6 +56,17 @@ export function bffUrl(path: string, query?: Record<string, QueryValue>): string
 /** Encodes one path segment: `api.get(\`/apps/${seg(appId)}/config\`)`. */
 export const seg = (value: string): string => encodeURIComponent(value);
 
+/**
+ * A response that public/early-requests.js started before the app loaded, for exactly this URL:
+ * taken once, then gone.
+ */
+function takePreloaded(url: string): Promise<Response> | undefined {
+  const early = (globalThis as { __bdsEarly?: Record<string, Promise<Response>> }).__bdsEarly;
+  const res = early?.[url];
+  if (res) delete early[url];
+  return res;
+}
+
 export async function apiFetch<T>(path: string, init: ApiRequest = {}): Promise<T> {
   const method = init.method ?? 'GET';
   const headers: Record<string, string> = { Accept: 'application/json', ...init.headers };
@@ -66,14 +77,16 @@ export async function apiFetch<T>(path: string, init: ApiRequest = {}): Promise<
     headers['Content-Type'] = 'application/json';
   }
   let res: Response;
+  const url = bffUrl(path, init.query);
   try {
-    res = await fetch(bffUrl(path, init.query), {
-      method,
-      headers,
-      body,
-      credentials: 'same-origin',
-      signal: init.signal,
-    });
+    res = await ((method === 'GET' && !init.headers && takePreloaded(url)) ||
+      fetch(url, {
+        method,
+        headers,
+        body,
+        credentials: 'same-origin',
+        signal: init.signal,
+      }));
   } catch (err) {
     if ((err as Error)?.name === 'AbortError') throw err;
     throw new ApiError(0, 100, 'The console backend is unreachable.');

@@ -16,9 +16,13 @@ export interface Shortcut {
 interface Entry extends Shortcut {
   id: number;
   run: (event: KeyboardEvent) => void;
+  /** Listed in the overlay only: a component handles these keys itself (the grid's arrow keys). */
+  helpOnly?: boolean;
 }
 
 let entries: Entry[] = [];
+/** The entries the keyboard listener acts on. */
+const live = () => entries.filter((e) => !e.helpOnly);
 let nextId = 1;
 const listeners = new Set<() => void>();
 const emit = () => {
@@ -45,6 +49,14 @@ export function useShortcut(
   ref.current = handler;
   useEffect(
     () => register({ keys, description, group, run: (e) => ref.current(e) }),
+    [keys, description, group],
+  );
+}
+
+/** Lists keys that a component handles itself (e.g. on focused elements) in the `?` overlay. */
+export function useShortcutHelp(keys: string, description: string, group = 'General'): void {
+  useEffect(
+    () => register({ keys, description, group, helpOnly: true, run: () => undefined }),
     [keys, description, group],
   );
 }
@@ -81,21 +93,25 @@ export function useShortcutListener(): void {
         const seq = `${pending} ${key}`;
         pending = null;
         clearTimeout(pendingTimer);
-        const hit = [...entries].reverse().find((s) => s.keys === seq);
+        const hit = live()
+          .reverse()
+          .find((s) => s.keys === seq);
         if (hit) {
           e.preventDefault();
           hit.run(e);
           return;
         }
       }
-      if (entries.some((s) => s.keys.startsWith(`${key} `))) {
+      if (live().some((s) => s.keys.startsWith(`${key} `))) {
         pending = key;
         pendingTimer = setTimeout(() => {
           pending = null;
         }, 1200);
         return;
       }
-      const hit = [...entries].reverse().find((s) => s.keys === key);
+      const hit = live()
+        .reverse()
+        .find((s) => s.keys === key);
       if (hit) {
         e.preventDefault();
         hit.run(e);

@@ -26,9 +26,12 @@ export function dismissToast(id: number): void {
   emit();
 }
 
-export function pushToast(t: Omit<Toast, 'id'>, timeoutMs = t.kind === 'error' ? 8000 : 4000): number {
+/** Toasts on screen at once: older ones give way, so a run of edits never stacks over the page. */
+export const MAX_TOASTS = 3;
+
+export function pushToast(t: Omit<Toast, 'id'>, timeoutMs = t.kind === 'error' ? 8000 : 3000): number {
   const id = nextId++;
-  toasts = [...toasts.slice(-4), { ...t, id }];
+  toasts = [...toasts.slice(-(MAX_TOASTS - 1)), { ...t, id }];
   emit();
   if (timeoutMs > 0) setTimeout(() => dismissToast(id), timeoutMs);
   return id;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { safeEqual } from '../../kernel/ids.ts';
 import { escapeHtml, type Users } from '../../users/service.ts';
-import { safeEqual } from '../../util/ids.ts';
 
 /**
  * The pages behind the links in account mails, served without application keys (a browser follows

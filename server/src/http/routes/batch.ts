@@ -1,10 +1,33 @@
+import { isObject } from '@bds/client/protocol';
+import { z } from 'zod';
 import type { Core } from '../../data/core.ts';
-import { BdsError, ErrorCode, toBdsError } from '../../errors.ts';
+import type { Ctx } from '../../kernel/context.ts';
+import { BdsError, ErrorCode, toBdsError } from '../../kernel/errors.ts';
+import { parseInput } from '../../kernel/validate.ts';
 import type { ApiRequest, Method, Router } from '../router.ts';
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
+const BATCH_SHAPE = 'A batch takes {requests: [{method, path, body}]}.';
+const batchBody = z.object(
+  {
+    requests: z.array(z.unknown(), { error: BATCH_SHAPE }),
+    transaction: z.boolean({ error: 'transaction must be a boolean.' }).optional(),
+  },
+  { error: BATCH_SHAPE },
+);
+
+const METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
+const member = (index: number) =>
+  z.object(
+    {
+      method: z
+        .string({ error: `Batch request ${index} needs a method and a path.` })
+        .transform((m) => m.toUpperCase())
+        .pipe(z.enum(METHODS, { error: (iss) => `Batch request ${index} has method ${String(iss.input)}.` })),
+      path: z.string({ error: `Batch request ${index} needs a method and a path.` }),
+      body: z.unknown().optional(),
+    },
+    { error: `Batch request ${index} needs a method and a path.` },
+  );
 
 interface SubRequest {
   method: Method;
@@ -17,30 +40,25 @@ interface SubRequest {
 export function registerBatchRoute(router: Router, core: Core): void {
   router.add('POST', '/batch', async (req) => {
     if (req.inBatch) throw new BdsError(ErrorCode.INVALID_JSON, 'A batch cannot contain another batch.');
-    const body = req.body;
-    if (!isObject(body) || !Array.isArray(body.requests)) {
-      throw new BdsError(ErrorCode.INVALID_JSON, 'A batch takes {requests: [{method, path, body}]}.');
-    }
+    const body = parseInput(batchBody, req.body, ErrorCode.INVALID_JSON);
     const limit = core.options.requestComplexity.batchRequestLimit;
-    if (!req.auth.isMaster && limit >= 0 && body.requests.length > limit) {
+    if (!req.ctx.caller.isMaster && limit >= 0 && body.requests.length > limit) {
       throw new BdsError(
         ErrorCode.INVALID_JSON,
         `Batch request count of ${body.requests.length} exceeds the maximum of ${limit}.`,
       );
     }
-    if (body.transaction !== undefined && typeof body.transaction !== 'boolean') {
-      throw new BdsError(ErrorCode.INVALID_JSON, 'transaction must be a boolean.');
-    }
     // Every member is checked before any runs: a malformed batch changes nothing.
     const subs = body.requests.map((r, i) => parseSubRequest(r, i, core.options.mountPath));
 
+    const member: Ctx = { ...req.ctx, source: 'batch' };
     const run = (sub: SubRequest) => {
       const request: Omit<ApiRequest, 'params'> = {
         method: sub.method,
         path: sub.path,
         query: sub.query,
         body: sub.body,
-        auth: req.auth,
+        ctx: member,
         inBatch: true,
       };
       return router.dispatch(request);
@@ -68,19 +86,14 @@ export function registerBatchRoute(router: Router, core: Core): void {
 }
 
 function parseSubRequest(raw: unknown, index: number, mountPath: string): SubRequest {
-  if (!isObject(raw) || typeof raw.method !== 'string' || typeof raw.path !== 'string') {
-    throw new BdsError(ErrorCode.INVALID_JSON, `Batch request ${index} needs a method and a path.`);
-  }
-  const method = raw.method.toUpperCase();
-  if (!METHODS.has(method))
-    throw new BdsError(ErrorCode.INVALID_JSON, `Batch request ${index} has method ${raw.method}.`);
-  let path = raw.path;
+  const { method, path: given, body: rawBody } = parseInput(member(index), raw, ErrorCode.INVALID_JSON);
+  let path = given;
   const base = mountPath.replace(/\/+$/, '');
   if (base && (path === base || path.startsWith(`${base}/`))) path = path.slice(base.length);
   if (!path.startsWith('/')) path = `/${path}`;
   const [pathname, search] = path.split('?', 2) as [string, string | undefined];
   const query: Record<string, unknown> = search ? Object.fromEntries(new URLSearchParams(search)) : {};
-  let body = raw.body;
+  let body = rawBody;
   if (method === 'GET') {
     if (body !== undefined && !isObject(body)) {
       throw new BdsError(
@@ -91,5 +104,5 @@ function parseSubRequest(raw: unknown, index: number, mountPath: string): SubReq
     Object.assign(query, body ?? {});
     body = undefined;
   }
-  return { method: method as Method, path: pathname, query, body };
+  return { method, path: pathname, query, body };
 }

@@ -1,4 +1,4 @@
-import type { Records } from '../../data/records.ts';
+import type { Data } from '../../data/data.ts';
 import type { Router } from '../router.ts';
 
 const ALIASES: Array<[string, string]> = [
@@ -9,25 +9,26 @@ const ALIASES: Array<[string, string]> = [
 ];
 
 /** /classes/<C>[/<id>] and the built-in aliases (/users, /roles, ...). */
-export function registerClassRoutes(router: Router, records: Records, publicUrl: () => string): void {
+export function registerClassRoutes(router: Router, data: Data, publicUrl: () => string): void {
+  const { reads, writes } = data;
   const routesFor = (prefix: string, classOf: (params: Record<string, string>) => string) => {
     router.add('GET', `${prefix}`, async (req) => ({
-      body: await records.find(req.auth, classOf(req.params), req.query),
+      body: await reads.find(req.ctx, classOf(req.params), req.query),
     }));
     router.add('POST', `${prefix}`, async (req) => {
       const className = classOf(req.params);
-      const created = await records.create(req.auth, className, req.body);
+      const created = await writes.create(req.ctx, className, req.body);
       const location = `${publicUrl()}${prefix.replace(':className', encodeURIComponent(className))}/${created.objectId}`;
       return { status: 201, body: created, headers: { Location: location } };
     });
     router.add('GET', `${prefix}/:objectId`, async (req) => ({
-      body: await records.get(req.auth, classOf(req.params), req.params.objectId!, req.query),
+      body: await reads.get(req.ctx, classOf(req.params), req.params.objectId!, req.query),
     }));
     router.add('PUT', `${prefix}/:objectId`, async (req) => ({
-      body: await records.update(req.auth, classOf(req.params), req.params.objectId!, req.body),
+      body: await writes.update(req.ctx, classOf(req.params), req.params.objectId!, req.body),
     }));
     router.add('DELETE', `${prefix}/:objectId`, async (req) => {
-      await records.delete(req.auth, classOf(req.params), req.params.objectId!);
+      await writes.delete(req.ctx, classOf(req.params), req.params.objectId!);
       return { body: {} };
     });
   };

@@ -1,24 +1,29 @@
-import { BdsError, ErrorCode, incorrectType } from '../../errors.ts';
+import { isObject } from '@bds/client/protocol';
+import { BdsError, ErrorCode, incorrectType } from '../../kernel/errors.ts';
 import { normaliseIso } from '../../query/parse.ts';
 import type { Router } from '../router.ts';
 
 const EVENT_NAME = /^[\w\-.]+$/;
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const SERVER_VERSION = '0.1.0';
 
+/** What the options turn on, for the features block. */
+export interface FeatureSwitches {
+  push: boolean;
+  analyticsStored: boolean;
+}
+
 /** What this server supports, for the client's capability probe. */
-export function features() {
+export function features(on: FeatureSwitches = { push: false, analyticsStored: false }) {
   return {
     globalConfig: { create: true, read: true, update: true, delete: true },
-    hooks: { create: false, read: false, update: false, delete: false },
-    cloudCode: { jobs: false },
+    hooks: { create: true, read: true, update: true, delete: true },
+    cloudCode: { jobs: true, schedules: true },
     logs: { level: false, size: false, order: false, until: false, from: false },
     push: {
-      immediatePush: false,
-      scheduledPush: false,
-      storedPushData: false,
+      immediatePush: on.push,
+      scheduledPush: on.push,
+      storedPushData: on.push,
       pushAudiences: false,
       localization: false,
     },
@@ -41,18 +46,30 @@ export function features() {
       count: true,
     },
     batch: { transaction: true },
-    analytics: { events: true, stored: false },
+    analytics: { events: true, stored: on.analyticsStored },
     users: true,
     liveQuery: false,
-    files: false,
-    aggregate: false,
+    files: true,
+    aggregate: true,
+    vectorSearch: true,
+    idempotency: true,
   };
 }
 
+/** Where accepted events go (the analytics adapter); by default nowhere. */
+export type TrackEvent = (event: {
+  name: string;
+  dimensions: Record<string, string>;
+  at: string;
+}) => Promise<void>;
+
 /** /serverInfo and /events/<name>. (/health is answered before credentials are checked.) */
-export function registerMiscRoutes(router: Router): void {
+export function registerMiscRoutes(
+  router: Router,
+  hooks: { track?: TrackEvent; switches?: FeatureSwitches } = {},
+): void {
   router.add('GET', '/serverInfo', async () => ({
-    body: { serverVersion: SERVER_VERSION, features: features() },
+    body: { serverVersion: SERVER_VERSION, features: features(hooks.switches) },
   }));
   router.add('POST', '/events/:eventName', async (req) => {
     const name = req.params.eventName!;
@@ -73,13 +90,15 @@ export function registerMiscRoutes(router: Router): void {
         throw incorrectType('dimensions must map strings to strings.');
       }
     }
+    let when = new Date().toISOString();
     if (at !== undefined) {
       const iso = isObject(at) && at.__type === 'Date' ? at.iso : at;
-      if (typeof iso !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(iso) || !normaliseIso(iso)) {
-        throw incorrectType('at must be an ISO 8601 date-time string.');
-      }
+      const normal = typeof iso === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(iso) ? normaliseIso(iso) : null;
+      if (!normal) throw incorrectType('at must be an ISO 8601 date-time string.');
+      when = normal;
     }
     // The default analytics adapter accepts events and stores nothing.
+    await hooks.track?.({ name, dimensions: (dimensions ?? {}) as Record<string, string>, at: when });
     return { body: {} };
   });
 }

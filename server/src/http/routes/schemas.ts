@@ -1,11 +1,11 @@
-import type { Core } from '../../data/core.ts';
-import { BdsError, ErrorCode, masterKeyRequired } from '../../errors.ts';
-import { checkClassName, classNotFound, schemaDocument } from '../../schema/registry.ts';
-import type { ClassSchema } from '../../schema/types.ts';
+import type { Data } from '../../data/data.ts';
+import { BdsError, ErrorCode, masterKeyRequired } from '../../kernel/errors.ts';
+import type { ClassSchema } from '../../kernel/schema.ts';
+import { classNotFound, schemaDocument } from '../../schema/registry.ts';
 import type { ApiRequest, Router } from '../router.ts';
 
 function requireMaster(req: ApiRequest): void {
-  if (!req.auth.isMaster) throw masterKeyRequired();
+  if (!req.ctx.caller.isMaster) throw masterKeyRequired();
 }
 
 function bodyObject(req: ApiRequest): Record<string, unknown> {
@@ -17,8 +17,9 @@ function bodyObject(req: ApiRequest): Record<string, unknown> {
 }
 
 /** /schemas: master-only class schema management. */
-export function registerSchemaRoutes(router: Router, core: Core): void {
-  const { schemas, store } = core;
+export function registerSchemaRoutes(router: Router, data: Data): void {
+  const { schemas, store } = data.core;
+  const { writes } = data;
   /** The schema document plus `estimatedCount`: a cheap row estimate (see StorageAdapter.estimateCount). */
   const withEstimate = async (schema: ClassSchema) => ({
     ...schemaDocument(schema),
@@ -40,37 +41,28 @@ export function registerSchemaRoutes(router: Router, core: Core): void {
     if (typeof body.className !== 'string') {
       throw new BdsError(ErrorCode.INVALID_CLASS_NAME, 'POST /schemas needs a className.');
     }
-    return { body: schemaDocument(await schemas.createFromDocument(body.className, body)) };
+    return { body: schemaDocument(await writes.createClass(req.ctx, body.className, body)) };
   });
   router.add('POST', '/schemas/:className', async (req) => {
     requireMaster(req);
-    return { body: schemaDocument(await schemas.createFromDocument(req.params.className!, bodyObject(req))) };
+    return {
+      body: schemaDocument(await writes.createClass(req.ctx, req.params.className!, bodyObject(req))),
+    };
   });
   router.add('PUT', '/schemas/:className', async (req) => {
     requireMaster(req);
-    return { body: schemaDocument(await schemas.updateFromDocument(req.params.className!, bodyObject(req))) };
+    return {
+      body: schemaDocument(await writes.updateClass(req.ctx, req.params.className!, bodyObject(req))),
+    };
   });
   router.add('DELETE', '/schemas/:className', async (req) => {
     requireMaster(req);
-    const className = req.params.className!;
-    checkClassName(className);
-    const schema = schemas.get(className);
-    if (schema) {
-      const rows = await store.count(
-        schema,
-        { where: { type: 'and', children: [] }, readers: null },
-        schemas.lookup,
-      );
-      await schemas.deleteClass(className, rows);
-    }
+    await writes.deleteClass(req.ctx, req.params.className!);
     return { body: {} };
   });
   router.add('DELETE', '/purge/:className', async (req) => {
     requireMaster(req);
-    const className = req.params.className!;
-    checkClassName(className);
-    const schema = schemas.get(className);
-    if (schema) await store.purge(schema);
+    await writes.purge(req.ctx, req.params.className!);
     return { body: {} };
   });
 }

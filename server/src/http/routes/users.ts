@@ -1,5 +1,5 @@
-import type { Records } from '../../data/records.ts';
-import { masterKeyRequired } from '../../errors.ts';
+import type { Data } from '../../data/data.ts';
+import { masterKeyRequired } from '../../kernel/errors.ts';
 import type { Users } from '../../users/service.ts';
 import type { ApiRequest, Router } from '../router.ts';
 
@@ -9,21 +9,18 @@ import type { ApiRequest, Router } from '../router.ts';
  * generic class routes, so `/users`, `/classes/_User`, `/sessions` and `/classes/_Session` reach
  * these rules (batch sub-requests too). Plain reads of _User stay with the class routes.
  */
-export function registerUserRoutes(
-  router: Router,
-  users: Users,
-  records: Records,
-  publicUrl: () => string,
-): void {
+export function registerUserRoutes(router: Router, users: Users, data: Data, publicUrl: () => string): void {
   const login = async (req: ApiRequest) => {
     const params = req.method === 'GET' ? req.query : { ...req.query, ...((req.body as object) ?? {}) };
-    return { body: await users.logIn(req.auth, params) };
+    return { body: await users.logIn(req.ctx.caller, params, req.ctx.ip ?? null) };
   };
   router.add('POST', '/login', login);
   router.add('GET', '/login', login);
-  router.add('POST', '/logout', async (req) => ({ body: await users.logOut(req.auth) }));
-  router.add('GET', '/users/me', async (req) => ({ body: await users.me(req.auth) }));
-  router.add('GET', '/sessions/me', async (req) => ({ body: await users.sessionMe(req.auth) }));
+  router.add('POST', '/logout', async (req) => ({
+    body: await users.logOut(req.ctx.caller, req.ctx.ip ?? null),
+  }));
+  router.add('GET', '/users/me', async (req) => ({ body: await users.me(req.ctx.caller) }));
+  router.add('GET', '/sessions/me', async (req) => ({ body: await users.sessionMe(req.ctx.caller) }));
   router.add('POST', '/requestPasswordReset', async (req) => ({
     body: users.requestPasswordReset(req.body),
   }));
@@ -33,32 +30,32 @@ export function registerUserRoutes(
 
   for (const prefix of ['/users', '/classes/_User']) {
     router.add('POST', prefix, async (req) => {
-      const { created, body } = await users.signUp(req.auth, req.body);
+      const { created, body } = await users.signUp(req.ctx.caller, req.body);
       const location = `${publicUrl()}${prefix}/${body.objectId as string}`;
       return { status: created ? 201 : 200, body, headers: { Location: location } };
     });
     router.add('PUT', `${prefix}/:objectId`, async (req) => ({
-      body: await users.update(req.auth, req.params.objectId!, req.body),
+      body: await users.update(req.ctx.caller, req.params.objectId!, req.body),
     }));
     router.add('DELETE', `${prefix}/:objectId`, async (req) => {
-      await users.delete(req.auth, req.params.objectId!);
+      await users.delete(req.ctx.caller, req.params.objectId!);
       return { body: {} };
     });
   }
 
   for (const prefix of ['/sessions', '/classes/_Session']) {
-    router.add('GET', prefix, async (req) => ({ body: await users.findSessions(req.auth, req.query) }));
+    router.add('GET', prefix, async (req) => ({ body: await users.findSessions(req.ctx.caller, req.query) }));
     router.add('GET', `${prefix}/:objectId`, async (req) => ({
-      body: await users.getSession(req.auth, req.params.objectId!, req.query),
+      body: await users.getSession(req.ctx.caller, req.params.objectId!, req.query),
     }));
     router.add('DELETE', `${prefix}/:objectId`, async (req) => {
-      await users.deleteSession(req.auth, req.params.objectId!);
+      await users.deleteSession(req.ctx.caller, req.params.objectId!);
       return { body: {} };
     });
     // Sessions are made by sign-up and login; only the master key writes them directly.
     router.add('POST', prefix, async (req) => {
-      if (!req.auth.isMaster) throw masterKeyRequired();
-      const created = await records.create(req.auth, '_Session', req.body);
+      if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+      const created = await data.writes.create(req.ctx, '_Session', req.body);
       return {
         status: 201,
         body: created,
@@ -66,8 +63,8 @@ export function registerUserRoutes(
       };
     });
     router.add('PUT', `${prefix}/:objectId`, async (req) => {
-      if (!req.auth.isMaster) throw masterKeyRequired();
-      return { body: await records.update(req.auth, '_Session', req.params.objectId!, req.body) };
+      if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+      return { body: await data.writes.update(req.ctx, '_Session', req.params.objectId!, req.body) };
     });
   }
 }

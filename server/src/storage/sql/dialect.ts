@@ -1,4 +1,7 @@
-import type { FieldType } from '../../schema/types.ts';
+import type { FieldType } from '../../kernel/schema.ts';
+
+/** The types of JSON values, as the where compiler asks about them. */
+export type JsonType = 'null' | 'boolean' | 'number' | 'string' | 'array' | 'object';
 
 /** Collects bound parameters while SQL text is built; the dialect decides how a placeholder looks. */
 export class Params {
@@ -23,19 +26,31 @@ export interface Dialect {
   /** How a boolean is bound. */
   bool(value: boolean): unknown;
 
-  /** A scalar read from a JSON column at a key path. */
+  /** A scalar read from a JSON column at a key path (an object or array below it reads as its JSON text). */
   jsonPath(column: string, keys: readonly string[]): string;
   /** A JSON value (object or array) read from a JSON column at a key path, still JSON. */
   jsonPathRaw(column: string, keys: readonly string[]): string;
-  /** A FROM item listing the elements of a JSON array column; each has `elem` (scalar) and `elemJson`. */
-  jsonElements(column: string, alias: string): { from: string; scalar: string; json: string };
+  /** The JSON type of the value at a key path of a JSON column; NULL when there is none. */
+  jsonType(column: string, keys: readonly string[]): string;
+  /** True when a JSON type (from `jsonType` or an element's `type`) is one of `types`. */
+  jsonTypeIn(typeExpr: string, types: readonly JsonType[]): string;
+  /**
+   * A FROM item listing the elements of the JSON array in `column` (or at `keys` below it); each
+   * has `scalar` (read as `jsonPath` reads a value), `json` and its JSON `type`.
+   */
+  jsonElements(
+    column: string,
+    alias: string,
+    keys?: readonly string[],
+  ): { from: string; scalar: string; json: string; type: string };
+  /** Milliseconds since the epoch of an ISO 8601 text (as `Date.parse` reads it), or NULL. */
+  dateInstant(isoExpr: string): string;
 
   regexMatch(expr: string, patternParam: string, flagsParam: string): string;
-  /** Great-circle distance in radians between a stored GeoPoint column and a point. */
-  geoDistance(column: string, latParam: string, lngParam: string): string;
-  geoLatitude(column: string): string;
-  geoLongitude(column: string): string;
-  pointInPolygon(column: string, polygonParam: string): string;
+  /** Great-circle distance in radians between a point (its latitude and longitude expressions) and a point. */
+  geoDistance(latitude: string, longitude: string, latParam: string, lngParam: string): string;
+  /** 1 when the point (its latitude and longitude expressions) lies in the polygon, else 0. */
+  pointInPolygon(latitude: string, longitude: string, polygonParam: string): string;
   polygonContainsPoint(column: string, latParam: string, lngParam: string): string;
 
   /** Update expressions: each returns the new value of a JSON array from `current`. */
@@ -48,8 +63,33 @@ export interface Dialect {
   /** A JSON text parameter. */
   jsonParam(param: string): string;
 
+  /** Column type of raw bytes (file chunks). */
+  readonly binaryType: string;
+  /**
+   * Similarity of a stored vector (a `Vector` column of float32 bytes, or an `Array` column of
+   * numbers as JSON) to the query vector (float32 bytes) with its norm; `kindParam` is 0 cosine,
+   * 1 dot product, 2 negated euclidean distance. NULL when the dimensions differ. PostgreSQL with
+   * pgvector would compile this to its distance operators.
+   */
+  vectorScore(column: string, queryParam: string, normParam: string, kindParam: string): string;
+
   insertIgnore(table: string, columns: string[], valuePlaceholders: string[]): string;
   uniqueViolation(err: unknown): boolean;
+  /**
+   * SQL true when the principal list stored in `column` (a JSON array of strings) holds one of
+   * `principals`; `param` binds a value and answers its placeholder. Called for every row a query
+   * reads, so it must not parse the column.
+   */
+  principalsContain(column: string, principals: readonly string[], param: (value: string) => string): string;
+  /**
+   * Statements that keep `_ACL_COUNT` (rows per class and read list) right as rows of `table` are
+   * inserted, deleted and have their read list changed; safe to run again.
+   */
+  aclCountTriggers(table: string, className: string): string;
+  /** A query answering one row `{name}` per trigger on the table named by the parameter. */
+  tableTriggers(tableParam: string): string;
+  /** The engine refused a query as too complex (expression depth, parser stack): the caller's where, not a fault. */
+  queryTooComplex(err: unknown): boolean;
   /** A query answering one row `{name}` per column of the table named by the parameter. */
   tableColumns(tableParam: string): string;
   /**

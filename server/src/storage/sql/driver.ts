@@ -2,6 +2,12 @@ import type { Dialect } from './dialect.ts';
 
 export type SqlRow = Record<string, unknown>;
 
+/** One statement and its parameters. */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
 /** The few things the shared SQL store asks of a database connection. */
 export interface SqlDriver {
   readonly dialect: Dialect;
@@ -10,10 +16,22 @@ export interface SqlDriver {
   run(sql: string, params: unknown[]): Promise<{ changes: number }>;
   /** A write statement with RETURNING; answers the returned rows. */
   runReturning(sql: string, params: unknown[]): Promise<SqlRow[]>;
+  /**
+   * A read and a write (with RETURNING) as one unit: no other write lands between them. Answers the
+   * rows of both. Cheaper than a transaction where the engine allows it.
+   */
+  readThenWrite(read: Statement, write: Statement): Promise<{ read: SqlRow[]; written: SqlRow[] }>;
   /** Schema statements (CREATE/ALTER/DROP); several may be separated by semicolons. */
   exec(sql: string): Promise<void>;
   /** All-or-nothing; a call made inside `fn` (same async context) joins it as a savepoint. */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** True while the calling async context runs inside a transaction. */
+  inTransaction(): boolean;
+  /**
+   * Runs `fn` once the current transaction commits (dropped if it, or the savepoint it was
+   * registered in, rolls back); outside a transaction, at once.
+   */
+  afterCommit(fn: () => void): void;
   /** Called (and awaited) after any rollback, before the error reaches the caller. */
   onRollback(listener: () => Promise<void>): void;
   close(): Promise<void>;

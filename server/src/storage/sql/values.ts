@@ -1,5 +1,5 @@
-import type { ClassSchema, FieldDef, FieldType } from '../../schema/types.ts';
-import type { Row, StoredAcl } from '../adapter.ts';
+import type { Row, StoredAcl } from '../../kernel/records.ts';
+import type { ClassSchema, FieldDef, FieldType } from '../../kernel/schema.ts';
 import type { Dialect } from './dialect.ts';
 import type { SqlRow } from './driver.ts';
 
@@ -23,14 +23,32 @@ export function encodeColumn(dialect: Dialect, type: FieldType, value: unknown):
       return JSON.stringify({ latitude: p.latitude, longitude: p.longitude });
     }
     case 'File': {
-      const f = value as { name: string; url?: string };
-      return JSON.stringify(f.url === undefined ? { name: f.name } : { name: f.name, url: f.url });
+      return JSON.stringify({ name: (value as { name: string }).name });
     }
     case 'Polygon':
       return JSON.stringify((value as { coordinates: unknown }).coordinates);
+    case 'Vector':
+      return encodeVector(value as number[]);
     default:
       return JSON.stringify(value);
   }
+}
+
+/** A vector as stored: little-endian float32, 4 bytes per number. */
+export function encodeVector(values: ArrayLike<number>): Buffer {
+  const floats = Float32Array.from(values);
+  return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
+}
+
+/** The float32 numbers of stored vector bytes, without a copy when they are 4-byte aligned. */
+export function vectorView(bytes: Uint8Array): Float32Array {
+  if (bytes.byteOffset % 4 === 0)
+    return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
+  return new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength >> 2);
+}
+
+export function decodeVector(raw: Uint8Array): number[] {
+  return Array.from(vectorView(raw));
 }
 
 /** Column value -> wire value; `undefined` means the field is absent. */
@@ -51,7 +69,10 @@ export function decodeColumn(field: FieldDef, raw: unknown): unknown {
     case 'GeoPoint':
       return { __type: 'GeoPoint', ...JSON.parse(raw as string) };
     case 'File':
-      return { __type: 'File', ...JSON.parse(raw as string) };
+      // Only the name is kept: the url is rebuilt from the public address when the row is read.
+      return { __type: 'File', name: (JSON.parse(raw as string) as { name: string }).name };
+    case 'Vector':
+      return decodeVector(raw as Uint8Array);
     case 'Polygon':
       return { __type: 'Polygon', coordinates: JSON.parse(raw as string) };
     default:

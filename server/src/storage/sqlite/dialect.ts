@@ -1,5 +1,6 @@
-import type { FieldType } from '../../schema/types.ts';
-import type { Dialect } from '../sql/dialect.ts';
+import type { FieldType } from '../../kernel/schema.ts';
+import type { Dialect, JsonType } from '../sql/dialect.ts';
+import { sqlIdentifier } from '../sql/names.ts';
 
 const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
@@ -7,6 +8,16 @@ const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 function jsonPathLiteral(keys: readonly string[]): string {
   return `'$${keys.map((k) => `."${k.replace(/["'\\]/g, '')}"`).join('')}'`;
 }
+
+/** The names json_type and json_each give each type of JSON value. */
+const SQLITE_JSON_TYPES: Record<JsonType, string[]> = {
+  null: ['null'],
+  boolean: ['true', 'false'],
+  number: ['integer', 'real'],
+  string: ['text'],
+  array: ['array'],
+  object: ['object'],
+};
 
 /** Rebuilds an array from (g, k, t, v) rows, keeping JSON elements as JSON after a subquery drops their subtype. */
 const REBUILD = `json_group_array(CASE t WHEN 'object' THEN json(v) WHEN 'array' THEN json(v) WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE v END ORDER BY g, k)`;
@@ -27,6 +38,8 @@ export const sqliteDialect: Dialect = {
         return 'REAL';
       case 'Boolean':
         return 'INTEGER';
+      case 'Vector':
+        return 'BLOB';
       default:
         return 'TEXT';
     }
@@ -35,19 +48,25 @@ export const sqliteDialect: Dialect = {
 
   jsonPath: (column, keys) => `json_extract(${column}, ${jsonPathLiteral(keys)})`,
   jsonPathRaw: (column, keys) => `json_extract(${column}, ${jsonPathLiteral(keys)})`,
-  jsonElements: (column, alias) => ({
-    from: `json_each(${column}) AS ${alias}`,
+  jsonType: (column, keys) => `json_type(${column}, ${jsonPathLiteral(keys)})`,
+  jsonTypeIn: (typeExpr, types) => {
+    const names = types.flatMap((t) => SQLITE_JSON_TYPES[t]);
+    return names.length === 1
+      ? `${typeExpr} = '${names[0]}'`
+      : `${typeExpr} IN (${names.map((n) => `'${n}'`).join(', ')})`;
+  },
+  jsonElements: (column, alias, keys = []) => ({
+    from: `json_each(${column}${keys.length ? `, ${jsonPathLiteral(keys)}` : ''}) AS ${alias}`,
     scalar: `${alias}.value`,
     json: `${alias}.value`,
+    type: `${alias}.type`,
   }),
+  dateInstant: (iso) => `bds_instant(${iso})`,
 
   regexMatch: (expr, pattern, flags) => `bds_regexp(${pattern}, ${flags}, ${expr})`,
-  geoDistance: (column, lat, lng) =>
-    `bds_distance(json_extract(${column}, '$.latitude'), json_extract(${column}, '$.longitude'), ${lat}, ${lng})`,
-  geoLatitude: (column) => `json_extract(${column}, '$.latitude')`,
-  geoLongitude: (column) => `json_extract(${column}, '$.longitude')`,
-  pointInPolygon: (column, polygon) =>
-    `bds_point_in_polygon(json_extract(${column}, '$.latitude'), json_extract(${column}, '$.longitude'), ${polygon})`,
+  geoDistance: (latitude, longitude, lat, lng) => `bds_distance(${latitude}, ${longitude}, ${lat}, ${lng})`,
+  pointInPolygon: (latitude, longitude, polygon) =>
+    `bds_point_in_polygon(${latitude}, ${longitude}, ${polygon})`,
   polygonContainsPoint: (column, lat, lng) => `bds_point_in_polygon(${lat}, ${lng}, ${column})`,
 
   arrayAppend: (current, param) =>
@@ -67,12 +86,40 @@ export const sqliteDialect: Dialect = {
   jsonRemove: (current, keys) => `json_remove(${current}, ${jsonPathLiteral(keys)})`,
   jsonParam: (param) => `json(${param})`,
 
+  binaryType: 'BLOB',
+  vectorScore: (column, query, norm, kind) => `bds_vector_score(${column}, ${query}, ${norm}, ${kind})`,
+
   insertIgnore: (table, columns, values) =>
     `INSERT OR IGNORE INTO ${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${values.join(', ')})`,
   uniqueViolation: (err) =>
     typeof err === 'object' &&
     err !== null &&
     String((err as { code?: unknown }).code).startsWith('SQLITE_CONSTRAINT'),
+  // A principal holds no double quote (PRINCIPAL in data/write-body.ts), so `"name"` found in the
+  // JSON text is exactly one element: no JSON parsing per row.
+  principalsContain: (column, principals, param) =>
+    principals.map((p) => `instr(${column}, ${param(JSON.stringify(p))}) > 0`).join(' OR '),
+  aclCountTriggers: (table, className) => {
+    const name = (what: string) => quote(sqlIdentifier(`${table}:acl_count_${what}`));
+    const t = quote(table);
+    const cls = `'${className.replace(/'/g, "''")}'`;
+    const add = (rperm: string) =>
+      `INSERT INTO "_ACL_COUNT" (class, rperm, n) VALUES (${cls}, COALESCE(${rperm}, ''), 1) ON CONFLICT (class, rperm) DO UPDATE SET n = n + 1;`;
+    const remove = (rperm: string) =>
+      `UPDATE "_ACL_COUNT" SET n = n - 1 WHERE class = ${cls} AND rperm = COALESCE(${rperm}, '');`;
+    return (
+      `CREATE TRIGGER IF NOT EXISTS ${name('insert')} AFTER INSERT ON ${t} BEGIN ${add('NEW._rperm')} END;` +
+      `CREATE TRIGGER IF NOT EXISTS ${name('delete')} AFTER DELETE ON ${t} BEGIN ${remove('OLD._rperm')} END;` +
+      `CREATE TRIGGER IF NOT EXISTS ${name('update')} AFTER UPDATE OF _rperm ON ${t} WHEN OLD._rperm IS NOT NEW._rperm BEGIN ${remove('OLD._rperm')} ${add('NEW._rperm')} END;`
+    );
+  },
+  tableTriggers: (tableParam) =>
+    `SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ${tableParam}`,
+  queryTooComplex: (err) =>
+    err instanceof Error &&
+    /Expression tree is too large|parser stack overflow|too many (terms|columns|SQL variables)|at most \d+ tables in a join/i.test(
+      err.message,
+    ),
   tableColumns: (tableParam) => `SELECT name FROM pragma_table_info(${tableParam})`,
   // MIN and MAX of the rowid are two b-tree seeks, not a scan. Exact on a class that was only
   // inserted into; after deletes it overestimates (the gaps still count) until rows are re-added.

@@ -2,11 +2,17 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { SqlDriver, SqlRow } from '../sql/driver.ts';
+import type { SqlDriver, SqlRow, Statement as SqlStatement } from '../sql/driver.ts';
 import { sqliteDialect } from './dialect.ts';
 import { registerFunctions } from './functions.ts';
 
 type Statement = Database.Statement;
+
+/** The transaction an async context runs in, and what to do once it commits. */
+interface TxScope {
+  depth: number;
+  committed: Array<() => void>;
+}
 
 /**
  * better-sqlite3 behind the async driver interface. One writer connection and one reader
@@ -19,7 +25,7 @@ export class SqliteDriver implements SqlDriver {
   private readonly reader: Database.Database;
   private readonly writerStatements = new Map<string, Statement>();
   private readonly readerStatements = new Map<string, Statement>();
-  private readonly inTransaction = new AsyncLocalStorage<{ depth: number }>();
+  private readonly tx = new AsyncLocalStorage<TxScope>();
   private locked = false;
   private readonly waiters: Array<() => void> = [];
   private closed = false;
@@ -33,13 +39,14 @@ export class SqliteDriver implements SqlDriver {
     for (const listener of this.rollbackListeners) await listener();
   }
 
-  constructor(file: string) {
+  constructor(file: string, options: { synchronous?: 'normal' | 'full' } = {}) {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
     this.writer = new Database(file);
     // WAL with synchronous=NORMAL: a commit is in the WAL before the call returns, so a crash of
-    // the process (kill -9) never loses an acknowledged write; only a power cut could.
+    // the process (kill -9) never loses an acknowledged write; only a power cut could (FULL: not
+    // even that, at the cost of a disk flush per commit).
     this.writer.pragma('journal_mode = WAL');
-    this.writer.pragma('synchronous = NORMAL');
+    this.writer.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.writer.pragma('busy_timeout = 5000');
     this.writer.pragma('foreign_keys = OFF');
     registerFunctions(this.writer);
@@ -61,7 +68,7 @@ export class SqliteDriver implements SqlDriver {
   }
 
   private readStatement(sql: string): Statement {
-    if (this.inTransaction.getStore()) return this.statement(this.writer, this.writerStatements, sql);
+    if (this.tx.getStore()) return this.statement(this.writer, this.writerStatements, sql);
     return this.statement(this.reader, this.readerStatements, sql);
   }
 
@@ -78,7 +85,7 @@ export class SqliteDriver implements SqlDriver {
    * transaction holds the lock, otherwise after that transaction ends.
    */
   private async write<T>(execute: () => T): Promise<T> {
-    if (this.inTransaction.getStore() || !this.locked) return execute();
+    if (this.tx.getStore() || !this.locked) return execute();
     await this.acquire();
     try {
       return execute();
@@ -100,6 +107,29 @@ export class SqliteDriver implements SqlDriver {
     );
   }
 
+  readThenWrite(read: SqlStatement, write: SqlStatement): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
+    // better-sqlite3 runs both synchronously on the writer connection, so no other write can land
+    // between them, without the cost of a transaction (the write is one statement: atomic anyway).
+    return this.write(() => {
+      const reader = this.statement(this.writer, this.writerStatements, read.sql);
+      const writer = this.statement(this.writer, this.writerStatements, write.sql);
+      return {
+        read: reader.all(...read.params) as SqlRow[],
+        written: writer.all(...write.params) as SqlRow[],
+      };
+    });
+  }
+
+  inTransaction(): boolean {
+    return this.tx.getStore() !== undefined;
+  }
+
+  afterCommit(fn: () => void): void {
+    const scope = this.tx.getStore();
+    if (scope) scope.committed.push(fn);
+    else fn();
+  }
+
   exec(sql: string): Promise<void> {
     return this.write(() => {
       this.writer.exec(sql);
@@ -114,13 +144,15 @@ export class SqliteDriver implements SqlDriver {
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    const current = this.inTransaction.getStore();
+    const current = this.tx.getStore();
     if (current) {
       const name = `sp${current.depth + 1}`;
+      const scope: TxScope = { depth: current.depth + 1, committed: [] };
       this.writer.exec(`SAVEPOINT ${name}`);
       try {
-        const result = await this.inTransaction.run({ depth: current.depth + 1 }, fn);
+        const result = await this.tx.run(scope, fn);
         this.writer.exec(`RELEASE ${name}`);
+        current.committed.push(...scope.committed);
         return result;
       } catch (err) {
         this.writer.exec(`ROLLBACK TO ${name}`);
@@ -130,24 +162,27 @@ export class SqliteDriver implements SqlDriver {
       }
     }
     await this.acquire();
+    const scope: TxScope = { depth: 0, committed: [] };
+    let result: T;
     try {
       this.writer.exec('BEGIN IMMEDIATE');
       try {
-        const result = await this.inTransaction.run({ depth: 0 }, fn);
+        result = await this.tx.run(scope, fn);
         this.writer.exec('COMMIT');
-        return result;
       } catch (err) {
         if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
-        this.inTransaction.disable();
+        this.tx.disable();
         await this.rolledBack();
         throw err;
       }
     } finally {
       // On Node 20 an enabled AsyncLocalStorage puts a hook on every promise in the process; it is
       // only needed while a transaction runs, and run() enables it again for the next one.
-      this.inTransaction.disable();
+      this.tx.disable();
       this.release();
     }
+    for (const callback of scope.committed) callback();
+    return result;
   }
 
   private acquire(): Promise<void> {

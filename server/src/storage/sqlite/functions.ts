@@ -1,48 +1,61 @@
 import type Database from 'better-sqlite3';
+import { instantOf } from '../../query/fields.ts';
+import { distanceRadians, pointInPolygon } from '../../query/geo.ts';
+import { regexTest } from '../../query/regex.ts';
+import { vectorView } from '../sql/values.ts';
 
-const regexCache = new Map<string, RegExp>();
-
-function cachedRegex(source: string, flags: string): RegExp {
-  const key = `${flags}/${source}`;
-  let re = regexCache.get(key);
-  if (!re) {
-    re = new RegExp(source, flags);
-    if (regexCache.size > 500) regexCache.clear();
-    regexCache.set(key, re);
+/** A stored vector as float32 numbers: bytes of a `Vector` column, or JSON text of an `Array` column. */
+function storedVector(value: unknown): Float32Array | undefined {
+  if (value instanceof Uint8Array) return vectorView(value);
+  if (typeof value !== 'string') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'number')) return undefined;
+    return Float32Array.from(parsed as number[]);
+  } catch {
+    return undefined;
   }
-  return re;
 }
 
-/** Haversine distance in radians. */
-export function distanceRadians(lat1: number, lng1: number, lat2: number, lng2: number): number {
-  const toRad = Math.PI / 180;
-  const dLat = (lat2 - lat1) * toRad;
-  const dLng = (lng2 - lng1) * toRad;
-  const a =
-    Math.sin(dLat / 2) ** 2 + Math.cos(lat1 * toRad) * Math.cos(lat2 * toRad) * Math.sin(dLng / 2) ** 2;
-  return 2 * Math.atan2(Math.sqrt(a), Math.sqrt(1 - a));
-}
-
-/** Ray casting over [latitude, longitude] vertices. */
-export function pointInPolygon(lat: number, lng: number, vertices: Array<[number, number]>): boolean {
-  let inside = false;
-  for (let i = 0, j = vertices.length - 1; i < vertices.length; j = i++) {
-    const [yi, xi] = vertices[i]!;
-    const [yj, xj] = vertices[j]!;
-    if (yi > lat !== yj > lat && lng < ((xj - xi) * (lat - yi)) / (yj - yi) + xi) inside = !inside;
+/** Similarity of `a` to the query `q` (norm `qNorm`): 0 cosine, 1 dot product, 2 negated euclidean. */
+export function similarity(a: ArrayLike<number>, q: ArrayLike<number>, qNorm: number, kind: number): number {
+  let dot = 0;
+  let sq = 0;
+  let dist = 0;
+  for (let i = 0; i < q.length; i++) {
+    const x = a[i]!;
+    const y = q[i]!;
+    dot += x * y;
+    sq += x * x;
+    dist += (x - y) * (x - y);
   }
-  return inside;
+  if (kind === 1) return dot;
+  if (kind === 2) return -Math.sqrt(dist);
+  const denominator = Math.sqrt(sq) * qNorm;
+  return denominator === 0 ? 0 : dot / denominator;
 }
 
-/** SQL functions the SQLite dialect compiles to: regex matching and spherical geometry. */
+/** SQL functions the SQLite dialect compiles to: regex matching, dates by instant, spherical geometry, vector similarity. */
 export function registerFunctions(db: Database.Database): void {
-  db.function('bds_regexp', { deterministic: true }, (source, flags, value) => {
-    if (typeof value !== 'string') return 0;
-    return cachedRegex(String(source), String(flags)).test(value) ? 1 : 0;
-  });
+  db.function('bds_regexp', { deterministic: true }, (source, flags, value) =>
+    regexTest(String(source), String(flags), value) ? 1 : 0,
+  );
+  db.function('bds_instant', { deterministic: true }, (iso) => instantOf(iso) ?? null);
   db.function('bds_distance', { deterministic: true }, (lat1, lng1, lat2, lng2) => {
     if (typeof lat1 !== 'number' || typeof lng1 !== 'number') return null;
     return distanceRadians(lat1, lng1, Number(lat2), Number(lng2));
+  });
+  let lastQuery: Uint8Array | undefined;
+  let lastVector: Float32Array | undefined;
+  db.function('bds_vector_score', { deterministic: true }, (value, query, norm, kind) => {
+    // The query vector is the same bound value for every row of one search: decode it once.
+    if (query !== lastQuery) {
+      lastQuery = query as Uint8Array;
+      lastVector = storedVector(query);
+    }
+    const stored = storedVector(value);
+    if (!stored || !lastVector || stored.length !== lastVector.length) return null;
+    return similarity(stored, lastVector, Number(norm), Number(kind));
   });
   db.function('bds_point_in_polygon', { deterministic: true }, (lat, lng, polygon) => {
     if (typeof lat !== 'number' || typeof lng !== 'number' || typeof polygon !== 'string') return 0;

@@ -32,6 +32,9 @@ function SectionShortcut({
   return null;
 }
 
+/** Below this width the sections sidebar starts collapsed. */
+const NARROW_SHELL = 1024;
+
 /** The console frame for one app: top bar (app switcher, theme, user menu), sidebar, section. */
 export default function AppShell() {
   const { appId = '' } = useParams();
@@ -39,6 +42,8 @@ export default function AppShell() {
   const session = useSession();
   const apps = useApps();
   const [helpOpen, setHelpOpen] = useState(false);
+  // On a narrow window the sections collapse to a button, leaving the width to the page.
+  const [navOpen, setNavOpen] = useState(() => window.innerWidth >= NARROW_SHELL);
   const section = location.pathname.split('/')[3] ?? 'data';
 
   useShortcutListener();
@@ -59,6 +64,16 @@ export default function AppShell() {
   return (
     <div className="flex h-full flex-col">
       <header className="flex h-12 shrink-0 items-center gap-4 border-b border-slate-200 px-4 dark:border-slate-800">
+        <button
+          type="button"
+          aria-label={navOpen ? 'Hide sections' : 'Show sections'}
+          aria-expanded={navOpen}
+          title={navOpen ? 'Hide sections' : 'Show sections'}
+          onClick={() => setNavOpen(!navOpen)}
+          className="rounded px-1.5 text-lg leading-none text-slate-500 hover:bg-slate-100 dark:hover:bg-slate-800"
+        >
+          ☰
+        </button>
         <span className="font-semibold">Console</span>
         {apps.data && apps.data.length > 0 && (
           <AppSwitcher apps={apps.data} appId={app ? appId : (apps.data[0]?.id ?? '')} section={section} />
@@ -71,6 +86,7 @@ export default function AppShell() {
       <div className="flex min-h-0 flex-1">
         <nav
           aria-label="Sections"
+          hidden={!navOpen}
           className="w-48 shrink-0 overflow-y-auto border-r border-slate-200 bg-slate-50 p-2 dark:border-slate-800 dark:bg-slate-900"
         >
           <ul className="space-y-0.5">

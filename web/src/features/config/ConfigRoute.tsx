@@ -1,5 +1,6 @@
 import { useParams, useSearchParams } from 'react-router';
 import { Spinner } from '../../components/ui/spinner.tsx';
+import { Tabs } from '../../components/ui/tabs.tsx';
 import { useCanWrite } from '../../lib/session.ts';
 import { useConfig } from './api/config.ts';
 import { ConfigEditor } from './components/config-editor.tsx';
@@ -25,24 +26,7 @@ export default function ConfigRoute() {
         Parameters your apps read with <code className="font-mono">GET /config</code>. Master-key-only
         parameters are hidden from clients.
       </p>
-      <div role="tablist" className="mb-4 flex gap-1 border-b border-slate-200 dark:border-slate-700">
-        {TABS.map((t) => (
-          <button
-            key={t.id}
-            type="button"
-            role="tab"
-            aria-selected={tab === t.id}
-            onClick={() => setSearch(t.id === 'params' ? {} : { tab: t.id })}
-            className={`-mb-px border-b-2 px-3 py-1.5 text-sm ${
-              tab === t.id
-                ? 'border-indigo-600 font-medium text-indigo-700 dark:text-indigo-300'
-                : 'border-transparent text-slate-600 hover:text-slate-900 dark:text-slate-400 dark:hover:text-slate-100'
-            }`}
-          >
-            {t.label}
-          </button>
-        ))}
-      </div>
+      <Tabs tabs={TABS} current={tab} onSelect={(id) => setSearch(id === 'params' ? {} : { tab: id })} />
       {tab === 'history' ? (
         <ConfigHistory appId={appId} />
       ) : config.isPending ? (

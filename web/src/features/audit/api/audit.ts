@@ -1,18 +1,8 @@
+import type { AuditEntry } from '@bds/client/protocol';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { api } from '../../../lib/api.ts';
 
-export interface AuditEntry {
-  id: number;
-  /** ISO 8601, UTC. */
-  at: string;
-  /** The console user who made the change. */
-  user: string;
-  app: string;
-  action: string;
-  target: string;
-  before: unknown;
-  after: unknown;
-}
+export type { AuditEntry } from '@bds/client/protocol';
 
 export interface AuditPage {
   results: AuditEntry[];

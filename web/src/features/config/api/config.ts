@@ -1,17 +1,9 @@
+import type { AuditEntry } from '@bds/client/protocol';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, seg } from '../../../lib/api.ts';
 import type { ConfigDoc } from '../lib/diff.ts';
 
-export interface AuditEntry {
-  id: number;
-  at: string;
-  user: string;
-  app: string;
-  action: string;
-  target: string;
-  before: unknown;
-  after: unknown;
-}
+export type { AuditEntry } from '@bds/client/protocol';
 
 export const configKey = (appId: string) => ['apps', appId, 'config'] as const;
 export const configHistoryKey = (appId: string) => ['apps', appId, 'config', 'history'] as const;

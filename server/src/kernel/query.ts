@@ -45,7 +45,13 @@ export type QueryNode =
   | { type: 'withinBox'; path: Path; southwest: GeoPointValue; northeast: GeoPointValue }
   | { type: 'withinPolygon'; path: Path; polygon: GeoPointValue[] }
   | { type: 'withinCenterSphere'; path: Path; center: GeoPointValue; radius: number }
-  | { type: 'intersectsPoint'; path: Path; point: GeoPointValue };
+  | { type: 'intersectsPoint'; path: Path; point: GeoPointValue }
+  /**
+   * The ACL layer as a row condition: rows with no ACL, or whose ACL grants `access` to one of
+   * `principals`. Built by access/ (never parsed from a request); storage compiles it to SQL and
+   * the in-memory matcher evaluates it with kernel/acl.ts.
+   */
+  | { type: 'acl'; access: 'read' | 'write'; principals: readonly string[] };
 
 export const MATCH_ALL: QueryNode = { type: 'and', children: [] };
 

@@ -1,24 +1,12 @@
-export const FIELD_TYPES = [
-  'String',
-  'Number',
-  'Boolean',
-  'Date',
-  'Object',
-  'Array',
-  'GeoPoint',
-  'File',
-  'Bytes',
-  'Polygon',
-  'Pointer',
-  'Relation',
-  'ACL',
-] as const;
+import type { FieldType } from '@bds/client/protocol';
 
-export type FieldType = (typeof FIELD_TYPES)[number];
+export { FIELD_TYPES, type FieldType, SCHEMA_FIELD_TYPES } from '@bds/client/protocol';
 
 export interface FieldDef {
   type: FieldType;
   targetClass?: string;
+  /** `Vector` fields: how many numbers each value holds. */
+  dimension?: number;
 }
 
 export type ClassLevelPermissions = Record<string, unknown>;
@@ -31,8 +19,8 @@ export interface ClassSchema {
   indexes: Record<string, Record<string, 1 | -1>>;
 }
 
-export const CLASS_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,119}$/;
-export const FIELD_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
+/** `_Role.name`: letters, digits, `_`, `-` and spaces (139 otherwise). */
+export const ROLE_NAME_PATTERN = /^[0-9A-Za-z_\- ]+$/;
 
 /** Fields every class has; the service assigns them. */
 export const DEFAULT_FIELDS: Record<string, FieldDef> = {
@@ -77,6 +65,55 @@ export const SYSTEM_CLASS_FIELDS: Record<string, Record<string, FieldDef>> = {
     appName: { type: 'String' },
     appIdentifier: { type: 'String' },
   },
+  // Master-only classes of cloud code (PROTOCOL.md "Jobs and schedules", "Hook calls").
+  _Hooks: {
+    functionName: { type: 'String' },
+    className: { type: 'String' },
+    triggerName: { type: 'String' },
+    url: { type: 'String' },
+  },
+  _JobStatus: {
+    jobName: { type: 'String' },
+    source: { type: 'String' },
+    status: { type: 'String' },
+    message: { type: 'String' },
+    params: { type: 'Object' },
+    startedAt: { type: 'Date' },
+    finishedAt: { type: 'Date' },
+    scheduleId: { type: 'String' },
+  },
+  _JobSchedule: {
+    jobName: { type: 'String' },
+    cron: { type: 'String' },
+    timeZone: { type: 'String' },
+    params: { type: 'Object' },
+    startAfter: { type: 'Date' },
+    enabled: { type: 'Boolean' },
+    lastRunAt: { type: 'Date' },
+    nextRunAt: { type: 'Date' },
+  },
+  _PushStatus: {
+    pushTime: { type: 'Date' },
+    source: { type: 'String' },
+    /** The audience's where and the push's data, as JSON text (a where holds `$` keys). */
+    query: { type: 'String' },
+    channels: { type: 'Array' },
+    payload: { type: 'String' },
+    expiry: { type: 'Date' },
+    status: { type: 'String' },
+    numSent: { type: 'Number' },
+    numFailed: { type: 'Number' },
+    sentPerType: { type: 'Object' },
+    failedPerType: { type: 'Object' },
+    failureReasons: { type: 'Object' },
+    errorMessage: { type: 'String' },
+    startedAt: { type: 'Date' },
+    finishedAt: { type: 'Date' },
+  },
+  _Idempotency: {
+    reqId: { type: 'String' },
+    expire: { type: 'Date' },
+  },
 };
 
 /** Classes reachable only with the master key (SPEC "Master-key-only surfaces"). */
@@ -89,6 +126,7 @@ export const MASTER_ONLY_CLASSES = new Set([
   '_JobSchedule',
   '_Audience',
   '_Idempotency',
+  '_AnalyticsEvent',
 ]);
 
 export const CLP_OPERATIONS = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'] as const;
@@ -110,18 +148,20 @@ export function defaultClassLevelPermissions(className?: string): ClassLevelPerm
 export const UNIQUE_SYSTEM_FIELDS: Array<[string, string]> = [
   ['_Role', 'name'],
   ['_Installation', 'installationId'],
+  ['_Idempotency', 'reqId'],
 ];
 
 export function isSystemClass(className: string): boolean {
   return className.startsWith('_');
 }
 
-/** A class name a caller may create or address: user classes by pattern, system classes by list. */
-export function isValidClassName(className: string): boolean {
-  if (className in SYSTEM_CLASS_FIELDS || MASTER_ONLY_CLASSES.has(className)) return true;
-  return CLASS_NAME_PATTERN.test(className);
-}
-
-export function joinTableName(className: string, field: string): string {
-  return `_Join:${field}:${className}`;
-}
+/** Internal _User columns: not schema fields, so no read ever returns them. */
+export const USER_INTERNAL_COLUMNS = {
+  hash: '_hashed_password',
+  anonymousId: '_auth_anonymous_id',
+  mfa: '_mfa',
+  resetToken: '_perishable_token',
+  resetExpires: '_perishable_token_expires_at',
+  verifyToken: '_email_verify_token',
+  verifyExpires: '_email_verify_token_expires_at',
+} as const;

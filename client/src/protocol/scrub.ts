@@ -1,0 +1,125 @@
+/** Log scrubbing per SPEC "Secret handling in client logs": one set of rules for every package. */
+import { HEADERS } from './headers.ts';
+
+export const FILTERED = '[FILTERED]';
+
+/** Keys whose values are replaced by `[FILTERED]`, matched case-insensitively (SPEC rule 1). */
+export const SECRET_KEYS: readonly string[] = [
+  'password',
+  'token',
+  'sessionToken',
+  'session_token',
+  'access_token',
+  'refreshToken',
+  'refresh_token',
+  'authData',
+  'masterKey',
+  'master_key',
+  'apiKey',
+  'api_key',
+  'clientKey',
+  'client_key',
+  'javascriptKey',
+  'javascript_key',
+];
+
+const KEY_HEADERS = [
+  HEADERS.masterKey,
+  HEADERS.restAPIKey,
+  HEADERS.sessionToken,
+  HEADERS.javascriptKey,
+  HEADERS.clientKey,
+  HEADERS.webhookKey,
+];
+
+/** Request headers whose values are replaced by `[FILTERED]` (SPEC rule 2), both prefixes. */
+export const SECRET_HEADERS: readonly string[] = [
+  ...KEY_HEADERS,
+  ...KEY_HEADERS.map((h) => h.replace(/^X-Backend-/, 'X-Parse-')),
+  'Authorization',
+  'Cookie',
+  'Set-Cookie',
+  'X-Api-Key',
+  // embedding-provider account headers
+  'OpenAI-Organization',
+  'OpenAI-Project',
+  'Api-Key',
+  'X-Goog-Api-Key',
+  'Anthropic-Api-Key',
+  'X-Cohere-Api-Key',
+];
+
+const SECRET_KEY_SET = new Set(SECRET_KEYS.map((k) => k.toLowerCase()));
+const SECRET_HEADER_SET = new Set(SECRET_HEADERS.map((h) => h.toLowerCase()));
+
+/** Numeric-only arrays at least this long are replaced by a placeholder (SPEC rule 3). */
+export const VECTOR_MIN_DIMS = 32;
+
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY_SET.has(key.toLowerCase());
+}
+
+export function isSecretHeader(name: string): boolean {
+  return SECRET_HEADER_SET.has(name.toLowerCase());
+}
+
+function looksLikeJson(s: string): boolean {
+  const t = s.trim();
+  return (t.startsWith('{') && t.endsWith('}')) || (t.startsWith('[') && t.endsWith(']'));
+}
+
+/**
+ * Returns `value` with secrets replaced by `[FILTERED]` (keys matched case-insensitively, at any
+ * depth, including inside JSON embedded in strings) and long numeric arrays replaced by
+ * `"<vector dims=N>"`. `value` itself is never changed: what needs scrubbing is copied, and what
+ * does not is shared (so a log record without secrets costs no copy).
+ */
+export function scrub(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    if (value.length >= VECTOR_MIN_DIMS && value.every((v) => typeof v === 'number')) {
+      return `<vector dims=${value.length}>`;
+    }
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const scrubbed = scrub(value[i]);
+      if (scrubbed !== value[i]) {
+        out ??= value.slice();
+        out[i] = scrubbed;
+      }
+    }
+    return out ?? value;
+  }
+  if (typeof value === 'string') {
+    if (looksLikeJson(value)) {
+      try {
+        const parsed = JSON.parse(value);
+        const scrubbed = scrub(parsed);
+        return scrubbed === parsed ? value : JSON.stringify(scrubbed);
+      } catch {
+        return value;
+      }
+    }
+    return value;
+  }
+  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    let out: Record<string, unknown> | undefined;
+    const record = value as Record<string, unknown>;
+    for (const k of Object.keys(record)) {
+      const v = record[k];
+      const scrubbed = isSecretKey(k) ? FILTERED : scrub(v);
+      if (scrubbed !== v) {
+        out ??= { ...record };
+        out[k] = scrubbed;
+      }
+    }
+    return out ?? value;
+  }
+  return value;
+}
+
+/** Replaces the values of secret headers by `[FILTERED]`. */
+export function scrubHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k] = isSecretHeader(k) ? FILTERED : v;
+  return out;
+}

@@ -1,0 +1,150 @@
+import { aclCondition } from '../access/acl.ts';
+import { type ClassOperation, decideClass, MATCH_NOTHING } from '../access/class.ts';
+import { type ProtectedView, protectedView } from '../access/protected.ts';
+import { MASTER_ONLY_RULE, type Verdict } from '../access/verdict.ts';
+import type { Caller } from '../kernel/caller.ts';
+import { BdsError, ErrorCode, masterKeyRequired } from '../kernel/errors.ts';
+import type { QueryNode } from '../kernel/query.ts';
+import type { OrderKey } from '../kernel/records.ts';
+import type { ClassSchema } from '../kernel/schema.ts';
+import type { Core } from './core.ts';
+
+/**
+ * Enforcement: the data layer asks access/'s pure deciders for verdicts, with the facts it holds
+ * (the caller, the cached schema), and turns them into errors and row conditions. Nothing here
+ * decides a rule; every rule is in access/.
+ */
+
+/** The protocol error a denial answers with. */
+export function denial(v: Verdict): BdsError {
+  if (v.rule === MASTER_ONLY_RULE) return masterKeyRequired();
+  return new BdsError(v.code ?? ErrorCode.OPERATION_FORBIDDEN, v.message ?? 'Permission denied.');
+}
+
+export function and(a: QueryNode, b: QueryNode | undefined): QueryNode {
+  if (!b) return a;
+  if (a.type === 'and' && a.children.length === 0) return b;
+  return { type: 'and', children: [a, b] };
+}
+
+/** The class-level verdict for an operation, looked up with the cached schema. */
+export function classVerdict(
+  core: Core,
+  caller: Caller,
+  className: string,
+  op: ClassOperation,
+  reached = false,
+): Verdict {
+  return decideClass({ className, schema: core.schemas.get(className), op, caller, reached });
+}
+
+/**
+ * The class-level layer for an operation (throws its denial) and the ACL layer as a row condition:
+ * what every row the operation touches must meet. `undefined` for master (no condition).
+ */
+export function rowAccess(
+  core: Core,
+  caller: Caller,
+  className: string,
+  op: ClassOperation,
+): QueryNode | undefined {
+  const verdict = classVerdict(core, caller, className, op);
+  if (!verdict.allowed) throw denial(verdict);
+  if (op === 'create' || op === 'addField') return verdict.condition;
+  const acl = aclCondition(caller, op === 'update' || op === 'delete' ? 'write' : 'read');
+  return acl ? and(acl, verdict.condition) : verdict.condition;
+}
+
+export function viewOf(core: Core, caller: Caller, schema: ClassSchema): ProtectedView {
+  return protectedView(schema, caller, { ownerExempt: core.options.protectedFieldsOwnerExempt });
+}
+
+/**
+ * Applies the layers to everything a query touches: protected fields may not be queried or sorted
+ * on (119, so their values cannot be learned by probing); `$inQuery`/`$notInQuery`/`$select`/
+ * `$dontSelect` need CLP find on their class and get its row condition and its read ACL as part of
+ * their where; `$relatedTo` needs CLP get on the owner's class and a readable owner row.
+ */
+export async function secureQuery(
+  core: Core,
+  caller: Caller,
+  schema: ClassSchema,
+  where: QueryNode,
+  order: readonly OrderKey[],
+): Promise<QueryNode> {
+  if (caller.isMaster) return where;
+  const views = new Map<string, ProtectedView>();
+  const check = (s: ClassSchema, field: string | undefined) => {
+    if (field === undefined) return;
+    let view = views.get(s.className);
+    if (!view) {
+      view = viewOf(core, caller, s);
+      views.set(s.className, view);
+    }
+    if (view.unqueryable.has(field)) {
+      throw new BdsError(
+        ErrorCode.OPERATION_FORBIDDEN,
+        `This user is not allowed to query ${field} on class ${s.className}.`,
+      );
+    }
+  };
+  const readable = (className: string, op: ClassOperation): QueryNode | undefined => {
+    // Decided before the class is looked up: a master-only class answers the same whether it exists.
+    const verdict = classVerdict(core, caller, className, op, true);
+    if (!verdict.allowed) throw denial(verdict);
+    return and(aclCondition(caller, 'read')!, verdict.condition);
+  };
+  for (const key of order) check(schema, key.path[0]);
+  const walk = async (node: QueryNode, s: ClassSchema): Promise<QueryNode> => {
+    switch (node.type) {
+      case 'and':
+      case 'or':
+      case 'nor': {
+        const children: QueryNode[] = [];
+        for (const c of node.children) children.push(await walk(c, s));
+        return { ...node, children };
+      }
+      case 'inQuery':
+      case 'select': {
+        check(s, node.path[0]);
+        const access = readable(node.query.className, 'find');
+        const inner = core.schemas.get(node.query.className);
+        if (!inner) return node;
+        if (node.type === 'select') check(inner, node.key.split('.')[0]);
+        const innerWhere = and(await walk(node.query.where, inner), access);
+        return { ...node, query: { ...node.query, where: innerWhere } };
+      }
+      case 'relatedTo': {
+        const access = readable(node.owner.className, 'get');
+        const owner = core.schemas.get(node.owner.className);
+        if (!owner) return node;
+        check(owner, node.key);
+        const byId: QueryNode = { type: 'compare', path: ['objectId'], op: 'eq', value: node.owner.objectId };
+        const found = await core.store.find(
+          owner,
+          { where: and(byId, access), order: [], limit: 1, skip: 0 },
+          core.schemas.lookup,
+        );
+        return found.length > 0 ? node : MATCH_NOTHING;
+      }
+      case 'acl':
+        // Built by the service, never parsed from a request.
+        return node;
+      default:
+        check(s, node.path[0]);
+        return node;
+    }
+  };
+  return walk(where, schema);
+}
+
+/**
+ * The row condition for rows of a class reached by include: CLP get of that class (a denial
+ * answers `undefined`: the pointers stay bare), its ACL read and pointer permissions.
+ */
+export function includeAccess(core: Core, caller: Caller, className: string): QueryNode | null | undefined {
+  const verdict = classVerdict(core, caller, className, 'get', true);
+  if (!verdict.allowed) return null;
+  const acl = aclCondition(caller, 'read');
+  return acl ? and(acl, verdict.condition) : verdict.condition;
+}

@@ -1,0 +1,432 @@
+import { isObject } from '@bds/client/protocol';
+import type { Ctx } from '../kernel/context.ts';
+import { BdsError, ErrorCode, notFound } from '../kernel/errors.ts';
+import type { WriteEvent } from '../kernel/events.ts';
+import { newObjectId } from '../kernel/ids.ts';
+import type { QueryNode } from '../kernel/query.ts';
+import type { Row } from '../kernel/records.ts';
+import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
+import { checkClassName, schemaDocument } from '../schema/registry.ts';
+import type { InternalValues, StoredConfig } from '../storage/adapter.ts';
+import { and, classVerdict, denial, rowAccess, viewOf } from './authorize.ts';
+import {
+  checkInstallationImmutable,
+  checkRoleName,
+  checkRoleUpdate,
+  installationIdForCreate,
+  roleCycle,
+} from './builtin-rules.ts';
+import type { Core } from './core.ts';
+import type { Reads } from './reads.ts';
+import { initialValues, type ParsedWrite, parseWriteBody, takeChosenObjectId } from './write-body.ts';
+
+/** `_User` and `_Session` rows are written through the account rules only (sign-up, login, PUT /users...). */
+const ACCOUNT_CLASSES = new Set(['_User', '_Session']);
+
+/** Classes whose write checks read what the write changes: they run in a transaction. */
+const CHECKED_IN_TRANSACTION = new Set(['_Role', '_Installation']);
+
+/** The pseudo-class of schema change events: `objectId` is the class, rows are schema documents. */
+export const SCHEMA_EVENT_CLASS = '_SCHEMA';
+export const CONFIG_EVENT_CLASS = '_GlobalConfig';
+
+export interface CreateOptions {
+  /** A chosen objectId (the account rules pick the user's before its ACL names it). */
+  objectId?: string;
+  /** Internal columns to set (password hashes, tokens); never returned by reads. */
+  internal?: InternalValues;
+}
+
+export interface UpdateOptions {
+  internal?: InternalValues;
+  /** Compare-and-set on internal columns: the write happens only while they hold these values. */
+  expectInternal?: InternalValues;
+  /** `false`: leave updatedAt alone (a write of internal columns only). */
+  touch?: boolean;
+  /**
+   * Compare-and-set on fields: the write happens only while the row also meets this condition
+   * (otherwise 101, as for a missing row). The job scheduler claims a tick with it.
+   */
+  expect?: QueryNode;
+}
+
+/**
+ * The one write pipeline. Every write of every kind, whoever makes it (REST, batch members, the
+ * account rules, the console through the API, cloud code later), passes here:
+ *
+ *   authorize (access/ deciders) -> validate -> before-write triggers -> store, atomically ->
+ *   after commit, one event per change on the event bus.
+ *
+ * Nothing else writes to the store, except the store's own start-up migrations.
+ */
+export class WritePipeline {
+  constructor(
+    private readonly core: Core,
+    private readonly reads: Reads,
+  ) {}
+
+  /** Publishes the event once the write's transaction commits (at once outside a transaction). */
+  private emit(ctx: Ctx, event: Omit<WriteEvent, 'caller' | 'source' | 'context'>): void {
+    const full: WriteEvent = {
+      ...event,
+      caller: ctx.caller,
+      source: ctx.source,
+      context: ctx.context,
+      ip: ctx.ip ?? null,
+    };
+    this.core.store.afterCommit(() => this.core.events.publish(full));
+  }
+
+  /** Routing rules before any access decision: the class name, and the account-only classes. */
+  private checkRoute(ctx: Ctx, className: string, op: 'create' | 'update' | 'delete'): void {
+    checkClassName(className);
+    if (!ctx.caller.isMaster && ACCOUNT_CLASSES.has(className) && ctx.source !== 'account') {
+      throw new BdsError(
+        ErrorCode.OPERATION_FORBIDDEN,
+        `Permission denied for action ${op} on class ${className}.`,
+      );
+    }
+  }
+
+  private async beforeTrigger(
+    ctx: Ctx,
+    op: 'create' | 'update' | 'delete',
+    className: string,
+    objectId: string | null,
+    body: Record<string, unknown> | null,
+    original: Row | null,
+  ): Promise<Record<string, unknown> | null> {
+    const triggers = this.core.triggers;
+    if (!triggers?.hasBefore(className, op)) return body;
+    const changed = await triggers.before({
+      op,
+      className,
+      objectId,
+      body,
+      original,
+      caller: ctx.caller,
+      source: ctx.source,
+      context: ctx.context,
+      ip: ctx.ip ?? null,
+    });
+    return changed ?? body;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Records
+  // -------------------------------------------------------------------------------------------
+
+  async create(
+    ctx: Ctx,
+    className: string,
+    body: unknown,
+    options: CreateOptions = {},
+  ): Promise<{ objectId: string; createdAt: string } & Row> {
+    this.checkRoute(ctx, className, 'create');
+    const { caller } = ctx;
+    rowAccess(this.core, caller, className, 'create');
+    // A master-key create may choose its objectId (an import that keeps its ids).
+    const chosen = options.objectId ? undefined : takeChosenObjectId(body, caller.isMaster);
+    if (chosen) body = chosen.body;
+    if (className === '_Installation' && isObject(body)) {
+      body = { ...body, installationId: installationIdForCreate(caller, body) };
+    }
+    if (this.core.triggers && isObject(body)) {
+      body = await this.beforeTrigger(ctx, 'create', className, options.objectId ?? null, body, null);
+    }
+    const { schemas, store, options: opts } = this.core;
+    const schema = schemas.get(className);
+    const parsed = parseWriteBody(body, 'create', schema?.fields ?? {});
+    if (className === '_Role') {
+      const name = parsed.writes.find((w) => w.field === 'name' && w.kind === 'set');
+      checkRoleName(name && name.kind === 'set' ? name.value : undefined);
+    }
+    this.checkAddField(ctx, schema, parsed);
+    checkAccountFields(className, parsed);
+    const objectId = options.objectId ?? chosen?.objectId ?? newObjectId();
+    const createdAt = new Date().toISOString();
+    const write = async () => {
+      const target = await this.ensureFields(ctx, className, parsed.types, {
+        createClass: caller.isMaster || opts.allowClientClassCreation,
+      });
+      const { values, produced } = initialValues(parsed, target.fields);
+      const row = await store.insert(target, {
+        objectId,
+        createdAt,
+        values,
+        acl: parsed.acl ?? null,
+        relations: parsed.relations,
+        internal: options.internal,
+      });
+      this.emit(ctx, { op: 'create', className, objectId, before: null, after: row });
+      return { objectId, createdAt, ...produced };
+    };
+    const simple = schema && parsed.types.size === 0 && parsed.relations.length === 0;
+    const created = await (simple ? write() : store.transaction(write));
+    return this.stripWriteResponse(ctx, className, created, parsed);
+  }
+
+  async update(
+    ctx: Ctx,
+    className: string,
+    objectId: string,
+    body: unknown,
+    options: UpdateOptions = {},
+  ): Promise<{ updatedAt: string } & Row> {
+    this.checkRoute(ctx, className, 'update');
+    const { caller } = ctx;
+    const access = rowAccess(this.core, caller, className, 'update');
+    const { schemas, store } = this.core;
+    const schema = schemas.get(className);
+    if (!schema) throw notFound();
+    if (this.core.triggers?.hasBefore(className, 'update') && isObject(body)) {
+      const original = await this.reads.byId(schema, objectId, access);
+      if (!original) throw notFound();
+      body = await this.beforeTrigger(ctx, 'update', className, objectId, body, original);
+    }
+    const parsed = parseWriteBody(body, 'update', schema.fields);
+    this.checkAddField(ctx, schema, parsed);
+    checkAccountFields(className, parsed);
+    const updatedAt = options.touch === false ? null : new Date().toISOString();
+    // Values produced by operations (Increment, Add...) come back to the caller.
+    const returning = [
+      ...new Set(
+        parsed.writes
+          .filter((w) => w.kind !== 'set' && w.kind !== 'delete' && w.subPath.length === 0)
+          .map((w) => w.field),
+      ),
+    ];
+    const write = async () => {
+      await this.checkBuiltinUpdate(className, schema, objectId, parsed, body, access);
+      const target = await this.ensureFields(ctx, className, parsed.types, { createClass: false });
+      const result = await store.update(target, {
+        objectId,
+        updatedAt,
+        writes: parsed.writes,
+        acl: parsed.acl,
+        relations: parsed.relations,
+        condition: options.expect ? (access ? and(access, options.expect) : options.expect) : access,
+        internal: options.internal,
+        expectInternal: options.expectInternal,
+      });
+      if (!result) throw notFound();
+      this.emit(ctx, { op: 'update', className, objectId, before: result.before, after: result.after });
+      const answer: { updatedAt: string } & Row = { updatedAt: result.after.updatedAt as string };
+      for (const field of returning) answer[field] = result.after[field] ?? null;
+      // A write-only row must not become readable through the values its operations produced.
+      // The write may have committed already: a failing check withholds the values, never answers an error.
+      if (returning.length > 0 && !(await this.reads.canRead(caller, target, objectId).catch(() => false))) {
+        for (const field of returning) delete answer[field];
+      }
+      return answer;
+    };
+    const simple = parsed.types.size === 0 && !CHECKED_IN_TRANSACTION.has(className);
+    const updated = await (simple ? write() : store.transaction(write));
+    return this.stripWriteResponse(ctx, className, updated);
+  }
+
+  async delete(ctx: Ctx, className: string, objectId: string): Promise<void> {
+    this.checkRoute(ctx, className, 'delete');
+    const access = rowAccess(this.core, ctx.caller, className, 'delete');
+    const schema = this.core.schemas.get(className);
+    if (!schema) throw notFound();
+    if (this.core.triggers?.hasBefore(className, 'delete')) {
+      const original = await this.reads.byId(schema, objectId, access);
+      if (!original) throw notFound();
+      await this.beforeTrigger(ctx, 'delete', className, objectId, null, original);
+    }
+    const deleted = await this.core.store.delete(schema, objectId, access);
+    if (!deleted) throw notFound();
+    this.emit(ctx, { op: 'delete', className, objectId, before: deleted, after: null });
+  }
+
+  /** Every row of a class (master only: the route checks). */
+  async purge(ctx: Ctx, className: string): Promise<void> {
+    checkClassName(className);
+    const schema = this.core.schemas.get(className);
+    if (!schema) return;
+    await this.core.store.purge(schema);
+    this.emit(ctx, { op: 'purge', className, objectId: null, before: null, after: null });
+  }
+
+  /** A non-master write that adds fields to an existing class needs CLP addField. */
+  private checkAddField(ctx: Ctx, schema: ClassSchema | undefined, parsed: ParsedWrite): void {
+    if (ctx.caller.isMaster || !schema || parsed.types.size === 0) return;
+    const verdict = classVerdict(this.core, ctx.caller, schema.className, 'addField');
+    if (!verdict.allowed) throw denial(verdict);
+  }
+
+  /** Rules of built-in classes on update that read what the write changes; inside its transaction. */
+  private async checkBuiltinUpdate(
+    className: string,
+    schema: ClassSchema,
+    objectId: string,
+    parsed: ParsedWrite,
+    body: unknown,
+    access: QueryNode | undefined,
+  ): Promise<void> {
+    if (className === '_Role') {
+      checkRoleUpdate(parsed.writes.map((w) => w.field));
+      const added = parsed.relations.filter((r) => r.field === 'roles').flatMap((r) => r.add);
+      if (added.length > 0 && (await this.core.store.rolesContain(added, objectId))) throw roleCycle();
+    }
+    if (className === '_Installation' && isObject(body)) {
+      if (!('installationId' in body) && !('deviceType' in body)) return;
+      // Only a row this caller may update (its installation id): another device's row must answer
+      // not-found like a missing one, not reveal its stored id fields through 136.
+      const stored = await this.reads.byId(schema, objectId, access);
+      if (stored) checkInstallationImmutable(stored, body);
+    }
+  }
+
+  /**
+   * The schema a write needs: fields it adds are created (and a new class, when allowed), each
+   * change announced as a `_SCHEMA` event. Runs inside the write's transaction when it changes.
+   */
+  private async ensureFields(
+    ctx: Ctx,
+    className: string,
+    wanted: Map<string, FieldDef>,
+    permission: { createClass: boolean },
+  ): Promise<ClassSchema> {
+    const { schemas, store } = this.core;
+    const existing = schemas.get(className);
+    if (existing && wanted.size === 0) return existing;
+    const plan = schemas.planFields(className, wanted, permission);
+    if (plan.change === 'create') {
+      await store.createClass(plan.schema);
+      schemas.set(plan.schema);
+      this.emitSchema(ctx, className, undefined, plan.schema);
+    } else if (plan.change) {
+      await store.changeSchema(plan.schema, plan.change);
+      schemas.set(plan.schema);
+      this.emitSchema(ctx, className, existing, plan.schema);
+    }
+    return plan.schema;
+  }
+
+  /** Write responses strip protected fields unless protectedFieldsSaveResponseExempt. */
+  private stripWriteResponse<T extends Row>(
+    ctx: Ctx,
+    className: string,
+    result: T,
+    created?: ParsedWrite,
+  ): T {
+    const { caller } = ctx;
+    if (caller.isMaster || this.core.options.protectedFieldsSaveResponseExempt) return result;
+    const schema = this.core.schemas.get(className);
+    if (!schema) return result;
+    const view = viewOf(this.core, caller, schema);
+    // On create the row is what was written; on update the fields hidden on any row are stripped.
+    let row: Row | undefined;
+    if (created) {
+      row = { objectId: result.objectId };
+      for (const w of created.writes) if (w.kind === 'set' && w.subPath.length === 0) row[w.field] = w.value;
+    }
+    const hidden = row ? view.hidden(row) : [...view.unqueryable];
+    for (const field of hidden) {
+      if (field !== 'objectId' && field !== 'createdAt' && field !== 'updatedAt') delete result[field];
+    }
+    return result;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Schemas (master only: the routes check)
+  // -------------------------------------------------------------------------------------------
+
+  private emitSchema(
+    ctx: Ctx,
+    className: string,
+    before: ClassSchema | undefined,
+    after: ClassSchema | undefined,
+  ) {
+    this.emit(ctx, {
+      op: before ? (after ? 'update' : 'delete') : 'create',
+      className: SCHEMA_EVENT_CLASS,
+      objectId: className,
+      before: before ? schemaDocument(before) : null,
+      after: after ? schemaDocument(after) : null,
+    });
+  }
+
+  async createClass(ctx: Ctx, className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
+    const schema = this.core.schemas.planCreate(className, doc);
+    await this.core.store.createClass(schema);
+    this.core.schemas.set(schema);
+    this.emitSchema(ctx, className, undefined, schema);
+    return schema;
+  }
+
+  async updateClass(ctx: Ctx, className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
+    const before = this.core.schemas.get(className);
+    const { schema, change } = this.core.schemas.planUpdate(className, doc);
+    await this.core.store.changeSchema(schema, change);
+    this.core.schemas.set(schema);
+    this.emitSchema(ctx, className, before, schema);
+    return schema;
+  }
+
+  /** Drops an empty class that is not built in. */
+  async deleteClass(ctx: Ctx, className: string): Promise<void> {
+    checkClassName(className);
+    const { schemas, store } = this.core;
+    const existing = schemas.get(className);
+    if (!existing) return;
+    const rows = await store.count(existing, { where: { type: 'and', children: [] } }, schemas.lookup);
+    const schema = schemas.planDelete(className, rows);
+    if (!schema) return;
+    await store.deleteClass(schema);
+    schemas.remove(className);
+    this.emitSchema(ctx, className, schema, undefined);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Config (master only: the route checks)
+  // -------------------------------------------------------------------------------------------
+
+  /** Applies a change to the config: `{__op: "Delete"}` removes a parameter; flags set masterKeyOnly. */
+  async updateConfig(
+    ctx: Ctx,
+    params: Record<string, unknown>,
+    masterKeyOnly: Record<string, boolean>,
+  ): Promise<void> {
+    const { store } = this.core;
+    await store.transaction(async () => {
+      const before = await store.getConfig();
+      const after: StoredConfig = {
+        params: { ...before.params },
+        masterKeyOnly: { ...before.masterKeyOnly },
+      };
+      for (const [k, v] of Object.entries(params)) {
+        if (isObject(v) && v.__op === 'Delete') {
+          delete after.params[k];
+          delete after.masterKeyOnly[k];
+        } else {
+          after.params[k] = v;
+        }
+      }
+      for (const [k, v] of Object.entries(masterKeyOnly)) {
+        if (v) after.masterKeyOnly[k] = true;
+        else delete after.masterKeyOnly[k];
+      }
+      await store.setConfig(after);
+      this.emit(ctx, {
+        op: 'update',
+        className: CONFIG_EVENT_CLASS,
+        objectId: null,
+        before: { ...before },
+        after: { ...after },
+      });
+    });
+  }
+}
+
+/** `password` and `sessionToken` are written by the account rules, never as plain fields. */
+function checkAccountFields(className: string, parsed: ParsedWrite): void {
+  if (
+    className === '_User' &&
+    parsed.writes.some((w) => w.field === 'password' || w.field === 'sessionToken')
+  ) {
+    throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'password cannot be written through /classes/_User.');
+  }
+}

@@ -1,0 +1,67 @@
+import type { Caller } from './caller.ts';
+import type { Row } from './records.ts';
+
+/** Where a write entered the service. */
+export type WriteSource = 'rest' | 'batch' | 'account' | 'system' | 'cloud' | 'hook';
+
+/**
+ * What every committed write emits, once, after its transaction commits (PROTOCOL-independent).
+ *
+ * - Records: `create` (before null), `update`, `delete` (after null), with the rows as stored
+ *   (wire form, ACL included, internal columns such as password hashes never).
+ * - Schema changes: class `_SCHEMA`, the schema documents as `before`/`after`, `objectId` the class.
+ * - Config: class `_GlobalConfig`, `update` of the `{params, masterKeyOnly}` document.
+ * - `purge`: every row of `className` deleted at once (no rows are carried).
+ */
+export interface WriteEvent {
+  op: 'create' | 'update' | 'delete' | 'purge';
+  className: string;
+  objectId: string | null;
+  before: Row | null;
+  after: Row | null;
+  caller: Caller;
+  source: WriteSource;
+  /** The request's context object (shared with the before-triggers of the same request). */
+  context: Record<string, unknown>;
+  /** The client's address, when the write came in over HTTP. */
+  ip?: string | null;
+}
+
+export type EventListener = (event: WriteEvent) => void;
+
+/**
+ * Where committed writes are announced. The in-process bus (data/events.ts) calls listeners in
+ * order, synchronously; an implementation that fans out across instances (Redis) keeps the same
+ * interface, so no publisher or subscriber changes.
+ */
+export interface EventBus {
+  publish(event: WriteEvent): void;
+  /** Answers a function that removes the listener. */
+  subscribe(listener: EventListener): () => void;
+}
+
+/** What a before-write trigger sees (cloud code and webhooks implement triggers; data/ calls them). */
+export interface PendingWrite {
+  op: 'create' | 'update' | 'delete';
+  className: string;
+  objectId: string | null;
+  /** The write body as sent (create and update); a trigger may answer a replacement. */
+  body: Record<string, unknown> | null;
+  /** The stored row before the write (update and delete). */
+  original: Row | null;
+  caller: Caller;
+  source: WriteSource;
+  /** Shared by the before and after triggers of one request. */
+  context: Record<string, unknown>;
+  ip?: string | null;
+}
+
+/**
+ * Triggers that run inside the write pipeline before the store is touched. A trigger may refuse the
+ * write by throwing (the pipeline answers its error and writes nothing) or answer a new body.
+ */
+export interface WriteTriggers {
+  /** Whether any before-trigger exists for the class (so the pipeline skips loading `original` otherwise). */
+  hasBefore(className: string, op: PendingWrite['op']): boolean;
+  before(write: PendingWrite): Promise<Record<string, unknown> | undefined>;
+}

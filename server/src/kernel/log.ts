@@ -1,0 +1,27 @@
+import { scrub } from '@bds/client/protocol';
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+export type { Logger } from 'pino';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * The service's structured log (pino, one JSON object per line). Every record passes through the
+ * protocol's `scrub()` (SPEC "Secret handling in client logs": secret keys, key headers, long
+ * numeric arrays), so a value under a secret key never reaches a line whoever logs it.
+ */
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { name: 'bds' },
+      formatters: { log: (record) => scrub(record) as Record<string, unknown> },
+    },
+    // Buffered (4 kB) and asynchronous: one write per batch of lines, not one per request.
+    destination ?? pino.destination({ fd: 1, sync: false, minLength: 4096 }),
+  );
+}
+
+/** A logger that writes nothing (tests and embedders that bring their own). */
+export const silentLogger = (): Logger => pino({ level: 'silent' });

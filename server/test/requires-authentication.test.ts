@@ -1,0 +1,158 @@
+import { expect } from 'vitest';
+import { createUser, pointer } from './helpers/access-world.ts';
+import { runScenarios, type Scenario } from './helpers/scenarios.ts';
+
+/**
+ * SPEC endpoint rule 2: with requiresAuthentication, a call without a session token is refused
+ * (101 `Permission denied, user needs to be authenticated.`) before the ACL is consulted, even
+ * when the same entry also says `"*": true`; on every operation and every path.
+ */
+const LOCKED = { '*': true, requiresAuthentication: true };
+const CLP = Object.fromEntries(
+  ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'].map((op) => [op, LOCKED]),
+);
+const NEEDS_AUTH = 'Permission denied, user needs to be authenticated.';
+
+const refused = (
+  name: string,
+  s: Omit<Scenario, 'name' | 'status' | 'code' | 'errorContains'>,
+): Scenario => ({
+  name,
+  ...s,
+  status: 404,
+  code: 101,
+  errorContains: NEEDS_AUTH,
+});
+
+const unchanged = async (ctx: Parameters<NonNullable<Scenario['after']>>[0]) => {
+  const res = await ctx.t.request('GET', `/classes/Locked/${ctx.vars.row}`, { as: 'master' });
+  expect(res.status).toBe(200);
+  expect(res.json.title).toBe('original');
+};
+
+const scenarios: Scenario[] = [
+  refused('find, anonymous', { method: 'GET', path: '/classes/Locked' }),
+  refused('count, anonymous', { method: 'GET', path: '/classes/Locked', query: { count: 1, limit: 0 } }),
+  refused('find with a count, anonymous', { method: 'GET', path: '/classes/Locked', query: { count: 1 } }),
+  refused('get, anonymous', { method: 'GET', path: '/classes/Locked/{row}' }),
+  refused('create, anonymous, and nothing is stored', {
+    method: 'POST',
+    path: '/classes/Locked',
+    body: { title: 'sneaked in' },
+    after: async (ctx) => {
+      const res = await ctx.t.request('GET', '/classes/Locked', {
+        as: 'master',
+        query: { where: { title: 'sneaked in' }, count: 1, limit: 0 },
+      });
+      expect(res.json.count).toBe(0);
+    },
+  }),
+  refused('update, anonymous, and the row is unchanged', {
+    method: 'PUT',
+    path: '/classes/Locked/{row}',
+    body: { title: 'changed' },
+    after: unchanged,
+  }),
+  refused('delete, anonymous, and the row stays', {
+    method: 'DELETE',
+    path: '/classes/Locked/{row}',
+    after: unchanged,
+  }),
+  refused('a subquery into the class, anonymous', {
+    method: 'GET',
+    path: '/classes/Linker',
+    query: { where: { target: { $inQuery: { className: 'Locked', where: {} } } } },
+  }),
+  refused('a $select into the class, anonymous', {
+    method: 'GET',
+    path: '/classes/Linker',
+    query: { where: { label: { $select: { query: { className: 'Locked', where: {} }, key: 'title' } } } },
+  }),
+  {
+    name: 'a batch member, anonymous: the same refusal in its slot',
+    method: 'POST',
+    path: '/batch',
+    body: {
+      requests: [
+        { method: 'GET', path: '/classes/Locked' },
+        { method: 'PUT', path: '/classes/Locked/{row}', body: { title: 'batched' } },
+        { method: 'GET', path: '/classes/Linker' },
+      ],
+    },
+    status: 200,
+    after: async (ctx, res) => {
+      expect(res.json[0]).toEqual({ error: { code: 101, error: NEEDS_AUTH } });
+      expect(res.json[1]).toEqual({ error: { code: 101, error: NEEDS_AUTH } });
+      expect(res.json[2].success.results).toHaveLength(1);
+      await unchanged(ctx);
+    },
+  },
+  {
+    name: 'include, anonymous: the pointer stays bare',
+    method: 'GET',
+    path: '/classes/Linker',
+    query: { include: 'target' },
+    status: 200,
+    notContains: ['original'],
+    after: async (ctx, res) => {
+      expect(res.json.results[0].target).toEqual(pointer('Locked', ctx.vars.row!));
+    },
+  },
+  {
+    name: 'find with a session',
+    method: 'GET',
+    path: '/classes/Locked',
+    sessionToken: '{token}',
+    status: 200,
+    after: async (_ctx, res) =>
+      expect(res.json.results.map((r: { title: string }) => r.title)).toEqual(['original']),
+  },
+  {
+    name: 'count with a session',
+    method: 'GET',
+    path: '/classes/Locked',
+    query: { count: 1, limit: 0 },
+    sessionToken: '{token}',
+    status: 200,
+    expect: { results: [], count: 1 },
+  },
+  {
+    name: 'include with a session: the row',
+    method: 'GET',
+    path: '/classes/Linker',
+    query: { include: 'target' },
+    sessionToken: '{token}',
+    status: 200,
+    after: async (_ctx, res) =>
+      expect(res.json.results[0].target).toMatchObject({ __type: 'Object', title: 'original' }),
+  },
+  {
+    name: 'a subquery with a session',
+    method: 'GET',
+    path: '/classes/Linker',
+    query: { where: { target: { $inQuery: { className: 'Locked', where: {} } } } },
+    sessionToken: '{token}',
+    status: 200,
+    after: async (_ctx, res) => expect(res.json.results).toHaveLength(1),
+  },
+];
+
+runScenarios('requiresAuthentication refuses anonymous callers on every path, "*" or not', scenarios, {
+  setup: async (ctx) => {
+    const { t, vars } = ctx;
+    await t.request('POST', '/schemas/Locked', {
+      as: 'master',
+      body: { fields: { title: { type: 'String' } }, classLevelPermissions: CLP },
+    });
+    const row = await t.request('POST', '/classes/Locked', {
+      as: 'master',
+      body: { title: 'original', ACL: { '*': { read: true, write: true } } },
+    });
+    vars.row = row.json.objectId;
+    await t.request('POST', '/classes/Linker', {
+      as: 'master',
+      body: { label: 'linker', target: pointer('Locked', vars.row!) },
+    });
+    vars.token = (await createUser(t)).token;
+  },
+});

@@ -1,0 +1,107 @@
+import type { ServiceOptions } from '../config/options.ts';
+import type { Ctx } from '../kernel/context.ts';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
+
+export type RateLimitRule = ServiceOptions['rateLimit'][number];
+
+/**
+ * Counters of the rate limits: one per rule and key, reset when its window ends. The in-memory
+ * store serves one instance; the interface lets several instances share one (Redis) later.
+ */
+export interface RateLimitStore {
+  /** Counts one hit; answers the hits in the current window and when it ends (ms since the epoch). */
+  hit(key: string, windowMs: number, now: number): { count: number; resetAt: number };
+}
+
+const MAX_KEYS = 100_000;
+
+export class MemoryRateLimitStore implements RateLimitStore {
+  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+
+  hit(key: string, windowMs: number, now: number): { count: number; resetAt: number } {
+    let entry = this.windows.get(key);
+    if (!entry || entry.resetAt <= now) {
+      if (this.windows.size >= MAX_KEYS) this.prune(now);
+      entry = { count: 0, resetAt: now + windowMs };
+      this.windows.set(key, entry);
+    }
+    entry.count++;
+    return entry;
+  }
+
+  private prune(now: number): void {
+    for (const [key, entry] of this.windows) if (entry.resetAt <= now) this.windows.delete(key);
+    // Still full of live windows (a flood of distinct keys): start over rather than grow.
+    if (this.windows.size >= MAX_KEYS) this.windows.clear();
+  }
+}
+
+/** A request as the limiter sees it. */
+export interface LimitedRequest {
+  method: string;
+  path: string;
+  ctx: Ctx;
+}
+
+/**
+ * Option `rateLimit`: per route pattern (a regular expression over the path below the mount path),
+ * methods, a window in seconds and a maximum of requests per IP, user or session. A request over
+ * the limit answers 429 with code 155 and `Retry-After`. The master key is not limited. Batch
+ * members are counted one by one, so a batch cannot get around a limit.
+ */
+export class RateLimiter {
+  private readonly rules: Array<RateLimitRule & { pattern: RegExp }>;
+
+  constructor(
+    rules: readonly RateLimitRule[],
+    private readonly store: RateLimitStore = new MemoryRateLimitStore(),
+    private readonly now: () => number = Date.now,
+  ) {
+    this.rules = rules.map((rule) => ({ ...rule, pattern: new RegExp(rule.path) }));
+  }
+
+  check(req: LimitedRequest): void {
+    if (req.ctx.caller.isMaster || this.rules.length === 0) return;
+    const now = this.now();
+    for (const [i, rule] of this.rules.entries()) {
+      if (rule.methods && !rule.methods.includes(req.method as never)) continue;
+      if (!rule.pattern.test(req.path)) continue;
+      const who = keyOf(rule.by, req.ctx);
+      if (who === undefined) continue;
+      const { count, resetAt } = this.store.hit(`${i}:${who}`, rule.window * 1000, now);
+      if (count > rule.max) {
+        const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+        throw new RateLimited(
+          rule.error ??
+            `Too many requests: at most ${rule.max} in ${rule.window} seconds. Retry in ${retryAfter} seconds.`,
+          retryAfter,
+        );
+      }
+    }
+  }
+}
+
+function keyOf(by: RateLimitRule['by'], ctx: Ctx): string | undefined {
+  switch (by) {
+    case 'ip':
+      return ctx.ip ? `ip:${ctx.ip}` : undefined;
+    case 'user':
+      return ctx.caller.user ? `user:${ctx.caller.user.objectId}` : ctx.ip ? `ip:${ctx.ip}` : undefined;
+    case 'session':
+      return ctx.caller.sessionToken
+        ? `session:${ctx.caller.sessionToken}`
+        : ctx.ip
+          ? `ip:${ctx.ip}`
+          : undefined;
+  }
+}
+
+/** 429 with code 155; `retryAfter` (seconds) becomes the `Retry-After` header of a direct request. */
+export class RateLimited extends BdsError {
+  constructor(
+    message: string,
+    readonly retryAfter: number,
+  ) {
+    super(ErrorCode.REQUEST_LIMIT_EXCEEDED, message);
+  }
+}

@@ -1,0 +1,112 @@
+import type express from 'express';
+import { z } from 'zod';
+import type { BffContext } from '../context.ts';
+import { appRoute, BffError, bodyOf, Code, parse, unwrap } from './http.ts';
+
+const jsonObject = z.record(z.string(), z.unknown());
+const pushBody = z.strictObject({
+  where: jsonObject.optional(),
+  channels: z.array(z.string().min(1)).min(1).optional(),
+  data: jsonObject,
+  push_time: z.string().optional(),
+  expiration_time: z.string().optional(),
+  expiration_interval: z.number().int().positive().optional(),
+});
+const audienceQuery = z.strictObject({
+  where: z.string().optional(),
+  channels: z.string().optional(),
+});
+const installationsQuery = z.strictObject({
+  deviceType: z.string().max(50).optional(),
+  channel: z.string().max(200).optional(),
+  limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(500)).optional(),
+});
+
+/** The audience of a push as a where over `_Installation` (only installations with a token). */
+function audienceWhere(where: Record<string, unknown> | undefined, channels: string[] | undefined) {
+  const parts: Record<string, unknown>[] = [where ?? {}, { deviceToken: { $exists: true } }];
+  if (channels?.length) parts.push({ channels: { $in: channels } });
+  return { $and: parts };
+}
+
+/** Shows a push token's start only: enough to tell devices apart, not to push to them. */
+const maskToken = (token: unknown) => (typeof token === 'string' ? `${token.slice(0, 8)}…` : token);
+
+/** Push: the live audience count, sending (audited), the status list, and the installations. */
+export function registerPushRoutes(router: express.Router, ctx: BffContext): void {
+  const base = '/apps/:appId';
+
+  router.get(
+    `${base}/push/audience`,
+    appRoute(ctx, {}, async (s) => {
+      const q = parse(audienceQuery, s.req.query, 'audience');
+      let where: Record<string, unknown> | undefined;
+      if (q.where) {
+        try {
+          where = jsonObject.parse(JSON.parse(q.where));
+        } catch {
+          throw new BffError(400, Code.INVALID_JSON, 'Invalid audience: where must be a JSON object.');
+        }
+      }
+      const channels = q.channels
+        ? q.channels
+            .split(',')
+            .map((c) => c.trim())
+            .filter(Boolean)
+        : undefined;
+      const { results } = unwrap(
+        await s.client.aggregate<{ objectId: string | null; n: number }>('_Installation', [
+          { $match: audienceWhere(where, channels) },
+          { $group: { _id: '$deviceType', n: { $sum: 1 } } },
+        ]),
+      );
+      const byType: Record<string, number> = {};
+      for (const r of results) byType[r.objectId ?? 'unknown'] = r.n;
+      return { total: results.reduce((sum, r) => sum + r.n, 0), byType };
+    }),
+  );
+
+  router.post(
+    `${base}/push`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const body = parse(pushBody, bodyOf(s.req), 'push');
+      const sent = unwrap(await s.client.sendPush(body, { useMasterKey: true }));
+      s.audit('push.send', `_PushStatus/${sent.pushStatusId}`, null, body);
+      return { result: true, pushStatusId: sent.pushStatusId };
+    }),
+  );
+
+  router.get(
+    `${base}/push/status`,
+    appRoute(ctx, {}, async (s) => {
+      const { results } = unwrap(
+        await s.client.find('_PushStatus', { order: '-createdAt', limit: 50 }, { useMasterKey: true }),
+      );
+      return { results };
+    }),
+  );
+
+  router.get(
+    `${base}/installations`,
+    appRoute(ctx, {}, async (s) => {
+      const q = parse(installationsQuery, s.req.query, 'installations query');
+      const where: Record<string, unknown> = {};
+      if (q.deviceType) where.deviceType = q.deviceType;
+      if (q.channel) where.channels = q.channel;
+      const { results, count } = unwrap(
+        await s.client.find(
+          '_Installation',
+          { where, order: '-createdAt', limit: q.limit ?? 100, count: true },
+          { useMasterKey: true },
+        ),
+      );
+      return {
+        results: results.map((r: Record<string, unknown>) => ({
+          ...r,
+          deviceToken: maskToken(r.deviceToken),
+        })),
+        count,
+      };
+    }),
+  );
+}

@@ -1,0 +1,25 @@
+import { isObject } from '@bds/client/protocol';
+import type { Row } from '../kernel/records.ts';
+import type { ClassSchema } from '../kernel/schema.ts';
+import type { Core } from './core.ts';
+
+/**
+ * File values are stored by name only; their url is built when a row is read, from the current
+ * public address (so a changed serverURL never leaves stale links in the data).
+ */
+export function fillFileUrls(core: Core, schema: ClassSchema, rows: Row[]): void {
+  const url = core.fileUrl;
+  if (!url) return;
+  const fields = Object.entries(schema.fields)
+    .filter(([, def]) => def.type === 'File')
+    .map(([name]) => name);
+  if (fields.length === 0) return;
+  for (const row of rows) {
+    for (const field of fields) {
+      const value = row[field];
+      if (isObject(value) && value.__type === 'File' && typeof value.name === 'string') {
+        row[field] = { __type: 'File', name: value.name, url: url(value.name) };
+      }
+    }
+  }
+}

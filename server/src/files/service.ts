@@ -1,0 +1,218 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ServiceOptions } from '../config/options.ts';
+import type { Data } from '../data/data.ts';
+import { MASTER } from '../kernel/caller.ts';
+import { type Ctx, ctxOf } from '../kernel/context.ts';
+import { BdsError, ErrorCode, masterKeyRequired } from '../kernel/errors.ts';
+import type { Row } from '../kernel/records.ts';
+import { USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
+import { type FileAdapter, fileTooLarge, type StoredFile } from './adapter.ts';
+import { DatabaseFileAdapter } from './db-adapter.ts';
+import { FsFileAdapter } from './fs-adapter.ts';
+
+/** Names a file may be uploaded under (the stored name adds a random prefix). */
+export const FILE_NAME = /^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$/;
+export const MAX_FILE_NAME = 128;
+const CONTENT_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
+/** Types a browser would run or render as a page: served as attachments. */
+const ACTIVE_TYPES = new Set([
+  'text/html',
+  'application/xhtml+xml',
+  'image/svg+xml',
+  'text/xml',
+  'application/xml',
+  'text/javascript',
+  'application/javascript',
+  'application/x-javascript',
+  'text/ecmascript',
+  'application/ecmascript',
+]);
+
+export const UPLOAD_REFUSED = {
+  public: 'File upload by public is disabled.',
+  anonymous: 'File upload by anonymous user is disabled.',
+  authenticated: 'File upload by authenticated user is disabled.',
+} as const;
+
+const fileNotFound = () => new BdsError(ErrorCode.OBJECT_NOT_FOUND, 'File not found.');
+
+export function createFileAdapter(options: ServiceOptions, data: Data): FileAdapter {
+  return options.files.adapter === 'database'
+    ? new DatabaseFileAdapter(data.blobs)
+    : new FsFileAdapter(`${options.dataDir}/files`);
+}
+
+/** A stored name: the random prefix, `_`, and a name that passed `checkFileName`. */
+export function isStoredName(name: string): boolean {
+  return name.length <= MAX_FILE_NAME + 33 && FILE_NAME.test(name);
+}
+
+export function checkFileName(name: string): void {
+  if (name.length > MAX_FILE_NAME) throw new BdsError(ErrorCode.INVALID_FILE_NAME, 'Filename too long.');
+  if (!FILE_NAME.test(name))
+    throw new BdsError(ErrorCode.INVALID_FILE_NAME, 'Filename contains invalid characters.');
+}
+
+/** Uploads, downloads, deletion and the orphan report. Bytes always stream through. */
+export class Files {
+  constructor(
+    private readonly data: Data,
+    private readonly adapter: FileAdapter,
+    private readonly publicUrl: () => string,
+  ) {}
+
+  private get options(): ServiceOptions {
+    return this.data.core.options;
+  }
+
+  url(name: string): string {
+    return `${this.publicUrl()}/files/${encodeURIComponent(this.options.appId)}/${encodeURIComponent(name)}`;
+  }
+
+  /** SPEC endpoint rule 7: fileUpload.enableForPublic / enableForAnonymousUser / enableForAuthenticatedUser. */
+  private async checkUploader(ctx: Ctx): Promise<void> {
+    const { caller } = ctx;
+    if (caller.isMaster) return;
+    const settings = this.options.fileUpload;
+    if (!caller.user) {
+      if (!settings.enableForPublic) throw new BdsError(ErrorCode.FILE_SAVE_ERROR, UPLOAD_REFUSED.public);
+      return;
+    }
+    const [row] = await this.data.lookups.internal('_User', 'objectId', caller.user.objectId, [
+      USER_INTERNAL_COLUMNS.anonymousId,
+    ]);
+    const anonymous = row?.[USER_INTERNAL_COLUMNS.anonymousId] != null;
+    if (anonymous && !settings.enableForAnonymousUser) {
+      throw new BdsError(ErrorCode.FILE_SAVE_ERROR, UPLOAD_REFUSED.anonymous);
+    }
+    if (!anonymous && !settings.enableForAuthenticatedUser) {
+      throw new BdsError(ErrorCode.FILE_SAVE_ERROR, UPLOAD_REFUSED.authenticated);
+    }
+  }
+
+  /** POST /files/<name>: the request body streams to the adapter. */
+  async upload(ctx: Ctx, name: string, req: IncomingMessage): Promise<{ name: string; url: string }> {
+    await this.checkUploader(ctx);
+    checkFileName(name);
+    const limit = this.options.maxUploadSize;
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) throw fileTooLarge(limit);
+    const type = String(req.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
+    const contentType = CONTENT_TYPE.test(type) ? type : 'application/octet-stream';
+    const stored = `${randomBytes(16).toString('hex')}_${name}`;
+    await this.adapter.save(stored, contentType, req, limit);
+    return { name: stored, url: this.url(stored) };
+  }
+
+  /** GET or HEAD of a file's url: ETag, ranges, caching, and never rendered as a page of this origin. */
+  async serve(req: IncomingMessage, res: ServerResponse, appId: string, name: string): Promise<number> {
+    // Names that could not have been stored (`..`, slashes once decoded) never reach the adapter.
+    const file =
+      appId === this.options.appId && isStoredName(name) ? await this.adapter.info(name) : undefined;
+    if (!file) throw fileNotFound();
+    const headers: Record<string, string | number> = {
+      'Content-Type': file.contentType,
+      ETag: file.etag,
+      'Last-Modified': new Date(file.createdAt).toUTCString(),
+      // Stored names are unique and never reused for other bytes.
+      'Cache-Control': 'public, max-age=31536000, immutable',
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': "default-src 'none'; sandbox",
+      'Accept-Ranges': 'bytes',
+      'Access-Control-Allow-Origin': '*',
+    };
+    if (ACTIVE_TYPES.has(file.contentType)) {
+      headers['Content-Disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(name)}`;
+    }
+    if (req.headers['if-none-match'] === file.etag) {
+      res.writeHead(304, headers).end();
+      return 304;
+    }
+    const range = parseRange(req.headers.range, file.size);
+    if (range === 'unsatisfiable') {
+      res.writeHead(416, { ...headers, 'Content-Range': `bytes */${file.size}` }).end();
+      return 416;
+    }
+    const [start, end] = range ?? [0, file.size - 1];
+    const status = range ? 206 : 200;
+    headers['Content-Length'] = Math.max(0, end - start + 1);
+    if (range) headers['Content-Range'] = `bytes ${start}-${end}/${file.size}`;
+    res.writeHead(status, headers);
+    if (req.method === 'HEAD' || file.size === 0) {
+      res.end();
+      return status;
+    }
+    await pipeline(Readable.from(this.adapter.read(file, start, end)), res);
+    return status;
+  }
+
+  async remove(ctx: Ctx, name: string): Promise<void> {
+    if (!ctx.caller.isMaster) throw masterKeyRequired();
+    if (!isStoredName(name) || !(await this.adapter.delete(name))) throw fileNotFound();
+  }
+
+  /** Stored files that no File field of any row references (master only). */
+  async orphans(ctx: Ctx): Promise<Array<StoredFile & { url: string }>> {
+    if (!ctx.caller.isMaster) throw masterKeyRequired();
+    const referenced = new Set<string>();
+    const system = ctxOf(MASTER, 'system');
+    for (const schema of this.data.core.schemas.all()) {
+      const fields = Object.entries(schema.fields)
+        .filter(([, def]) => def.type === 'File')
+        .map(([field]) => field);
+      if (fields.length === 0) continue;
+      let after = '';
+      for (;;) {
+        const { results } = await this.data.reads.find(system, schema.className, {
+          where: JSON.stringify(after ? { objectId: { $gt: after } } : {}),
+          order: 'objectId',
+          limit: '1000',
+          keys: fields.join(','),
+        });
+        for (const row of results as Row[]) {
+          for (const f of fields) {
+            const v = row[f] as { name?: unknown } | undefined;
+            if (typeof v?.name === 'string') referenced.add(v.name);
+          }
+        }
+        if (results.length < 1000) break;
+        after = String(results.at(-1)!.objectId);
+      }
+    }
+    const out: Array<StoredFile & { url: string }> = [];
+    for await (const file of this.adapter.list()) {
+      if (!referenced.has(file.name)) out.push({ ...file, url: this.url(file.name) });
+    }
+    return out;
+  }
+}
+
+/** A single `bytes=` range; `undefined` serves the whole file (absent, malformed or several ranges). */
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): [number, number] | 'unsatisfiable' | undefined {
+  if (!header) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+    if (m[2] !== '' && Number(m[2]) < start) return undefined;
+  }
+  if (start >= size) return 'unsatisfiable';
+  return [start, end];
+}

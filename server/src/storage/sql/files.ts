@@ -1,0 +1,124 @@
+import type { StoredFile } from '../adapter.ts';
+import type { Dialect } from './dialect.ts';
+import { Params } from './dialect.ts';
+import type { SqlDriver } from './driver.ts';
+
+const FILES = '_FileBlob';
+const CHUNKS = '_FileChunk';
+
+/** File bytes in the database (the `database` file adapter): one table of files, one of chunks. */
+export class SqlFileBlobs {
+  private ready: Promise<void> | undefined;
+
+  constructor(private readonly driver: SqlDriver) {}
+
+  private get dialect(): Dialect {
+    return this.driver.dialect;
+  }
+
+  private p(): Params {
+    return new Params(this.dialect.placeholder);
+  }
+
+  private q(name: string): string {
+    return this.dialect.quote(name);
+  }
+
+  private tables(): Promise<void> {
+    const q = (n: string) => this.q(n);
+    this.ready ??= this.driver.exec(
+      `CREATE TABLE IF NOT EXISTS ${q(FILES)} (${q('name')} TEXT PRIMARY KEY NOT NULL, ${q('contentType')} TEXT NOT NULL, ` +
+        `${q('size')} INTEGER, ${q('etag')} TEXT, ${q('createdAt')} TEXT NOT NULL, ${q('complete')} INTEGER NOT NULL);` +
+        `CREATE TABLE IF NOT EXISTS ${q(CHUNKS)} (${q('name')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ` +
+        `${q('data')} ${this.dialect.binaryType} NOT NULL, PRIMARY KEY (${q('name')}, ${q('seq')}));`,
+    );
+    return this.ready;
+  }
+
+  async begin(file: Omit<StoredFile, 'size' | 'etag'>): Promise<void> {
+    await this.tables();
+    const p = this.p();
+    const cols = ['name', 'contentType', 'createdAt', 'complete'].map((c) => this.q(c)).join(', ');
+    await this.driver.run(
+      `INSERT INTO ${this.q(FILES)} (${cols}) VALUES (${p.add(file.name)}, ${p.add(file.contentType)}, ${p.add(file.createdAt)}, 0)`,
+      p.values,
+    );
+  }
+
+  async append(name: string, seq: number, bytes: Uint8Array): Promise<void> {
+    const p = this.p();
+    await this.driver.run(
+      `INSERT INTO ${this.q(CHUNKS)} (${this.q('name')}, ${this.q('seq')}, ${this.q('data')}) VALUES (${p.add(name)}, ${p.add(seq)}, ${p.add(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))})`,
+      p.values,
+    );
+  }
+
+  async commit(name: string, size: number, etag: string): Promise<void> {
+    const p = this.p();
+    await this.driver.run(
+      `UPDATE ${this.q(FILES)} SET ${this.q('size')} = ${p.add(size)}, ${this.q('etag')} = ${p.add(etag)}, ${this.q('complete')} = 1 WHERE ${this.q('name')} = ${p.add(name)}`,
+      p.values,
+    );
+  }
+
+  async info(name: string): Promise<StoredFile | undefined> {
+    await this.tables();
+    const p = this.p();
+    const row = await this.driver.get(
+      `SELECT * FROM ${this.q(FILES)} WHERE ${this.q('name')} = ${p.add(name)} AND ${this.q('complete')} = 1`,
+      p.values,
+    );
+    return row ? toFile(row) : undefined;
+  }
+
+  async chunk(name: string, seq: number): Promise<Uint8Array | undefined> {
+    const p = this.p();
+    const row = await this.driver.get(
+      `SELECT ${this.q('data')} FROM ${this.q(CHUNKS)} WHERE ${this.q('name')} = ${p.add(name)} AND ${this.q('seq')} = ${p.add(seq)}`,
+      p.values,
+    );
+    return row ? (row.data as Uint8Array) : undefined;
+  }
+
+  async delete(name: string): Promise<boolean> {
+    await this.tables();
+    return this.driver.transaction(async () => {
+      const p = this.p();
+      const removed = await this.driver.run(
+        `DELETE FROM ${this.q(FILES)} WHERE ${this.q('name')} = ${p.add(name)} AND ${this.q('complete')} = 1`,
+        p.values,
+      );
+      const pending = this.p();
+      await this.driver.run(
+        `DELETE FROM ${this.q(FILES)} WHERE ${this.q('name')} = ${pending.add(name)}`,
+        pending.values,
+      );
+      const c = this.p();
+      await this.driver.run(
+        `DELETE FROM ${this.q(CHUNKS)} WHERE ${this.q('name')} = ${c.add(name)}`,
+        c.values,
+      );
+      return removed.changes > 0;
+    });
+  }
+
+  async list(after: string, limit: number): Promise<StoredFile[]> {
+    await this.tables();
+    const p = this.p();
+    const rows = await this.driver.all(
+      `SELECT * FROM ${this.q(FILES)} WHERE ${this.q('complete')} = 1 AND ${this.q('name')} > ${p.add(after)} ORDER BY ${this.q('name')} LIMIT ${Math.max(1, Math.floor(limit))}`,
+      p.values,
+    );
+    return rows.map(toFile);
+  }
+}
+
+function toFile(row: Record<string, unknown>): StoredFile {
+  return {
+    name: String(row.name),
+    contentType: String(row.contentType),
+    size: Number(row.size),
+    etag: String(row.etag),
+    createdAt: String(row.createdAt),
+  };
+}

@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runScenarios } from './helpers/scenarios.ts';
+import { startService, type TestService } from './helpers/service.ts';
+
+const SALES = [
+  {
+    item: 'apple',
+    category: 'fruit',
+    price: 3,
+    qty: 10,
+    tags: ['red', 'sweet'],
+    sold: '2026-01-02T00:00:00.000Z',
+  },
+  { item: 'pear', category: 'fruit', price: 4, qty: 5, tags: ['green'], sold: '2026-01-05T00:00:00.000Z' },
+  { item: 'kale', category: 'veg', price: 2, qty: 7, tags: [], sold: '2026-01-03T00:00:00.000Z' },
+  {
+    item: 'leek',
+    category: 'veg',
+    price: 5,
+    qty: 1,
+    tags: ['green', 'long'],
+    sold: '2026-01-01T00:00:00.000Z',
+  },
+  { item: 'fig', category: 'fruit', price: 9, qty: 2, sold: '2026-01-04T00:00:00.000Z' },
+];
+
+let t: TestService;
+const aggregate = (pipeline: unknown, className = 'Sale') =>
+  t.request('POST', `/aggregate/${className}`, { as: 'master', body: { pipeline } });
+
+describe('POST /aggregate', () => {
+  beforeAll(async () => {
+    t = await startService();
+    for (const s of SALES) {
+      const res = await t.request('POST', '/classes/Sale', {
+        as: 'master',
+        body: { ...s, sold: { __type: 'Date', iso: s.sold }, ACL: {} },
+      });
+      expect(res.status).toBe(201);
+    }
+    await t.request('POST', '/classes/Category', { as: 'master', body: { name: 'fruit', aisle: 1 } });
+    await t.request('POST', '/classes/Category', { as: 'master', body: { name: 'veg', aisle: 2 } });
+  });
+  afterAll(() => t.close());
+
+  it('$group in SQL: by a field with $sum, $avg, $min, $max, $count; _id comes back as objectId', async () => {
+    const res = await aggregate([
+      { $match: { price: { $gte: 2 } } },
+      {
+        $group: {
+          _id: '$category',
+          total: { $sum: '$qty' },
+          rows: { $sum: 1 },
+          avgPrice: { $avg: '$price' },
+          cheapest: { $min: '$price' },
+          latest: { $max: '$sold' },
+          n: { $count: {} },
+        },
+      },
+      { $sort: { objectId: 1 } },
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.results).toEqual([
+      {
+        objectId: 'fruit',
+        total: 17,
+        rows: 3,
+        avgPrice: 16 / 3,
+        cheapest: 3,
+        latest: { __type: 'Date', iso: '2026-01-05T00:00:00.000Z' },
+        n: 3,
+      },
+      {
+        objectId: 'veg',
+        total: 8,
+        rows: 2,
+        avgPrice: 3.5,
+        cheapest: 2,
+        latest: { __type: 'Date', iso: '2026-01-03T00:00:00.000Z' },
+        n: 2,
+      },
+    ]);
+  });
+
+  it('$group by null and by several fields; streaming accumulators $first, $last, $push, $addToSet', async () => {
+    const all = await aggregate([{ $group: { _id: null, qty: { $sum: '$qty' } } }]);
+    expect(all.json.results).toEqual([{ objectId: null, qty: 25 }]);
+    const none = await aggregate([
+      { $match: { price: 1000 } },
+      { $group: { _id: null, qty: { $sum: '$qty' } } },
+    ]);
+    expect(none.json.results).toEqual([]);
+    const pairs = await aggregate([
+      { $match: { category: 'fruit' } },
+      { $group: { _id: { c: '$category', cheap: '$price' }, n: { $sum: 1 } } },
+      { $sort: { 'objectId.cheap': 1 } },
+    ]);
+    expect(pairs.json.results.map((r: { objectId: unknown }) => r.objectId)).toEqual([
+      { c: 'fruit', cheap: 3 },
+      { c: 'fruit', cheap: 4 },
+      { c: 'fruit', cheap: 9 },
+    ]);
+    const streamed = await aggregate([
+      { $sort: { sold: 1 } },
+      {
+        $group: {
+          _id: '$category',
+          first: { $first: '$item' },
+          last: { $last: '$item' },
+          items: { $push: '$item' },
+          cats: { $addToSet: '$category' },
+        },
+      },
+      { $sort: { objectId: -1 } },
+    ]);
+    expect(streamed.json.results).toEqual([
+      { objectId: 'veg', first: 'leek', last: 'kale', items: ['leek', 'kale'], cats: ['veg'] },
+      { objectId: 'fruit', first: 'apple', last: 'pear', items: ['apple', 'fig', 'pear'], cats: ['fruit'] },
+    ]);
+  });
+
+  it('$project, $sort, $skip, $limit, $count, $unwind and a $match after them', async () => {
+    const page = await aggregate([
+      { $sort: { price: -1 } },
+      { $skip: 1 },
+      { $limit: 2 },
+      { $project: { item: 1, _id: 0 } },
+    ]);
+    expect(page.json.results).toEqual([{ item: 'leek' }, { item: 'pear' }]);
+    const renamed = await aggregate([
+      { $match: { item: 'kale' } },
+      { $project: { name: '$item', cost: '$price' } },
+    ]);
+    expect(renamed.json.results).toEqual([{ objectId: expect.any(String), name: 'kale', cost: 2 }]);
+    const count = await aggregate([{ $match: { category: 'veg' } }, { $count: 'vegetables' }]);
+    expect(count.json.results).toEqual([{ vegetables: 2 }]);
+    const tags = await aggregate([
+      { $unwind: '$tags' },
+      { $group: { _id: '$tags', n: { $sum: 1 } } },
+      { $match: { n: { $gte: 2 } } },
+    ]);
+    expect(tags.json.results).toEqual([{ objectId: 'green', n: 2 }]);
+    const kept = await aggregate([
+      { $match: { category: 'veg' } },
+      { $unwind: { path: '$tags', preserveNullAndEmptyArrays: true, includeArrayIndex: 'i' } },
+      { $project: { item: 1, tags: 1, i: 1, _id: 0 } },
+      { $sort: { item: 1, i: 1 } },
+    ]);
+    expect(kept.json.results).toEqual([
+      { item: 'kale', i: null },
+      { item: 'leek', tags: 'green', i: 0 },
+      { item: 'leek', tags: 'long', i: 1 },
+    ]);
+  });
+
+  it('$lookup joins another class; the master key bypasses ACLs (the rows have an empty ACL)', async () => {
+    const res = await aggregate([
+      { $match: { item: 'kale' } },
+      { $lookup: { from: 'Category', localField: 'category', foreignField: 'name', as: 'cat' } },
+      { $project: { item: 1, cat: 1, _id: 0 } },
+    ]);
+    expect(res.json.results).toHaveLength(1);
+    expect(res.json.results[0].cat).toMatchObject([{ name: 'veg', aisle: 2 }]);
+  });
+
+  it('streams a large class in pages without a limit', async () => {
+    const rows = Array.from({ length: 2500 }, (_, i) => ({
+      method: 'POST',
+      path: '/classes/Big',
+      body: { n: i, odd: i % 2 === 1 },
+    }));
+    for (let i = 0; i < rows.length; i += 100) {
+      const res = await t.request('POST', '/batch', {
+        as: 'master',
+        body: { requests: rows.slice(i, i + 100) },
+      });
+      expect(res.status).toBe(200);
+    }
+    const res = await aggregate(
+      [{ $project: { n: 1, _id: 0 } }, { $match: { n: { $gte: 1500 } } }, { $count: 'n' }],
+      'Big',
+    );
+    expect(res.json.results).toEqual([{ n: 1000 }]);
+    const skipped = await aggregate([{ $skip: 2499 }, { $project: { n: 1, _id: 0 } }], 'Big');
+    expect(skipped.json.results).toHaveLength(1);
+  });
+});
+
+runScenarios('POST /aggregate errors', [
+  {
+    name: 'master only',
+    method: 'POST',
+    path: '/aggregate/Sale',
+    body: { pipeline: [] },
+    status: 403,
+    code: 119,
+    expect: { error: 'unauthorized: master key is required' },
+  },
+  {
+    name: 'an unknown stage is 102 naming the stage',
+    method: 'POST',
+    path: '/aggregate/Sale',
+    as: 'master',
+    body: { pipeline: [{ $match: {} }, { $bucketAuto: {} }] },
+    status: 400,
+    code: 102,
+    expect: { error: "Invalid aggregate stage '$bucketAuto'." },
+  },
+  {
+    name: 'an unknown accumulator is 102',
+    method: 'POST',
+    path: '/aggregate/Sale',
+    as: 'master',
+    body: { pipeline: [{ $group: { _id: null, x: { $median: '$a' } } }] },
+    status: 400,
+    code: 102,
+    expect: { error: "Invalid $group accumulator '$median' for x." },
+  },
+  {
+    name: 'a missing pipeline is 102',
+    method: 'POST',
+    path: '/aggregate/Sale',
+    as: 'master',
+    body: {},
+    status: 400,
+    code: 102,
+    expect: { error: 'pipeline must be an array of stages, as in {"pipeline": [...]}.' },
+  },
+  {
+    name: '$vectorSearch must come first',
+    method: 'POST',
+    path: '/aggregate/Sale',
+    as: 'master',
+    body: { pipeline: [{ $match: {} }, { $vectorSearch: { queryVector: [1], path: 'v', limit: 1 } }] },
+    status: 400,
+    code: 102,
+    expect: { error: '$vectorSearch must be the first stage of the pipeline.' },
+  },
+  {
+    name: 'GET with a pipeline parameter',
+    method: 'GET',
+    path: '/aggregate/Nothing',
+    as: 'master',
+    query: { pipeline: JSON.stringify([{ $count: 'n' }]) },
+    status: 200,
+    expect: { results: [] },
+  },
+]);

@@ -1,0 +1,322 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createService } from '../src/index.ts';
+import { MASTER } from '../src/kernel/caller.ts';
+import { type FakePush, startFakePush } from './helpers/fake-push.ts';
+import { runScenarios } from './helpers/scenarios.ts';
+import { credentialHeaders, KEYS, startService, type TestService } from './helpers/service.ts';
+
+/** Polls until `check` answers a value (generous bound: the machine is shared). */
+async function waitFor<T>(check: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function finished(t: TestService, id: string) {
+  return waitFor(async () => {
+    const res = await t.request('GET', `/classes/_PushStatus/${id}`, { as: 'master' });
+    return ['succeeded', 'failed'].includes(res.json.status) ? res.json : undefined;
+  });
+}
+
+runScenarios('POST /push without a push configuration', [
+  {
+    name: 'master: 115 with a clear text',
+    method: 'POST',
+    path: '/push',
+    as: 'master',
+    body: { where: {}, data: { alert: 'hi' } },
+    status: 400,
+    code: 115,
+    expect: {
+      error:
+        'Push is not configured: set the push option with apns and/or fcm credentials to send notifications.',
+    },
+  },
+  {
+    name: 'without the master key: 119',
+    method: 'POST',
+    path: '/push',
+    body: { where: {}, data: { alert: 'hi' } },
+    status: 403,
+    code: 119,
+    expect: { error: 'unauthorized: master key is required' },
+  },
+]);
+
+describe('push', () => {
+  let fake: FakePush;
+  let t: TestService;
+  const install = async (installationId: string, fields: Record<string, unknown>) => {
+    const res = await t.request('POST', '/installations', {
+      as: 'master',
+      body: { installationId, ...fields },
+    });
+    expect(res.status, res.text).toBe(201);
+    return res.json.objectId as string;
+  };
+  beforeAll(async () => {
+    fake = await startFakePush();
+    t = await startService({ push: fake.options });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('refuses bad bodies with their codes, creating no status', async () => {
+    const cases: Array<[unknown, number, string]> = [
+      [{ where: {} }, 107, 'Invalid push: data: Invalid input: expected record, received undefined.'],
+      [{ data: { alert: 'x' } }, 115, 'Sending a push requires either "channels" or a "where" query.'],
+      [{ where: { a: { $bogus: 1 } }, data: {} }, 102, ''],
+      [{ where: {}, data: { badge: 'lots' } }, 111, 'data.badge must be a whole number or "Increment".'],
+      [
+        { where: {}, data: {}, push_time: 'tomorrow' },
+        107,
+        'Invalid push: push_time: must be an ISO 8601 date.',
+      ],
+      [{ where: {}, data: {}, extra: 1 }, 107, 'Invalid push: body: unknown field extra.'],
+      [
+        { where: {}, data: {}, expiration_time: '2000-01-01T00:00:00.000Z' },
+        107,
+        'The push would expire before its push_time.',
+      ],
+    ];
+    for (const [body, code, error] of cases) {
+      const res = await t.request('POST', '/push', { as: 'master', body });
+      expect(res.status, res.text).toBe(400);
+      expect(res.json.code).toBe(code);
+      if (error) expect(res.json.error).toBe(error);
+    }
+    const statuses = await t.request('GET', '/classes/_PushStatus', { as: 'master' });
+    expect(statuses.json.results).toEqual([]);
+  });
+
+  it('delivers to a where audience over APNs and FCM, counts per type, removes invalid tokens, increments badges', async () => {
+    const ios = await install('i-ios-1', {
+      deviceType: 'ios',
+      deviceToken: 'tok-ios-1',
+      badge: 1,
+      channels: ['news'],
+    });
+    const iosBad = await install('i-ios-2', {
+      deviceType: 'ios',
+      deviceToken: 'bad-ios-2',
+      channels: ['news'],
+    });
+    const android = await install('i-and-1', { deviceType: 'android', deviceToken: 'tok-and-1', badge: 4 });
+    const androidBad = await install('i-and-2', { deviceType: 'android', deviceToken: 'bad-and-2' });
+    await install('i-web-1', { deviceType: 'winphone', deviceToken: 'tok-x', group: 'other' });
+    const res = await t.request('POST', '/push', {
+      as: 'master',
+      body: {
+        where: { deviceType: { $in: ['ios', 'android'] } },
+        data: { alert: 'Hello', title: 'Greeting', badge: 'Increment', sound: 'ping.caf', story: 42 },
+        expiration_interval: 3600,
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json).toEqual({ result: true });
+    const id = res.headers.get('x-backend-push-status-id')!;
+    expect(id).toMatch(/^\w{10}$/);
+    const status = await finished(t, id);
+    expect(status).toMatchObject({
+      status: 'succeeded',
+      numSent: 2,
+      numFailed: 2,
+      sentPerType: { ios: 1, android: 1 },
+      failedPerType: { ios: 1, android: 1 },
+      failureReasons: { Unregistered: 1, UNREGISTERED: 1 },
+      source: 'rest',
+    });
+    expect(fake.refused).toBe(0);
+    const apns = fake.sends.find((s) => s.token === 'tok-ios-1')!;
+    expect(apns.headers['apns-topic']).toBe('com.example.app');
+    expect(apns.headers['apns-push-type']).toBe('alert');
+    expect(Number(apns.headers['apns-expiration'])).toBeGreaterThan(Date.now() / 1000 + 3000);
+    expect(apns.body).toEqual({
+      aps: { alert: { title: 'Greeting', body: 'Hello' }, badge: 2, sound: 'ping.caf' },
+      story: 42,
+    });
+    const fcm = fake.sends.find((s) => s.token === 'tok-and-1')!;
+    expect(fcm.body.message).toMatchObject({
+      token: 'tok-and-1',
+      notification: { title: 'Greeting', body: 'Hello' },
+      data: { badge: '5', story: '42' },
+      android: { priority: 'high', notification: { sound: 'ping.caf' } },
+    });
+    expect(fake.sends.some((s) => s.token === 'tok-x')).toBe(false);
+    const rows = async (id: string) =>
+      (await t.request('GET', `/installations/${id}`, { as: 'master' })).json;
+    expect(await rows(iosBad)).not.toHaveProperty('deviceToken');
+    expect(await rows(androidBad)).not.toHaveProperty('deviceToken');
+    expect((await rows(ios)).deviceToken).toBe('tok-ios-1');
+    expect((await rows(ios)).badge).toBe(2);
+    expect((await rows(android)).badge).toBe(5);
+  });
+
+  it('targets channels; concurrent badge increments are atomic', async () => {
+    const id = await install('i-chan-1', {
+      deviceType: 'ios',
+      deviceToken: 'tok-chan-1',
+      badge: 0,
+      channels: ['sport'],
+    });
+    await install('i-chan-2', { deviceType: 'ios', deviceToken: 'tok-chan-2', channels: ['cooking'] });
+    const before = fake.sends.length;
+    const sends = await Promise.all(
+      [1, 2, 3].map(() =>
+        t.request('POST', '/push', {
+          as: 'master',
+          body: { channels: ['sport'], data: { alert: 'Goal', badge: 'Increment' } },
+        }),
+      ),
+    );
+    for (const s of sends) await finished(t, s.headers.get('x-backend-push-status-id')!);
+    const mine = fake.sends.slice(before);
+    expect(mine.map((s) => s.token)).toEqual(['tok-chan-1', 'tok-chan-1', 'tok-chan-1']);
+    expect(mine.map((s) => s.body.aps.badge).sort()).toEqual([1, 2, 3]);
+    expect((await t.request('GET', `/installations/${id}`, { as: 'master' })).json.badge).toBe(3);
+  });
+
+  it('a push with a push_time is scheduled, then runs', async () => {
+    await install('i-sched-1', { deviceType: 'android', deviceToken: 'tok-sched-1', channels: ['later'] });
+    const at = new Date(Date.now() + 1500).toISOString();
+    const res = await t.request('POST', '/push', {
+      as: 'master',
+      body: { channels: ['later'], data: { alert: 'Soon' }, push_time: at },
+    });
+    const id = res.headers.get('x-backend-push-status-id')!;
+    const now = await t.request('GET', `/classes/_PushStatus/${id}`, { as: 'master' });
+    expect(now.json).toMatchObject({
+      status: 'scheduled',
+      pushTime: { __type: 'Date', iso: at },
+      numSent: 0,
+    });
+    const done = await finished(t, id);
+    expect(done).toMatchObject({ status: 'succeeded', numSent: 1 });
+    expect(Date.parse(done.startedAt.iso)).toBeGreaterThanOrEqual(Date.parse(at));
+  });
+
+  it('_PushStatus is master only', async () => {
+    const res = await t.request('GET', '/classes/_PushStatus', { as: 'rest' });
+    expect(res).toMatchObject({
+      status: 403,
+      json: { code: 119, error: 'unauthorized: master key is required' },
+    });
+  });
+});
+
+describe('scheduled pushes survive a restart', () => {
+  it('a push scheduled before a stop runs after the next start', async () => {
+    const fake = await startFakePush();
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'bds-push-'));
+    const options = { ...KEYS, dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn', push: fake.options };
+    try {
+      const first = await createService(options);
+      const { url } = await first.listen(0, '127.0.0.1');
+      const headers = { ...credentialHeaders('master'), 'Content-Type': 'application/json' };
+      await fetch(`${url}/installations`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ installationId: 'i-restart', deviceType: 'ios', deviceToken: 'tok-restart' }),
+      });
+      const at = new Date(Date.now() + 2500).toISOString();
+      const res = await fetch(`${url}/push`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          where: { installationId: 'i-restart' },
+          data: { alert: 'after restart' },
+          push_time: at,
+        }),
+      });
+      const id = res.headers.get('x-backend-push-status-id')!;
+      await first.close();
+      expect(fake.sends).toEqual([]);
+      const second = await createService(options);
+      const again = await second.listen(0, '127.0.0.1');
+      try {
+        const status = await waitFor(async () => {
+          const r = await fetch(`${again.url}/classes/_PushStatus/${id}`, { headers });
+          const json: any = await r.json();
+          return json.status === 'succeeded' ? json : undefined;
+        });
+        expect(status.numSent).toBe(1);
+        expect(fake.sends.map((s) => s.token)).toEqual(['tok-restart']);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await fake.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a stop during a push', () => {
+  it('ends the push as failed between two pages instead of holding the stop', async () => {
+    const fake = await startFakePush({ delayMs: 200 });
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'bds-push-'));
+    const options = {
+      ...KEYS,
+      dataDir,
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: 'warn',
+      push: { ...fake.options, batchSize: 1, concurrency: 1 },
+    };
+    try {
+      const service = await createService(options);
+      const { url } = await service.listen(0, '127.0.0.1');
+      const headers = { ...credentialHeaders('master'), 'Content-Type': 'application/json' };
+      for (let i = 0; i < 20; i++) {
+        await fetch(`${url}/installations`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            installationId: `i-stop-${i}`,
+            deviceType: 'ios',
+            deviceToken: `tok-stop-${i}`,
+          }),
+        });
+      }
+      const res = await fetch(`${url}/push`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ where: {}, data: { alert: 'x' } }),
+      });
+      const id = res.headers.get('x-backend-push-status-id')!;
+      await waitFor(async () => (fake.sends.length > 0 ? true : undefined));
+      const stopped = Date.now();
+      await service.close();
+      expect(Date.now() - stopped).toBeLessThan(20 * 200);
+      const again = await createService(options);
+      try {
+        const status = (await again.data.reads.get(
+          { caller: MASTER, source: 'system', context: {} },
+          '_PushStatus',
+          id,
+          {},
+        )) as Record<string, unknown>;
+        expect(status).toMatchObject({
+          status: 'failed',
+          errorMessage: 'The service stopped while this push was running.',
+        });
+        expect(status.numSent).toBeLessThan(20);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await fake.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,81 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, seg } from '../../../lib/api.ts';
+
+export interface Audience {
+  where?: string;
+  channels?: string;
+}
+
+export interface PushStatus {
+  objectId: string;
+  createdAt: string;
+  status: 'pending' | 'scheduled' | 'running' | 'succeeded' | 'failed';
+  pushTime?: { iso: string };
+  payload?: string;
+  numSent?: number;
+  numFailed?: number;
+  sentPerType?: Record<string, number>;
+  failedPerType?: Record<string, number>;
+  failureReasons?: Record<string, number>;
+  errorMessage?: string;
+}
+
+export interface Installation {
+  objectId: string;
+  installationId?: string;
+  deviceType?: string;
+  deviceToken?: string;
+  channels?: string[];
+  badge?: number;
+  createdAt: string;
+}
+
+export function useAudience(appId: string, audience: Audience, enabled: boolean) {
+  return useQuery({
+    queryKey: ['apps', appId, 'push', 'audience', audience],
+    queryFn: ({ signal }) =>
+      api.get<{ total: number; byType: Record<string, number> }>(
+        `/apps/${seg(appId)}/push/audience`,
+        { ...audience },
+        signal,
+      ),
+    enabled,
+    placeholderData: keepPreviousData,
+  });
+}
+
+export const statusKey = (appId: string) => ['apps', appId, 'push', 'status'] as const;
+
+/** The push status list, refreshed every second while the page is open. */
+export function usePushStatus(appId: string) {
+  return useQuery({
+    queryKey: statusKey(appId),
+    queryFn: ({ signal }) =>
+      api
+        .get<{ results: PushStatus[] }>(`/apps/${seg(appId)}/push/status`, undefined, signal)
+        .then((r) => r.results),
+    refetchInterval: 1000,
+  });
+}
+
+export function useSendPush(appId: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: Record<string, unknown>) =>
+      api.post<{ result: boolean; pushStatusId: string }>(`/apps/${seg(appId)}/push`, body),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: statusKey(appId) }),
+  });
+}
+
+export function useInstallations(appId: string, filters: { deviceType: string; channel: string }) {
+  return useQuery({
+    queryKey: ['apps', appId, 'installations', filters],
+    queryFn: ({ signal }) =>
+      api.get<{ results: Installation[]; count: number }>(
+        `/apps/${seg(appId)}/installations`,
+        { deviceType: filters.deviceType || undefined, channel: filters.channel || undefined },
+        signal,
+      ),
+    placeholderData: keepPreviousData,
+  });
+}

@@ -1,0 +1,39 @@
+import type { Data } from '../data/data.ts';
+import { Webhooks } from '../hooks/webhooks.ts';
+import type { Logger } from '../kernel/log.ts';
+import { Functions } from './functions.ts';
+import { Invoker } from './invoke.ts';
+import { loadCloudModule } from './load.ts';
+import type { CloudRegistry } from './registry.ts';
+import { CloudTriggers } from './triggers.ts';
+
+export type { CloudDefinitions, CloudRequest, DataApi, FunctionRules, Handler } from './registry.ts';
+
+/** Server-side logic: the cloud module's registrations, webhooks, and the triggers they make. */
+export class Cloud {
+  private constructor(
+    readonly registry: CloudRegistry,
+    readonly webhooks: Webhooks,
+    readonly invoker: Invoker,
+    readonly triggers: CloudTriggers,
+    readonly functions: Functions,
+  ) {}
+
+  /** Loads the module (option `cloud`) and the `_Hooks` rows, and installs the triggers in the core. */
+  static async start(data: Data, log: Logger): Promise<Cloud> {
+    const registry = await loadCloudModule(data.core.options.cloud);
+    const webhooks = new Webhooks(data, log);
+    await webhooks.registry.load();
+    const invoker = new Invoker(data);
+    const triggers = new CloudTriggers(data, registry, webhooks, invoker, log);
+    data.core.readTriggers = triggers;
+    data.core.accountTriggers = triggers;
+    return new Cloud(registry, webhooks, invoker, triggers, new Functions(registry, webhooks, invoker));
+  }
+
+  /** Stops webhook retries (a pending wait ends, nothing more is sent), then waits for after-triggers. */
+  async close(): Promise<void> {
+    await this.webhooks.close();
+    await this.triggers.idle();
+  }
+}

@@ -1,0 +1,163 @@
+import type { Row } from '../kernel/records.ts';
+import type { FindQuery } from '../kernel/triggers.ts';
+
+/** What cloud code reaches the data through: the same reads and the one write pipeline as REST. */
+export interface DataApi {
+  find(
+    className: string,
+    query?: Omit<Partial<FindQuery>, 'className'> & { count?: boolean },
+  ): Promise<Row[]>;
+  get(className: string, objectId: string, options?: { keys?: string; include?: string }): Promise<Row>;
+  count(className: string, where?: Record<string, unknown>): Promise<number>;
+  create(className: string, fields: Record<string, unknown>): Promise<Row>;
+  update(className: string, objectId: string, fields: Record<string, unknown>): Promise<Row>;
+  delete(className: string, objectId: string): Promise<void>;
+}
+
+/** The one argument of every handler (PROTOCOL.md "Cloud code module"). */
+export interface CloudRequest {
+  /** Functions and jobs. */
+  params: Record<string, unknown>;
+  /** Save and delete triggers, login triggers: `{className, objectId, …fields}`. */
+  object?: Row;
+  original?: Row;
+  /** Find triggers. */
+  query?: FindQuery;
+  /** afterFind. */
+  results?: Row[];
+  /** The caller's `_User` row (wire JSON, never the password), or undefined. */
+  user: Row | undefined;
+  master: boolean;
+  installationId: string | null;
+  ip: string | null;
+  /** Shared by the before and after triggers of one request. */
+  context: Record<string, unknown>;
+  /** Jobs: progress, stored in `_JobStatus.message`. */
+  message: (text: string) => void;
+  api: { asCaller: DataApi; asMaster: DataApi };
+  functionName?: string;
+  jobName?: string;
+  triggerName?: string;
+}
+
+export type Handler = (request: CloudRequest) => unknown;
+
+/** Who may call a function, and what its params must hold; a failed check answers 142. */
+export interface FunctionRules {
+  requireUser?: boolean;
+  requireMaster?: boolean;
+  /** The caller must hold at least one of these roles (directly or through other roles). */
+  requireAnyUserRoles?: string[];
+  fields?: Record<
+    string,
+    { type?: 'String' | 'Number' | 'Boolean' | 'Object' | 'Array'; required?: boolean }
+  >;
+}
+
+export const CLASS_TRIGGERS = [
+  'beforeSave',
+  'afterSave',
+  'beforeDelete',
+  'afterDelete',
+  'beforeFind',
+  'afterFind',
+] as const;
+export type ClassTrigger = (typeof CLASS_TRIGGERS)[number];
+export const ACCOUNT_TRIGGERS = ['beforeLogin', 'afterLogin', 'afterLogout'] as const;
+export type AccountTrigger = (typeof ACCOUNT_TRIGGERS)[number];
+
+const NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
+const CLASS = /^_?[A-Za-z][A-Za-z0-9_]{0,119}$/;
+
+/** The registry object a cloud module's default export receives. */
+export interface CloudDefinitions {
+  define(name: string, handler: Handler, rules?: FunctionRules): void;
+  job(name: string, handler: Handler): void;
+  beforeSave(className: string, handler: Handler): void;
+  afterSave(className: string, handler: Handler): void;
+  beforeDelete(className: string, handler: Handler): void;
+  afterDelete(className: string, handler: Handler): void;
+  beforeFind(className: string, handler: Handler): void;
+  afterFind(className: string, handler: Handler): void;
+  beforeLogin(handler: Handler): void;
+  afterLogin(handler: Handler): void;
+  afterLogout(handler: Handler): void;
+}
+
+/** In-process cloud code: what the module registered. One handler per name or class and trigger. */
+export class CloudRegistry {
+  readonly functions = new Map<string, { handler: Handler; rules: FunctionRules }>();
+  readonly jobs = new Map<string, Handler>();
+  private readonly triggers = new Map<string, Handler>();
+
+  trigger(className: string, name: ClassTrigger | AccountTrigger): Handler | undefined {
+    return this.triggers.get(`${className}.${name}`);
+  }
+
+  hasClassTriggers(className: string, names: readonly ClassTrigger[]): boolean {
+    return names.some((n) => this.triggers.has(`${className}.${n}`));
+  }
+
+  /** What is registered, for GET /cloudCode and the console. */
+  describe(): {
+    functions: string[];
+    jobs: string[];
+    triggers: Array<{ className: string; triggerName: string }>;
+  } {
+    return {
+      functions: [...this.functions.keys()].sort(),
+      jobs: [...this.jobs.keys()].sort(),
+      triggers: [...this.triggers.keys()].sort().map((key) => {
+        const dot = key.lastIndexOf('.');
+        return { className: key.slice(0, dot), triggerName: key.slice(dot + 1) };
+      }),
+    };
+  }
+
+  /** The registry object handed to the cloud module; a bad registration stops the start. */
+  definitions(): CloudDefinitions {
+    const handlerOf = (what: string, handler: unknown): Handler => {
+      if (typeof handler !== 'function') throw new Error(`${what}: the handler must be a function.`);
+      return handler as Handler;
+    };
+    const name = (what: string, value: unknown): string => {
+      if (typeof value !== 'string' || !NAME.test(value))
+        throw new Error(`${what}: invalid name ${JSON.stringify(value)}.`);
+      return value;
+    };
+    const onClass = (trigger: ClassTrigger) => (className: string, handler: Handler) => {
+      if (typeof className !== 'string' || !CLASS.test(className)) {
+        throw new Error(`cloud.${trigger}: invalid class name ${JSON.stringify(className)}.`);
+      }
+      const key = `${className}.${trigger}`;
+      if (this.triggers.has(key)) throw new Error(`cloud.${trigger}(${className}) is registered twice.`);
+      this.triggers.set(key, handlerOf(`cloud.${trigger}(${className})`, handler));
+    };
+    const onAccount = (trigger: AccountTrigger) => (handler: Handler) => {
+      const key = `_User.${trigger}`;
+      if (this.triggers.has(key)) throw new Error(`cloud.${trigger} is registered twice.`);
+      this.triggers.set(key, handlerOf(`cloud.${trigger}`, handler));
+    };
+    return {
+      define: (fn, handler, rules = {}) => {
+        const n = name('cloud.define', fn);
+        if (this.functions.has(n)) throw new Error(`cloud.define: function ${n} is defined twice.`);
+        this.functions.set(n, { handler: handlerOf(`cloud.define(${n})`, handler), rules });
+      },
+      job: (job, handler) => {
+        const n = name('cloud.job', job);
+        if (this.jobs.has(n)) throw new Error(`cloud.job: job ${n} is defined twice.`);
+        this.jobs.set(n, handlerOf(`cloud.job(${n})`, handler));
+      },
+      beforeSave: onClass('beforeSave'),
+      afterSave: onClass('afterSave'),
+      beforeDelete: onClass('beforeDelete'),
+      afterDelete: onClass('afterDelete'),
+      beforeFind: onClass('beforeFind'),
+      afterFind: onClass('afterFind'),
+      beforeLogin: onAccount('beforeLogin'),
+      afterLogin: onAccount('afterLogin'),
+      afterLogout: onAccount('afterLogout'),
+    };
+  }
+}

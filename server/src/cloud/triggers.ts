@@ -1,0 +1,254 @@
+import { isDeepStrictEqual } from 'node:util';
+import { isObject } from '@bds/client/protocol';
+import type { Data } from '../data/data.ts';
+import { HookTransportError } from '../hooks/client.ts';
+import type { WebhookTrigger } from '../hooks/registry.ts';
+import type { Webhooks } from '../hooks/webhooks.ts';
+import type { Ctx } from '../kernel/context.ts';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
+import type { PendingWrite, WriteEvent, WriteTriggers } from '../kernel/events.ts';
+import type { Logger } from '../kernel/log.ts';
+import type { Row } from '../kernel/records.ts';
+import type { AccountTriggers, FindQuery, ReadTriggers } from '../kernel/triggers.ts';
+import { type Invocation, type Invoker, messageOf } from './invoke.ts';
+import type { CloudRegistry, CloudRequest } from './registry.ts';
+
+/** Fields of a row that the service assigns: a trigger's answer never writes them. */
+const ASSIGNED = new Set(['className', 'objectId', 'createdAt', 'updatedAt']);
+
+/** A row in the wire form handlers get: `{className, objectId, …fields}`. */
+const wire = (className: string, row: Row): Row => ({ className, ...row });
+
+/** A webhook call that failed in transit: 100 when unreachable, else 141 (a timeout, garbage). */
+export function transportError(err: unknown): BdsError {
+  if (err instanceof HookTransportError) {
+    return new BdsError(
+      err.failure === 'unreachable' ? ErrorCode.CONNECTION_FAILED : ErrorCode.SCRIPT_FAILED,
+      err.message,
+    );
+  }
+  return new BdsError(ErrorCode.SCRIPT_FAILED, messageOf(err));
+}
+
+/** The body of a hook call about a row (PROTOCOL.md "Hook calls"). */
+export function hookPayload(request: CloudRequest, extra: Record<string, unknown>): Record<string, unknown> {
+  // A receiver gets the user without its authData (third-party tokens stay in the service).
+  const { authData: _authData, ...user } = request.user ?? {};
+  return {
+    ...extra,
+    master: request.master,
+    ...(request.user ? { user } : {}),
+    ...(request.installationId ? { installationId: request.installationId } : {}),
+    context: request.context,
+  };
+}
+
+/**
+ * The write body a before-save trigger's answer stands for. On create: the answer's fields. On
+ * update: the fields the write sent (as the trigger left them: one it removed is not written)
+ * and every field whose value the trigger changed from the stored row. Fields the trigger left
+ * out are never deleted by omission; `{"__op": "Delete"}` deletes explicitly.
+ */
+function bodyFrom(write: PendingWrite, body: Record<string, unknown>, answer: Row): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(answer)) {
+    if (ASSIGNED.has(key)) continue;
+    if (write.op === 'create' || key in body || !isDeepStrictEqual(value, write.original?.[key]))
+      out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Cloud code and webhooks as the service's triggers. For every trigger the in-process handler
+ * runs first, then the webhook (both when both exist): a before-save webhook sees the object as
+ * the in-process trigger left it. Before-triggers may refuse (142) or change the write; after-
+ * triggers run once the write committed, in the background, and their failures are logged.
+ */
+export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTriggers {
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    data: Data,
+    private readonly registry: CloudRegistry,
+    private readonly webhooks: Webhooks,
+    private readonly invoker: Invoker,
+    private readonly log: Logger,
+  ) {
+    data.core.events.subscribe((event) => this.after(event));
+  }
+
+  private hooks() {
+    return this.webhooks.registry;
+  }
+
+  // ---- writes ----------------------------------------------------------------------------------
+
+  hasBefore(className: string, op: PendingWrite['op']): boolean {
+    const name = op === 'delete' ? 'beforeDelete' : 'beforeSave';
+    return Boolean(this.registry.trigger(className, name) || this.hooks().triggerUrl(className, name));
+  }
+
+  async before(write: PendingWrite): Promise<Record<string, unknown> | undefined> {
+    const { className, op } = write;
+    const triggerName = op === 'delete' ? 'beforeDelete' : 'beforeSave';
+    const original = write.original ? wire(className, write.original) : undefined;
+    let body = write.body ?? {};
+    const objectOf = (): Row =>
+      op === 'delete'
+        ? original!
+        : {
+            className,
+            ...(original ?? {}),
+            ...(write.objectId ? { objectId: write.objectId } : {}),
+            ...structuredClone(body),
+          };
+    const request = await this.invoker.request(write, { object: objectOf(), original, triggerName });
+    const handler = this.registry.trigger(className, triggerName);
+    if (handler) {
+      const answer = await this.invoker.run(handler, request, ErrorCode.VALIDATION_ERROR);
+      if (op !== 'delete') {
+        const result = isObject(answer) ? answer : request.object;
+        if (isObject(result)) body = bodyFrom(write, body, result);
+        request.object = objectOf();
+      }
+    }
+    const url = this.hooks().triggerUrl(className, triggerName);
+    if (url) {
+      const payload = hookPayload(request, {
+        triggerName,
+        object: request.object,
+        ...(original ? { original } : {}),
+      });
+      const target = {
+        kind: 'trigger' as const,
+        url,
+        className,
+        triggerName,
+        objectId: write.objectId ?? undefined,
+      };
+      let answer: Awaited<ReturnType<Webhooks['call']>>;
+      try {
+        answer = await this.webhooks.call(target, payload);
+      } catch (err) {
+        throw transportError(err);
+      }
+      if (!answer.ok) throw new BdsError(ErrorCode.VALIDATION_ERROR, answer.error);
+      if (op !== 'delete' && isObject(answer.value)) body = bodyFrom(write, body, answer.value);
+    }
+    return op === 'delete' ? undefined : body;
+  }
+
+  /** afterSave / afterDelete, once the write committed: in-process, then the webhook (retried). */
+  private after(event: WriteEvent): void {
+    if (event.op === 'purge' || !event.objectId) return;
+    const { className } = event;
+    const triggerName: WebhookTrigger = event.op === 'delete' ? 'afterDelete' : 'afterSave';
+    const handler = this.registry.trigger(className, triggerName);
+    const url = this.hooks().triggerUrl(className, triggerName);
+    if (!handler && !url) return;
+    const object = wire(className, (event.after ?? event.before)!);
+    const original = event.op === 'update' && event.before ? wire(className, event.before) : undefined;
+    const task = async () => {
+      const request = await this.invoker.request(event, { object, original, triggerName });
+      if (handler) {
+        try {
+          await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+        } catch (err) {
+          this.log.error({ className, trigger: triggerName, err: messageOf(err) }, 'cloud trigger failed');
+        }
+      }
+      if (url) {
+        const payload = hookPayload(request, { triggerName, object, ...(original ? { original } : {}) });
+        this.webhooks.deliver(
+          { kind: 'trigger', url, className, triggerName, objectId: event.objectId! },
+          payload,
+        );
+      }
+    };
+    this.track(task);
+  }
+
+  private track(task: () => Promise<void>): void {
+    const p = task()
+      .catch((err: unknown) => this.log.error({ err: messageOf(err) }, 'cloud trigger failed'))
+      .finally(() => this.pending.delete(p));
+    this.pending.add(p);
+  }
+
+  /** Waits for after-triggers under way (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.pending.size) await Promise.all([...this.pending]);
+    await this.webhooks.idle();
+  }
+
+  // ---- reads -----------------------------------------------------------------------------------
+
+  hasFind(className: string): boolean {
+    return this.registry.hasClassTriggers(className, ['beforeFind', 'afterFind']);
+  }
+
+  async beforeFind(ctx: Ctx, query: FindQuery): Promise<FindQuery> {
+    const handler = this.registry.trigger(query.className, 'beforeFind');
+    if (!handler) return query;
+    const request = await this.invoker.request(ctx, {
+      query: structuredClone(query),
+      triggerName: 'beforeFind',
+    });
+    const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+    const result = isObject(answer) ? answer : request.query;
+    if (!isObject(result) || (result.where !== undefined && !isObject(result.where))) {
+      throw new BdsError(
+        ErrorCode.SCRIPT_FAILED,
+        'beforeFind must leave or answer a query object with a where object.',
+      );
+    }
+    return {
+      ...(result as unknown as FindQuery),
+      where: (result.where as Record<string, unknown>) ?? {},
+      className: query.className,
+    };
+  }
+
+  async afterFind(ctx: Ctx, query: FindQuery, rows: Row[]): Promise<Row[]> {
+    const handler = this.registry.trigger(query.className, 'afterFind');
+    if (!handler) return rows;
+    const request = await this.invoker.request(ctx, { query, results: rows, triggerName: 'afterFind' });
+    const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+    const results = Array.isArray(answer) ? answer : request.results;
+    return Array.isArray(results) ? results : [];
+  }
+
+  // ---- accounts --------------------------------------------------------------------------------
+
+  async beforeLogin(ctx: Ctx, user: Row): Promise<void> {
+    const handler = this.registry.trigger('_User', 'beforeLogin');
+    if (!handler) return;
+    const request = await this.invoker.request(ctx, {
+      object: wire('_User', user),
+      triggerName: 'beforeLogin',
+    });
+    await this.invoker.run(handler, request, ErrorCode.VALIDATION_ERROR);
+  }
+
+  afterLogin(ctx: Ctx, user: Row): void {
+    this.background(ctx, 'afterLogin', wire('_User', user));
+  }
+
+  afterLogout(ctx: Ctx, session: Row): void {
+    this.background(ctx, 'afterLogout', wire('_Session', session));
+  }
+
+  private background(call: Invocation, triggerName: 'afterLogin' | 'afterLogout', object: Row): void {
+    const handler = this.registry.trigger('_User', triggerName);
+    if (!handler) return;
+    this.track(async () => {
+      const request = await this.invoker.request(call, { object, triggerName });
+      try {
+        await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+      } catch (err) {
+        this.log.error({ trigger: triggerName, err: messageOf(err) }, 'cloud trigger failed');
+      }
+    });
+  }
+}

@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { rootCertificates } from 'node:tls';
+import { HEADERS, isObject } from '@bds/client/protocol';
+import { OptionError, type ServiceOptions } from '../config/options.ts';
+
+/** How a call to a hook receiver ended, when it did not answer `{success}` or `{error}`. */
+export type TransportFailure = 'timeout' | 'unreachable' | 'garbage' | 'http';
+
+/** A receiver's answer: `{success: value}` or `{error: text}` (PROTOCOL.md "Hook calls"). */
+export type HookAnswer =
+  | { ok: true; value: unknown; status: number }
+  | { ok: false; error: string; status: number };
+
+/** The call did not produce an answer of the protocol: the text says what happened, never a stack. */
+export class HookTransportError extends Error {
+  constructor(
+    readonly failure: TransportFailure,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Where a receiver lives, for messages: scheme, host and path; never a query (it may hold a token). */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return 'the receiver';
+  }
+}
+
+/** Reads `hooks.trustedCA`: PEM text, or a path to a PEM file. */
+export function loadTrustedCA(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (value.includes('-----BEGIN CERTIFICATE-----')) return value;
+  try {
+    const text = readFileSync(value, 'utf8');
+    if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new Error('the file holds no PEM certificate');
+    return text;
+  } catch (err) {
+    throw new OptionError('hooks.trustedCA', `cannot read ${value}: ${(err as Error).message}`);
+  }
+}
+
+const MAX_ANSWER_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Posts JSON to hook receivers: HTTPS (plain http only with `hooks.allowInsecureUrls`), the system
+ * CAs plus `hooks.trustedCA`, the webhook key header, and a timeout for the whole call.
+ */
+export class HookClient {
+  private readonly agent: https.Agent;
+
+  constructor(private readonly options: ServiceOptions) {
+    const extra = loadTrustedCA(options.hooks.trustedCA);
+    this.agent = new https.Agent({ keepAlive: true, ca: extra ? [...rootCertificates, extra] : undefined });
+  }
+
+  /** Whether a receiver URL may be registered: https, or http when insecure URLs are allowed. */
+  urlProblem(url: unknown): string | undefined {
+    if (typeof url !== 'string' || url === '') return 'url must be a string.';
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return `url is not a valid URL: ${JSON.stringify(url)}.`;
+    }
+    if (parsed.protocol === 'https:') return undefined;
+    if (parsed.protocol === 'http:' && this.options.hooks.allowInsecureUrls) return undefined;
+    if (parsed.protocol === 'http:') {
+      return 'url must use https (plain http needs the option hooks.allowInsecureUrls).';
+    }
+    return `url must use https, not ${parsed.protocol.replace(':', '')}.`;
+  }
+
+  async post(url: string, body: unknown): Promise<HookAnswer> {
+    const target = new URL(url);
+    const payload = JSON.stringify(body);
+    const headers: Record<string, string | number> = {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(payload),
+    };
+    if (this.options.webhookKey) headers[HEADERS.webhookKey] = this.options.webhookKey;
+    const timeoutMs = this.options.hooks.timeoutMs;
+    const where = describeUrl(url);
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const lib = target.protocol === 'https:' ? https : http;
+      const req = lib.request(
+        target,
+        {
+          method: 'POST',
+          headers,
+          agent: target.protocol === 'https:' ? this.agent : undefined,
+          signal: AbortSignal.timeout(timeoutMs),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_ANSWER_BYTES) {
+              req.destroy();
+              reject(new HookTransportError('garbage', `The webhook ${where} answered more than 10 MB.`));
+              return;
+            }
+            chunks.push(chunk);
+          });
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.name === 'AbortError' || err.name === 'TimeoutError') {
+          reject(
+            new HookTransportError('timeout', `The webhook ${where} did not answer within ${timeoutMs} ms.`),
+          );
+        } else if (err instanceof HookTransportError) {
+          reject(err);
+        } else {
+          const reason = err.code ?? err.message;
+          reject(new HookTransportError('unreachable', `The webhook ${where} is unreachable (${reason}).`));
+        }
+      });
+      req.end(payload);
+    });
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (isObject(json) && 'success' in json && status >= 200 && status < 300) {
+      return { ok: true, value: json.success, status };
+    }
+    if (isObject(json) && typeof json.error === 'string') return { ok: false, error: json.error, status };
+    if (status >= 300) {
+      throw new HookTransportError('http', `The webhook ${where} answered HTTP ${status}.`, status);
+    }
+    throw new HookTransportError(
+      'garbage',
+      `The webhook ${where} answered something other than {"success": …} or {"error": "…"}.`,
+      status,
+    );
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}

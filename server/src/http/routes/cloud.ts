@@ -1,0 +1,39 @@
+import { isObject, RESPONSE_HEADERS } from '@bds/client/protocol';
+import type { Cloud } from '../../cloud/index.ts';
+import type { Jobs } from '../../jobs/index.ts';
+import { BdsError, ErrorCode, masterKeyRequired } from '../../kernel/errors.ts';
+import type { Router } from '../router.ts';
+
+/** A function's or job's params: the JSON object body (none: `{}`). */
+function paramsOf(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (!isObject(body)) throw new BdsError(ErrorCode.INVALID_JSON, 'The params must be a JSON object.');
+  return body;
+}
+
+/** POST /functions/<name>, POST /jobs/<name>, GET /cloudCode (master: what is registered). */
+export function registerCloudRoutes(router: Router, cloud: Cloud, jobs: Jobs): void {
+  router.add('POST', '/functions/:name', async (req) => ({
+    body: { result: (await cloud.functions.call(req.ctx, req.params.name!, paramsOf(req.body))) ?? null },
+  }));
+
+  router.add('POST', '/jobs/:name', async (req) => {
+    const { caller } = req.ctx;
+    if (!caller.isMaster && !caller.user) {
+      throw new BdsError(
+        ErrorCode.OPERATION_FORBIDDEN,
+        'Permission denied: a job runs with the master key or a session token.',
+        403,
+      );
+    }
+    const id = await jobs.runner.start(req.params.name!, paramsOf(req.body), caller, { source: 'api' });
+    return { body: {}, headers: { [RESPONSE_HEADERS.jobStatusId]: id } };
+  });
+
+  router.add('GET', '/cloudCode', async (req) => {
+    if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+    return {
+      body: { ...cloud.registry.describe(), webhookFunctions: cloud.webhooks.registry.listFunctions() },
+    };
+  });
+}

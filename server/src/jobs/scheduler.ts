@@ -1,0 +1,176 @@
+import { messageOf } from '../cloud/invoke.ts';
+import type { Data } from '../data/data.ts';
+import { MASTER } from '../kernel/caller.ts';
+import type { Clock } from '../kernel/clock.ts';
+import { type Ctx, ctxOf } from '../kernel/context.ts';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
+import type { Logger } from '../kernel/log.ts';
+import type { Row } from '../kernel/records.ts';
+import { parseWhere } from '../query/parse.ts';
+import type { JobRunner } from './runner.ts';
+import { nextTick } from './schedules.ts';
+
+/** The longest the scheduler sleeps: it then looks again (for schedules changed by another instance). */
+export const MAX_SLEEP_MS = 60_000;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const dateOf = (value: unknown): number | undefined => {
+  const text = (value as { iso?: unknown } | undefined)?.iso;
+  const ms = typeof text === 'string' ? Date.parse(text) : Number.NaN;
+  return Number.isFinite(ms) ? ms : undefined;
+};
+
+/**
+ * The seam for running schedules on several instances: whoever claims a tick runs it, and a
+ * tick can be claimed once. Claiming also moves the schedule on (`lastRunAt` = the tick,
+ * `nextRunAt` = the next one), in the same step.
+ */
+export interface TickLock {
+  claim(schedule: Row, tick: number, next: number | null): Promise<boolean>;
+}
+
+/**
+ * A tick lock in the store every instance shares: a compare-and-set through the write pipeline
+ * that moves `nextRunAt` on only while it still holds the tick. Two instances (or two passes
+ * of one) that see the same due tick cannot both win it. (A lock service such as Redis can
+ * implement the same interface.)
+ */
+export class StoreTickLock implements TickLock {
+  private readonly system: Ctx = ctxOf(MASTER, 'system');
+
+  constructor(private readonly data: Data) {}
+
+  async claim(schedule: Row, tick: number, next: number | null): Promise<boolean> {
+    const stillDue = parseWhere({ nextRunAt: { __type: 'Date', iso: iso(tick) } });
+    try {
+      await this.data.writes.update(
+        this.system,
+        '_JobSchedule',
+        schedule.objectId as string,
+        {
+          lastRunAt: { __type: 'Date', iso: iso(tick) },
+          nextRunAt: next === null ? { __op: 'Delete' } : { __type: 'Date', iso: iso(next) },
+        },
+        { expect: stillDue },
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof BdsError && err.code === ErrorCode.OBJECT_NOT_FOUND) return false;
+      throw err;
+    }
+  }
+}
+
+/**
+ * Runs `_JobSchedule` rows. Each enabled row holds its next tick (`nextRunAt`, in the store, so
+ * it survives a restart). When the clock reaches it the scheduler claims the tick (TickLock),
+ * which moves `nextRunAt` to the first tick after now, and starts the job with a `_JobStatus`
+ * row (source `schedule`). A tick is claimed once, so it never runs twice; ticks that fell due
+ * while the service was down run once at start (one run, not one per missed tick).
+ */
+export class Scheduler {
+  private timer: unknown;
+  private pass: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private unsubscribe: (() => void) | undefined;
+  private readonly system: Ctx = ctxOf(MASTER, 'system');
+
+  constructor(
+    private readonly data: Data,
+    private readonly runner: JobRunner,
+    private readonly lock: TickLock,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    // A schedule written by anyone but the scheduler may have moved its next tick: look again.
+    this.unsubscribe = this.data.core.events.subscribe((event) => {
+      if (event.className === '_JobSchedule' && event.source !== 'system') this.poke();
+    });
+    this.poke();
+  }
+
+  /** Runs a pass now (one at a time; a poke during a pass makes another pass after it). */
+  poke(): void {
+    if (this.stopped) return;
+    if (this.pass) {
+      this.again = true;
+      return;
+    }
+    this.pass = this.runDue()
+      .catch((err: unknown) => this.log.error({ err: messageOf(err) }, 'scheduler pass failed'))
+      .finally(() => {
+        this.pass = null;
+        if (this.again) {
+          this.again = false;
+          this.poke();
+        }
+      });
+  }
+
+  private async schedules(): Promise<Row[]> {
+    const rows: Row[] = [];
+    for (let skip = 0; ; skip += 1000) {
+      const { results } = await this.data.reads.find(this.system, '_JobSchedule', {
+        where: { enabled: true },
+        limit: 1000,
+        skip,
+        order: 'createdAt',
+      });
+      rows.push(...results);
+      if (results.length < 1000) return rows;
+    }
+  }
+
+  private async runDue(): Promise<void> {
+    const now = this.clock.now();
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const row of await this.schedules()) {
+      if (this.stopped) return;
+      const due = dateOf(row.nextRunAt);
+      if (due === undefined) continue;
+      if (due > now) {
+        earliest = Math.min(earliest, due);
+        continue;
+      }
+      let following: number | null;
+      try {
+        following = nextTick(row, now);
+      } catch {
+        following = null;
+      }
+      if (await this.lock.claim(row, due, following)) {
+        await this.runner.start(String(row.jobName), (row.params as Record<string, unknown>) ?? {}, MASTER, {
+          source: 'schedule',
+          scheduleId: row.objectId as string,
+        });
+      }
+      if (following !== null) earliest = Math.min(earliest, following);
+    }
+    this.arm(earliest);
+  }
+
+  private arm(at: number): void {
+    if (this.stopped) return;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    const delay = Math.min(Math.max(at - this.clock.now(), 0), MAX_SLEEP_MS);
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.poke();
+    }, delay);
+  }
+
+  /** Waits for the pass under way (and the ones it asked for). */
+  async idle(): Promise<void> {
+    while (this.pass) await this.pass;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    await this.idle();
+  }
+}

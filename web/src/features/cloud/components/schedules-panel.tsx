@@ -1,0 +1,256 @@
+import { useMemo, useState } from 'react';
+import { Button } from '../../../components/ui/button.tsx';
+import { Input, Select, Textarea } from '../../../components/ui/input.tsx';
+import { Spinner } from '../../../components/ui/spinner.tsx';
+import { type ScheduleRow, useDeleteSchedule, useSaveSchedule, useSchedules } from '../api/cloud.ts';
+import { formatLocal, localZone, previewCron } from '../lib/cron.ts';
+import { parseParams } from '../lib/json.ts';
+
+interface Draft {
+  id?: string;
+  jobName: string;
+  cron: string;
+  timeZone: string;
+  params: string;
+  enabled: boolean;
+}
+
+const draftOf = (row: ScheduleRow): Draft => ({
+  id: row.objectId,
+  jobName: row.jobName,
+  cron: row.cron,
+  timeZone: row.timeZone,
+  params: JSON.stringify(row.params ?? {}),
+  enabled: row.enabled,
+});
+
+/** The cron field's preview: the expression in plain words and the next five runs, in the user's zone. */
+export function CronPreview({ cron, timeZone }: { cron: string; timeZone: string }) {
+  const preview = useMemo(() => previewCron(cron, timeZone), [cron, timeZone]);
+  return (
+    <div data-testid="cron-preview" className="rounded bg-slate-50 p-3 text-sm dark:bg-slate-900">
+      <p className={preview.ok ? '' : 'text-red-600'}>{preview.words}</p>
+      {preview.ok && (
+        <>
+          <p className="mt-2 text-xs text-slate-500">Next five runs in your time zone ({localZone()}):</p>
+          <ol className="mt-1 list-decimal pl-5 font-mono text-xs" aria-label="Next runs">
+            {preview.next.map((d) => (
+              <li key={d.toISOString()}>
+                <time dateTime={d.toISOString()}>{formatLocal(d)}</time>
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+    </div>
+  );
+}
+
+function ScheduleForm({
+  appId,
+  jobs,
+  initial,
+  onDone,
+}: {
+  appId: string;
+  jobs: string[];
+  initial: Draft;
+  onDone: () => void;
+}) {
+  const [draft, setDraft] = useState(initial);
+  const [problem, setProblem] = useState<string | null>(null);
+  const save = useSaveSchedule(appId);
+  const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
+  return (
+    <form
+      className="space-y-3 rounded border border-slate-200 p-4 text-sm dark:border-slate-700"
+      aria-label={draft.id ? 'Edit schedule' : 'New schedule'}
+      onSubmit={(e) => {
+        e.preventDefault();
+        const params = parseParams(draft.params);
+        if (!params.ok) return setProblem(params.error);
+        setProblem(null);
+        const input = {
+          jobName: draft.jobName,
+          cron: draft.cron,
+          timeZone: draft.timeZone,
+          params: params.value,
+          enabled: draft.enabled,
+        };
+        save.mutate({ id: draft.id, input }, { onSuccess: onDone });
+      }}
+    >
+      <div className="flex flex-wrap gap-3">
+        <label>
+          Scheduled job
+          <Select
+            aria-label="Scheduled job"
+            className="ml-2"
+            value={draft.jobName}
+            onChange={(e) => set({ jobName: e.target.value })}
+          >
+            {jobs.map((j) => (
+              <option key={j}>{j}</option>
+            ))}
+          </Select>
+        </label>
+        <label>
+          Cron
+          <Input
+            aria-label="Cron"
+            className="ml-2 font-mono"
+            value={draft.cron}
+            onChange={(e) => set({ cron: e.target.value })}
+          />
+        </label>
+        <label>
+          Time zone
+          <Input
+            aria-label="Time zone"
+            className="ml-2"
+            value={draft.timeZone}
+            onChange={(e) => set({ timeZone: e.target.value })}
+          />
+        </label>
+        <label className="flex items-center gap-1">
+          <input
+            type="checkbox"
+            checked={draft.enabled}
+            onChange={(e) => set({ enabled: e.target.checked })}
+          />
+          Enabled
+        </label>
+      </div>
+      <CronPreview cron={draft.cron} timeZone={draft.timeZone} />
+      <label className="block">
+        Schedule params (JSON)
+        <Textarea
+          aria-label="Schedule params (JSON)"
+          className="mt-1 block h-16 w-full"
+          value={draft.params}
+          onChange={(e) => set({ params: e.target.value })}
+        />
+      </label>
+      {(problem || save.error) && (
+        <p role="alert" className="text-red-600">
+          {problem ?? save.error?.message}
+        </p>
+      )}
+      <div className="flex gap-2">
+        <Button type="submit" variant="primary" disabled={save.isPending}>
+          Save schedule
+        </Button>
+        <Button onClick={onDone}>Cancel</Button>
+      </div>
+    </form>
+  );
+}
+
+/** Schedules (`_JobSchedule`): create, edit, pause, delete; the service runs them. */
+export function SchedulesPanel({
+  appId,
+  jobs,
+  canWrite,
+}: {
+  appId: string;
+  jobs: string[];
+  canWrite: boolean;
+}) {
+  const schedules = useSchedules(appId);
+  const save = useSaveSchedule(appId);
+  const remove = useDeleteSchedule(appId);
+  const [editing, setEditing] = useState<Draft | null>(null);
+
+  return (
+    <div className="space-y-4">
+      {canWrite && !editing && jobs.length > 0 && (
+        <Button
+          variant="primary"
+          onClick={() =>
+            setEditing({
+              jobName: jobs[0]!,
+              cron: '0 * * * *',
+              timeZone: localZone(),
+              params: '{}',
+              enabled: true,
+            })
+          }
+        >
+          New schedule
+        </Button>
+      )}
+      {editing && (
+        <ScheduleForm
+          key={editing.id ?? 'new'}
+          appId={appId}
+          jobs={jobs}
+          initial={editing}
+          onDone={() => setEditing(null)}
+        />
+      )}
+      {(save.error || remove.error) && (
+        <p role="alert" className="text-sm text-red-600">
+          {(save.error ?? remove.error)?.message}
+        </p>
+      )}
+      {schedules.isPending ? (
+        <Spinner label="Loading schedules…" />
+      ) : schedules.isError ? (
+        <p role="alert" className="text-sm text-red-600">
+          Could not load schedules: {schedules.error.message}
+        </p>
+      ) : schedules.data.results.length === 0 ? (
+        <p className="text-sm text-slate-500">No schedules yet.</p>
+      ) : (
+        <table className="w-full text-left text-sm" data-testid="schedules">
+          <thead className="text-xs text-slate-500 uppercase">
+            <tr>
+              <th className="py-1">Job</th>
+              <th>When</th>
+              <th>Next run (your time)</th>
+              <th>Last run</th>
+              <th>State</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {schedules.data.results.map((row) => (
+              <tr
+                key={row.objectId}
+                className="border-t border-slate-100 dark:border-slate-800"
+                data-testid={`schedule-${row.objectId}`}
+              >
+                <td className="py-1 font-mono">{row.jobName}</td>
+                <td>
+                  <span className="font-mono">{row.cron}</span>{' '}
+                  <span className="text-xs text-slate-500">{previewCron(row.cron, row.timeZone).words}</span>
+                </td>
+                <td>{row.nextRunAt ? formatLocal(row.nextRunAt.iso) : '—'}</td>
+                <td>{row.lastRunAt ? formatLocal(row.lastRunAt.iso) : '—'}</td>
+                <td>{row.enabled ? 'active' : 'paused'}</td>
+                <td className="space-x-1 text-right whitespace-nowrap">
+                  {canWrite && (
+                    <>
+                      <Button size="sm" onClick={() => setEditing(draftOf(row))}>
+                        Edit
+                      </Button>
+                      <Button
+                        size="sm"
+                        onClick={() => save.mutate({ id: row.objectId, input: { enabled: !row.enabled } })}
+                      >
+                        {row.enabled ? 'Pause' : 'Resume'}
+                      </Button>
+                      <Button size="sm" variant="danger" onClick={() => remove.mutate(row.objectId)}>
+                        Delete
+                      </Button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import type { CsvRecord, JsonEntry } from '../src/features/data-browser/lib/csv.ts';
 import {
   CsvParser,
   csvCell,
   csvLine,
   csvValue,
-  JsonRowsParser,
+  JsonEntriesParser,
   parseCsv,
 } from '../src/features/data-browser/lib/csv.ts';
 import { filterToWhere, whereToFilter } from '../src/features/data-browser/lib/filter.ts';
@@ -127,10 +128,25 @@ describe('CSV', () => {
     const text = rows.map(csvLine).join('');
     expect(parseCsv(text).slice(0, 2)).toEqual(rows);
     const p = new CsvParser();
-    const out: string[][] = [];
+    const out: CsvRecord[] = [];
     for (const ch of text) out.push(...p.push(ch));
     out.push(...p.end());
-    expect(out).toEqual(rows);
+    expect(out.map((r) => r.cells)).toEqual(rows);
+    // Each record carries the line it starts on: the first spans two lines.
+    expect(out.map((r) => r.line)).toEqual([1, 3]);
+  });
+  it('numbers records by file line across blank lines, CRLF and quoted newlines', () => {
+    const text = 'a,b\r\n1,"x\r\ny"\r\n\r\n2,z\n3,"p\nq\nr"\n4,w';
+    const p = new CsvParser();
+    const out = [...p.push(text), ...p.end()];
+    expect(out.map((r) => [r.line, r.cells[0]])).toEqual([
+      [1, 'a'],
+      [2, '1'],
+      [4, ''],
+      [5, '2'],
+      [6, '3'],
+      [9, '4'],
+    ]);
   });
   it('formats and reads typed values', () => {
     expect(csvCell('Date', { __type: 'Date', iso: '2024-05-01T10:00:00.000Z' })).toBe(
@@ -166,10 +182,39 @@ describe('CSV', () => {
   });
   it('streams JSON arrays of rows', () => {
     const text = JSON.stringify([{ a: '}{"' }, { b: { c: [1, { d: 2 }] } }]);
-    const p = new JsonRowsParser();
-    const out: unknown[] = [];
+    const p = new JsonEntriesParser();
+    const out: JsonEntry[] = [];
     for (let i = 0; i < text.length; i += 3) out.push(...p.push(text.slice(i, i + 3)));
-    expect(out).toEqual([{ a: '}{"' }, { b: { c: [1, { d: 2 }] } }]);
+    out.push(...p.end());
+    expect(out.map((e) => e.value)).toEqual([{ a: '}{"' }, { b: { c: [1, { d: 2 }] } }]);
+  });
+  it('yields every JSON entry, objects or not, with the line it starts on', () => {
+    const text = '[\n  {"a": 1},\n  42,\n  "s, ]",\n  {"b":\n    [1, 2]},\n  null,\n  [3],\n  {"c": 3}\n]\n';
+    const p = new JsonEntriesParser();
+    const out: JsonEntry[] = [];
+    for (let i = 0; i < text.length; i += 2) out.push(...p.push(text.slice(i, i + 2)));
+    out.push(...p.end());
+    expect(out).toEqual([
+      { line: 2, value: { a: 1 } },
+      { line: 3, value: 42 },
+      { line: 4, value: 's, ]' },
+      { line: 5, value: { b: [1, 2] } },
+      { line: 7, value: null },
+      { line: 8, value: [3] },
+      { line: 9, value: { c: 3 } },
+    ]);
+  });
+  it('reads newline-delimited JSON and reports broken entries by line', () => {
+    const p = new JsonEntriesParser();
+    const out = [...p.push('{"a":1}\n{"a":2}\ntrue\n{"a": nope}\n{"a":3}\n{"a":'), ...p.end()];
+    expect(out.map((e) => [e.line, e.value ?? e.error?.slice(0, 13)])).toEqual([
+      [1, { a: 1 }],
+      [2, { a: 2 }],
+      [3, true],
+      [4, 'invalid JSON:'],
+      [5, { a: 3 }],
+      [6, 'unexpected en'],
+    ]);
   });
 });
 

@@ -1,42 +1,45 @@
 /** Route `/apps/:appId/data/:className?`: class list, grid, filters, editing, row detail. */
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
-import { useCanWrite } from '../../lib/session.ts';
+import { useCanWrite, useSession } from '../../lib/session.ts';
+import { useShortcutHelp } from '../../lib/shortcuts.ts';
 import { pushToast, toast } from '../../lib/toast.ts';
 import { dataApi, errorText } from './api/bff.ts';
+import { earlyKeys, parseWhere, startClassLoad, takeEarly } from './api/early.ts';
 import { dataPath } from './components/Cell.tsx';
 import { ClassList } from './components/ClassList.tsx';
+import { CreateRowDialog, needsCreateForm } from './components/CreateRowDialog.tsx';
 import { FilterBuilder } from './components/FilterBuilder.tsx';
 import { Grid } from './components/Grid.tsx';
 import { ImportExport } from './components/ImportExport.tsx';
 import { RowDetail } from './components/RowDetail.tsx';
 import { SchemaPanel } from './components/SchemaPanel.tsx';
 import { useRowPages } from './hooks/useRowPages.ts';
-import type { Where } from './lib/filter.ts';
 import { parseSort, type Sort, sortText } from './lib/keyset.ts';
+import { type ColumnPrefs, loadColumnPrefs, saveColumnPrefs } from './lib/prefs.ts';
 import {
-  type ColumnPrefs,
-  loadColumnPrefs,
-  loadSavedFilters,
-  saveColumnPrefs,
-  saveSavedFilters,
-} from './lib/prefs.ts';
-import { columnsOf, parseEdit, type Row, type SchemaDoc, sortableFields, typeOf } from './lib/wire.ts';
+  columnsOf,
+  indexedFields,
+  parseEdit,
+  type Row,
+  type SchemaDoc,
+  sortableFields,
+  typeOf,
+} from './lib/wire.ts';
+
+/** Above this many rows, sorting by a column without an index says so and offers the index. */
+export const LARGE_CLASS_ROWS = 10_000;
+
+/** Below this width the class list starts collapsed while a class is open. */
+const NARROW = 1024;
+
+const countKey = (appId: string, cls: string, whereText: string) =>
+  ['data-browser', appId, 'count', cls, whereText] as const;
 
 /** A result toast: success, or an error with the detail (partial failures of bulk writes). */
 function notify(ok: boolean, title: string, detail?: string): void {
   pushToast({ kind: ok ? 'success' : 'error', title, detail });
-}
-
-function parseWhere(text: string | null): Where {
-  if (!text) return {};
-  try {
-    const v = JSON.parse(text);
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
-  } catch {
-    return {};
-  }
 }
 
 export default function DataBrowserRoute() {
@@ -49,17 +52,32 @@ export default function DataBrowserRoute() {
     staleTime: 30_000,
   });
   const list = schemas.data?.results ?? [];
-  const schema = list.find((s) => s.className === className);
+  // The class's own schema is quick to answer: the grid can start from it while the schema list
+  // (which counts every class) is still on its way.
+  const own = useQuery({
+    queryKey: ['data-browser', appId, 'schema', className],
+    queryFn: ({ signal }) => dataApi.schema(appId, className ?? '', signal),
+    enabled: !!className && !schemas.data,
+    staleTime: 30_000,
+    retry: false,
+  });
+  const schema = list.find((s) => s.className === className) ?? (schemas.data ? undefined : own.data);
+  const [params] = useSearchParams();
+  // A class opened: its first rows and count start now, beside the schema list (the list's own
+  // query runs at mount), not after it. Only on a class change: a new row or filter asks by itself.
+  const paramsRef = useRef(params);
+  paramsRef.current = params;
+  useEffect(() => {
+    if (className) startClassLoad(appId, className, paramsRef.current);
+  }, [appId, className]);
+  const [listOpen, setListOpen] = useState(() => !className || window.innerWidth >= NARROW);
 
   const canWrite = useCanWrite();
   const run = useCallback(
     async (label: string, fn: () => Promise<unknown>) => {
       try {
-        const res = await fn();
-        toast.success(
-          `${label}: done`,
-          res && typeof res === 'object' ? JSON.stringify(res).slice(0, 160) : undefined,
-        );
+        await fn();
+        toast.success(`${label}: done`);
         await qc.invalidateQueries({ queryKey: ['data-browser', appId, 'schemas'] });
         return true;
       } catch (err) {
@@ -72,7 +90,15 @@ export default function DataBrowserRoute() {
 
   return (
     <div className="flex h-full min-h-0 flex-1" data-testid="data-browser">
-      <ClassList appId={appId} schemas={list} current={className} run={run} canWrite={canWrite} />
+      <ClassList
+        appId={appId}
+        schemas={list}
+        current={className}
+        run={run}
+        canWrite={canWrite}
+        open={listOpen}
+        onToggle={() => setListOpen(!listOpen)}
+      />
       <div className="flex min-w-0 flex-1 flex-col">
         {schemas.error && <p className="p-2 text-red-600">{errorText(schemas.error)}</p>}
         {!className && <p className="p-4 text-gray-500">Pick a class.</p>}
@@ -109,6 +135,8 @@ function ClassView({
   onDropped(): void;
 }) {
   const cls = schema.className;
+  const qc = useQueryClient();
+  const me = useSession().data?.username ?? '';
   const [params, setParams] = useSearchParams();
   const whereText = params.get('where');
   const where = useMemo(() => parseWhere(whereText), [whereText]);
@@ -126,22 +154,34 @@ function ClassView({
     setPrefsState(p);
     saveColumnPrefs(appId, cls, p);
   };
-  const [saved, setSaved] = useState(() => loadSavedFilters(appId, cls));
+  const savedKey = ['data-browser', appId, 'filters', cls];
+  const saved = useQuery({
+    queryKey: savedKey,
+    queryFn: ({ signal }) => dataApi.savedFilters(appId, cls, signal),
+    staleTime: 30_000,
+  });
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [panel, setPanel] = useState<'none' | 'filter' | 'schema' | 'columns'>(
     Object.keys(where).length ? 'filter' : 'none',
   );
   const [bulkField, setBulkField] = useState('');
   const [bulkValue, setBulkValue] = useState('');
+  const [creating, setCreating] = useState(false);
 
   const hasFilter = Object.keys(where).length > 0;
   const count = useQuery({
-    queryKey: ['data-browser', appId, 'count', cls, whereText ?? ''],
-    queryFn: ({ signal }) => dataApi.count(appId, cls, where, signal),
+    queryKey: countKey(appId, cls, whereText ?? ''),
+    queryFn: ({ signal }) =>
+      takeEarly<{ count: number }>(earlyKeys.count(appId, cls, whereText ?? '')) ??
+      dataApi.count(appId, cls, where, signal),
     staleTime: 10_000,
+    retry: false,
   });
-  // Until the count arrives: the class list's count (no filter) or one page's worth.
-  const total = rows.end ?? count.data?.count ?? (!hasFilter && schema.count ? schema.count : 100);
+  // Until the count arrives: the class list's count (no filter) or one page's worth. A refused
+  // query shows the service's error instead of placeholders.
+  const total = rows.error
+    ? 0
+    : (rows.end ?? count.data?.count ?? (!hasFilter && schema.count ? schema.count : 100));
 
   const update = (changes: Record<string, string | null>) => {
     const next = new URLSearchParams(params);
@@ -152,9 +192,11 @@ function ClassView({
     setParams(next, { replace: false });
   };
 
+  /** After any write: the rows, this class's count and the class list's counts, fetched anew. */
   const refresh = () => {
     rows.reset();
     void count.refetch();
+    void qc.invalidateQueries({ queryKey: ['data-browser', appId, 'schemas'] });
   };
 
   const onEdit = async (row: Row, field: string, value: unknown): Promise<boolean> => {
@@ -163,13 +205,22 @@ function ClassView({
         [field]: value === undefined ? { __op: 'Delete' } : value,
       });
       rows.patch(row.objectId, { [field]: value, updatedAt: res.updatedAt ?? row.updatedAt });
-      toast.success(`Saved ${field} of ${row.objectId}`, `updatedAt ${res.updatedAt ?? '?'}`);
+      void qc.invalidateQueries({ queryKey: ['data-browser', appId, 'row', cls, row.objectId] });
+      toast.success(`Saved ${field} of ${row.objectId}`);
       return true;
     } catch (err) {
       toast.error(err, `Edit of ${field} on ${row.objectId} refused`);
       return false;
     }
   };
+
+  useShortcutHelp('↑ ↓ ← →', 'Move between cells', 'Data browser');
+  useShortcutHelp('Enter', 'Edit the focused cell', 'Data browser');
+  useShortcutHelp('Ctrl+Enter', 'Save an Object, Array or ACL editor', 'Data browser');
+
+  const indexed = indexedFields(schema);
+  const rowsInClass = count.data?.count ?? schema.count ?? 0;
+  const slowSort = !indexed.includes(sort.field) && rowsInClass > LARGE_CLASS_ROWS;
 
   const ids = [...selected];
   const btn = 'rounded border px-2 py-0.5 disabled:opacity-50';
@@ -178,8 +229,12 @@ function ClassView({
       <div className="flex min-w-0 flex-1 flex-col">
         <div className="flex flex-wrap items-center gap-2 border-b p-2 text-sm">
           <h1 className="text-base font-semibold">{cls}</h1>
-          <span className="text-gray-500" data-testid="row-count">
-            {count.data ? `${count.data.count.toLocaleString()} rows` : 'counting…'}
+          <span className={count.error ? 'text-red-600' : 'text-gray-500'} data-testid="row-count">
+            {count.data
+              ? `${count.data.count.toLocaleString()} rows`
+              : count.error
+                ? `count refused: ${errorText(count.error)}`
+                : 'counting…'}
           </span>
           <button
             type="button"
@@ -213,6 +268,7 @@ function ClassView({
                 type="button"
                 className={btn}
                 onClick={async () => {
+                  if (needsCreateForm(cls)) return setCreating(true);
                   try {
                     const res = await dataApi.create(appId, cls, {});
                     toast.success(`Created row ${res.objectId}`);
@@ -230,30 +286,33 @@ function ClassView({
                 className={btn}
                 disabled={ids.length === 0}
                 onClick={async () => {
-                  let ok = 0;
-                  const errors: string[] = [];
-                  for (const id of ids) {
-                    const row = rows.loadedRows().find((r) => r.objectId === id);
-                    if (!row) continue;
-                    const fields: Record<string, unknown> = {};
-                    for (const [k, v] of Object.entries(row))
-                      if (
-                        !['objectId', 'createdAt', 'updatedAt'].includes(k) &&
-                        typeOf(schema, k) !== 'Relation'
-                      )
-                        fields[k] = v;
-                    try {
-                      await dataApi.create(appId, cls, fields);
-                      ok++;
-                    } catch (err) {
-                      errors.push(`${id}: ${errorText(err)}`);
-                    }
+                  const copies = rows
+                    .loadedRows()
+                    .filter((r) => selected.has(r.objectId))
+                    .map((row) => {
+                      const fields: Record<string, unknown> = {};
+                      for (const [k, v] of Object.entries(row))
+                        if (
+                          !['objectId', 'createdAt', 'updatedAt'].includes(k) &&
+                          typeOf(schema, k) !== 'Relation'
+                        )
+                          fields[k] = v;
+                      return fields;
+                    });
+                  try {
+                    // One bulk create: one audit entry for the whole clone.
+                    const res = await dataApi.bulkCreate(appId, cls, copies);
+                    const errs = res.results
+                      .filter((r) => r.error)
+                      .map((r) => `${r.error!.code}: ${r.error!.error}`);
+                    notify(
+                      res.failed === 0,
+                      `Cloned ${res.succeeded} rows`,
+                      res.failed ? `${res.failed} refused — ${errs.slice(0, 3).join('; ')}` : undefined,
+                    );
+                  } catch (err) {
+                    toast.error(err, 'Clone refused');
                   }
-                  notify(
-                    errors.length === 0,
-                    `Cloned ${ok} rows`,
-                    errors.length ? `refused: ${errors.join('; ')}` : undefined,
-                  );
                   refresh();
                 }}
               >
@@ -354,6 +413,7 @@ function ClassView({
           <ImportExport
             appId={appId}
             schema={schema}
+            classNames={schemas.map((s) => s.className)}
             where={where}
             total={count.data?.count ?? 0}
             onImported={refresh}
@@ -367,10 +427,25 @@ function ClassView({
             columns={columns}
             where={where}
             onApply={(w) => update({ where: Object.keys(w).length ? JSON.stringify(w) : null })}
-            saved={saved}
-            onSave={(l) => {
-              setSaved(l);
-              saveSavedFilters(appId, cls, l);
+            saved={saved.data?.results ?? []}
+            me={me}
+            canSave={canWrite}
+            onSave={async (name, w) => {
+              try {
+                await dataApi.saveFilter(appId, cls, name, w);
+                toast.success(`Saved filter ${name}`);
+                await qc.invalidateQueries({ queryKey: savedKey });
+              } catch (err) {
+                toast.error(err, 'Saving the filter refused');
+              }
+            }}
+            onDelete={async (f) => {
+              try {
+                await dataApi.deleteFilter(appId, cls, f.id);
+                await qc.invalidateQueries({ queryKey: savedKey });
+              } catch (err) {
+                toast.error(err, 'Deleting the filter refused');
+              }
             }}
           />
         )}
@@ -409,8 +484,32 @@ function ClassView({
             onDropped={onDropped}
           />
         )}
+        {slowSort && (
+          <div
+            className="flex flex-wrap items-center gap-2 border-b bg-amber-50 p-2 text-sm dark:bg-amber-950"
+            data-testid="sort-notice"
+          >
+            <span>
+              No index on {sort.field}: sorting {rowsInClass.toLocaleString()} rows reads the whole class for
+              every page, so rows can take seconds to appear.
+            </span>
+            {canWrite && (
+              <button
+                type="button"
+                className={btn}
+                onClick={() =>
+                  run(`Create index ${sort.field}_1`, () =>
+                    dataApi.addIndex(appId, cls, `${sort.field}_1`, { [sort.field]: 1 }),
+                  )
+                }
+              >
+                Create index on {sort.field}
+              </button>
+            )}
+          </div>
+        )}
         {rows.error && (
-          <p className="p-2 text-red-600" role="alert">
+          <p className="p-2 text-red-600" role="alert" data-testid="rows-error">
             {rows.error}
           </p>
         )}
@@ -442,7 +541,21 @@ function ClassView({
           objectId={activeRow}
           schema={schema}
           schemas={schemas}
+          canWrite={canWrite}
+          onEdit={onEdit}
           onClose={() => update({ row: null })}
+        />
+      )}
+      {creating && (
+        <CreateRowDialog
+          appId={appId}
+          className={cls}
+          onClose={() => setCreating(false)}
+          onCreated={(id) => {
+            setCreating(false);
+            refresh();
+            update({ row: id });
+          }}
         />
       )}
     </div>

@@ -4,7 +4,8 @@
  */
 import { apiFetch, isApiError, seg } from '../../../lib/api.ts';
 import type { Where } from '../lib/filter.ts';
-import type { Row, SchemaDoc } from '../lib/wire.ts';
+import type { ImportRow, Rejected, StreamResult } from '../lib/transfer.ts';
+import type { FieldSpec, Row, SchemaDoc } from '../lib/wire.ts';
 
 /** Inline text for an error: the service's code and text for an ApiError. */
 export const errorText = (err: unknown): string =>
@@ -52,6 +53,34 @@ export interface BulkAnswer {
   failed: number;
 }
 
+/** A filter saved in the bff: every console user of the app sees it; its owner may delete it. */
+export interface SavedFilter {
+  id: number;
+  className: string;
+  owner: string;
+  name: string;
+  where: Where;
+  savedAt: string;
+}
+
+export interface ImportStart {
+  file: string;
+  format: 'csv' | 'json';
+  keepObjectIds: boolean;
+  addFields?: Record<string, Pick<FieldSpec, 'type' | 'targetClass'>>;
+}
+
+/** The import's audited summary, as the bff recorded it. */
+export interface ImportDone {
+  created: number;
+  rejectedCount: number;
+  rejected: Rejected[];
+  rows: number;
+}
+
+const imports = (appId: string, c: string) => `${cls(appId, c)}/imports`;
+const filters = (appId: string, c: string) => `${cls(appId, c)}/filters`;
+
 export const dataApi = {
   schemas: (appId: string, signal?: AbortSignal) =>
     bff<{ results: SchemaDoc[] }>('GET', `${app(appId)}/schemas`, undefined, signal),
@@ -69,6 +98,8 @@ export const dataApi = {
     bff<{ updatedAt: string }>('PUT', `${cls(appId, c)}/${encodeURIComponent(id)}`, fields),
   remove: (appId: string, c: string, id: string) =>
     bff<unknown>('DELETE', `${cls(appId, c)}/${encodeURIComponent(id)}`),
+  bulkCreate: (appId: string, c: string, rows: Record<string, unknown>[]) =>
+    bff<BulkAnswer>('POST', `${cls(appId, c)}/bulk/create`, { rows }),
   bulkDelete: (appId: string, c: string, objectIds: string[]) =>
     bff<BulkAnswer>('POST', `${cls(appId, c)}/bulk/delete`, { objectIds }),
   bulkUpdate: (appId: string, c: string, objectIds: string[], field: string, value: unknown) =>
@@ -76,16 +107,41 @@ export const dataApi = {
   createClass: (appId: string, className: string) =>
     bff<SchemaDoc>('POST', `${app(appId)}/schemas`, { className }),
   dropClass: (appId: string, c: string) => bff<unknown>('DELETE', schema(appId, c)),
-  addField: (appId: string, c: string, name: string, type: string, targetClass?: string) =>
-    bff<SchemaDoc>(
-      'POST',
-      `${schema(appId, c)}/fields`,
-      targetClass ? { name, type, targetClass } : { name, type },
-    ),
+  addField: (
+    appId: string,
+    c: string,
+    name: string,
+    type: string,
+    extra: { targetClass?: string; dimension?: number } = {},
+  ) => bff<SchemaDoc>('POST', `${schema(appId, c)}/fields`, { name, type, ...extra }),
   deleteField: (appId: string, c: string, name: string) =>
     bff<SchemaDoc>('DELETE', `${schema(appId, c)}/fields/${encodeURIComponent(name)}`),
   addIndex: (appId: string, c: string, name: string, keys: Record<string, 1 | -1>) =>
     bff<SchemaDoc>('POST', `${schema(appId, c)}/indexes`, { name, keys }),
   deleteIndex: (appId: string, c: string, name: string) =>
     bff<SchemaDoc>('DELETE', `${schema(appId, c)}/indexes/${encodeURIComponent(name)}`),
+  startImport: (appId: string, c: string, body: ImportStart) =>
+    bff<{ importId: string }>('POST', imports(appId, c), body),
+  importRows: (appId: string, c: string, importId: string, rows: ImportRow[]) =>
+    bff<{ created: number; rejected: Rejected[] }>(
+      'POST',
+      `${imports(appId, c)}/${encodeURIComponent(importId)}/rows`,
+      { rows },
+    ),
+  finishImport: (appId: string, c: string, importId: string, r: StreamResult) =>
+    bff<ImportDone>('POST', `${imports(appId, c)}/${encodeURIComponent(importId)}/finish`, {
+      rejected: r.unread,
+      rejectedCount: r.unreadCount,
+      rows: r.rows,
+    }),
+  savedFilters: (appId: string, c: string, signal?: AbortSignal) =>
+    bff<{ results: SavedFilter[] }>('GET', filters(appId, c), undefined, signal),
+  saveFilter: (appId: string, c: string, name: string, where: Where) =>
+    bff<SavedFilter>('POST', filters(appId, c), { name, where }),
+  deleteFilter: (appId: string, c: string, id: number) =>
+    bff<unknown>('DELETE', `${filters(appId, c)}/${id}`),
+  createRole: (appId: string, name: string) =>
+    bff<{ objectId: string }>('POST', `${app(appId)}/roles`, { name }),
+  createUser: (appId: string, fields: { username: string; password: string; email?: string }) =>
+    bff<{ objectId: string }>('POST', `${app(appId)}/users`, fields),
 };

@@ -1,5 +1,6 @@
 /** Read-only renderers of each wire type in a grid cell. */
 import { Link } from 'react-router';
+import { FileValue } from '../../../components/file-value.tsx';
 import {
   aclSummary,
   dateIso,
@@ -58,21 +59,7 @@ export function CellValue({ appId, className, objectId, field, type, spec, value
     }
     case 'File': {
       if (!isPlainObject(value)) break;
-      const name = String(value.name ?? '');
-      const url = typeof value.url === 'string' ? value.url : undefined;
-      return url ? (
-        <a
-          className="text-blue-600 underline dark:text-blue-400"
-          href={url}
-          download={name}
-          target="_blank"
-          rel="noreferrer"
-        >
-          {name}
-        </a>
-      ) : (
-        <span>{name}</span>
-      );
+      return <FileValue appId={appId} name={String(value.name ?? '')} />;
     }
     case 'Date': {
       const iso = dateIso(value);

@@ -1,5 +1,5 @@
 /** Inline editors by type. `onCommit` receives the new wire value (`undefined` unsets the field). */
-import { useEffect, useRef, useState } from 'react';
+import { type ReactNode, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { dataApi } from '../api/bff.ts';
 import { dateIso, editText, type FieldType, isPlainObject, parseEdit } from '../lib/wire.ts';
 
@@ -10,6 +10,8 @@ export interface EditorProps {
   value: unknown;
   onCommit(value: unknown): void;
   onCancel(): void;
+  /** In the row panel: laid out in the flow, not floating over the grid. */
+  inline?: boolean;
 }
 
 /** `YYYY-MM-DDTHH:mm:ss` in local time, as `<input type="datetime-local">` wants it. */
@@ -46,8 +48,46 @@ const focusOnMount = (el: HTMLElement | null) => el?.focus();
 
 const box =
   'absolute left-0 top-0 z-30 min-w-full rounded border border-blue-500 bg-white p-1 shadow-lg dark:bg-gray-900';
+const inlineBox = 'rounded border border-blue-500 bg-white p-1 dark:bg-gray-900';
 
-function TextEditor({ type, value, onCommit, onCancel }: EditorProps) {
+/**
+ * The editor's frame. Over the grid it opens downwards from the cell, or upwards when it would
+ * run past the grid's bottom edge and there is more room above.
+ */
+function EditorBox({
+  inline,
+  className = '',
+  children,
+}: {
+  inline?: boolean;
+  className?: string;
+  children: ReactNode;
+}) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [up, setUp] = useState(false);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    const grid = el?.closest('[data-testid="grid"]');
+    if (inline || !el || !grid) return;
+    const r = el.getBoundingClientRect();
+    // The visible part of the grid, above its horizontal scrollbar.
+    const top = grid.getBoundingClientRect().top;
+    const bottom = top + grid.clientHeight;
+    if (r.bottom > bottom && r.top - top > bottom - r.top) setUp(true);
+  }, [inline]);
+  return (
+    <div
+      ref={ref}
+      data-opens={inline ? undefined : up ? 'up' : 'down'}
+      className={`${inline ? inlineBox : box} ${className}`}
+      style={up ? { top: 'auto', bottom: 0 } : undefined}
+    >
+      {children}
+    </div>
+  );
+}
+
+function TextEditor({ type, value, onCommit, onCancel, inline }: EditorProps) {
   const [text, setText] = useState(editText(type, value));
   const [err, setErr] = useState<string | null>(null);
   const commit = () => {
@@ -56,7 +96,7 @@ function TextEditor({ type, value, onCommit, onCancel }: EditorProps) {
     onCommit(type === 'String' && text === '' ? '' : r.value);
   };
   return (
-    <div className={box}>
+    <EditorBox inline={inline}>
       <input
         ref={focusOnMount}
         aria-label="cell editor"
@@ -69,13 +109,13 @@ function TextEditor({ type, value, onCommit, onCancel }: EditorProps) {
         onKeyDown={(e) => keys(e, commit, onCancel)}
       />
       {err && <div className="text-xs text-red-600">{err}</div>}
-    </div>
+    </EditorBox>
   );
 }
 
-function BooleanEditor({ value, onCommit, onCancel }: EditorProps) {
+function BooleanEditor({ value, onCommit, onCancel, inline }: EditorProps) {
   return (
-    <div className={box}>
+    <EditorBox inline={inline}>
       <select
         ref={focusOnMount}
         aria-label="cell editor"
@@ -89,11 +129,11 @@ function BooleanEditor({ value, onCommit, onCancel }: EditorProps) {
         <option value="true">true</option>
         <option value="false">false</option>
       </select>
-    </div>
+    </EditorBox>
   );
 }
 
-function DateEditor({ value, onCommit, onCancel }: EditorProps) {
+function DateEditor({ value, onCommit, onCancel, inline }: EditorProps) {
   const [text, setText] = useState(toLocalInput(dateIso(value)));
   const commit = () => {
     if (!text) return onCommit(undefined);
@@ -101,7 +141,7 @@ function DateEditor({ value, onCommit, onCancel }: EditorProps) {
     if (!Number.isNaN(d.getTime())) onCommit({ __type: 'Date', iso: d.toISOString() });
   };
   return (
-    <div className={box}>
+    <EditorBox inline={inline}>
       <input
         ref={focusOnMount}
         aria-label="cell editor"
@@ -116,11 +156,11 @@ function DateEditor({ value, onCommit, onCancel }: EditorProps) {
       <button type="button" className="ml-1 rounded bg-blue-600 px-2 text-xs text-white" onClick={commit}>
         Save
       </button>
-    </div>
+    </EditorBox>
   );
 }
 
-function GeoEditor({ value, onCommit, onCancel }: EditorProps) {
+function GeoEditor({ value, onCommit, onCancel, inline }: EditorProps) {
   const v = isPlainObject(value) ? value : {};
   const [lat, setLat] = useState(v.latitude === undefined ? '' : String(v.latitude));
   const [lng, setLng] = useState(v.longitude === undefined ? '' : String(v.longitude));
@@ -133,7 +173,7 @@ function GeoEditor({ value, onCommit, onCancel }: EditorProps) {
   };
   const cls = 'w-24 rounded border px-1 text-sm dark:bg-gray-800';
   return (
-    <div className={`${box} flex flex-wrap items-center gap-1`}>
+    <EditorBox inline={inline} className="flex flex-wrap items-center gap-1">
       <input
         ref={focusOnMount}
         aria-label="latitude"
@@ -151,11 +191,11 @@ function GeoEditor({ value, onCommit, onCancel }: EditorProps) {
         onKeyDown={(e) => keys(e, commit, onCancel)}
       />
       {err && <div className="w-full text-xs text-red-600">{err}</div>}
-    </div>
+    </EditorBox>
   );
 }
 
-function PointerEditor({ appId, targetClass, value, onCommit, onCancel }: EditorProps) {
+function PointerEditor({ appId, targetClass, value, onCommit, onCancel, inline }: EditorProps) {
   const [text, setText] = useState(editText('Pointer', value));
   const [options, setOptions] = useState<string[]>([]);
   const seq = useRef(0);
@@ -180,7 +220,7 @@ function PointerEditor({ appId, targetClass, value, onCommit, onCancel }: Editor
     onCommit({ __type: 'Pointer', className: targetClass, objectId: text.trim() });
   };
   return (
-    <div className={box}>
+    <EditorBox inline={inline}>
       <input
         ref={focusOnMount}
         aria-label="cell editor"
@@ -204,16 +244,16 @@ function PointerEditor({ appId, targetClass, value, onCommit, onCancel }: Editor
           </li>
         ))}
       </ul>
-    </div>
+    </EditorBox>
   );
 }
 
-function JsonEditor({ type, value, onCommit, onCancel }: EditorProps) {
+function JsonEditor({ type, value, onCommit, onCancel, inline }: EditorProps) {
   const [text, setText] = useState(editText(type, value));
   const check = parseEdit(type, text);
   const commit = () => check.ok && onCommit(check.value);
   return (
-    <div className={`${box} w-96`}>
+    <EditorBox inline={inline} className="w-96 max-w-full">
       <textarea
         ref={focusOnMount}
         aria-label="cell editor"
@@ -232,6 +272,7 @@ function JsonEditor({ type, value, onCommit, onCancel }: EditorProps) {
         ) : (
           <span className="text-red-600">{check.error}</span>
         )}
+        <span className="text-gray-500">Ctrl+Enter saves, Esc cancels</span>
         <button
           type="button"
           disabled={!check.ok}
@@ -244,6 +285,6 @@ function JsonEditor({ type, value, onCommit, onCancel }: EditorProps) {
           Cancel
         </button>
       </div>
-    </div>
+    </EditorBox>
   );
 }

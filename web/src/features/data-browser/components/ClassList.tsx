@@ -1,7 +1,9 @@
 /** Class list with row counts (estimated for large classes, exact on demand); system classes apart. */
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { NavLink } from 'react-router';
 import { dataApi, errorText } from '../api/bff.ts';
+import { startFirstPage } from '../api/early.ts';
+import { DEFAULT_SORT } from '../lib/keyset.ts';
 import { isSystemClass, type SchemaDoc } from '../lib/wire.ts';
 import { dataPath } from './Cell.tsx';
 
@@ -27,21 +29,47 @@ export function ClassList({
   current,
   run,
   canWrite,
+  open,
+  onToggle,
 }: {
   appId: string;
   schemas: SchemaDoc[];
   current?: string;
   run(label: string, fn: () => Promise<unknown>): Promise<boolean>;
   canWrite: boolean;
+  /** Collapsed, the list is a narrow strip with the button that opens it (small screens). */
+  open: boolean;
+  onToggle(): void;
 }) {
   const [exact, setExact] = useState<Record<string, string>>({});
   const [name, setName] = useState('');
+  // A fresh schema list (after a write) has fresh counts: drop the ones asked for before.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the list is refetched
+  useEffect(() => setExact({}), [schemas]);
+  if (!open)
+    return (
+      <nav className="w-8 shrink-0 border-r pt-2 text-sm" aria-label="classes">
+        <button
+          type="button"
+          className="w-full"
+          aria-label="Show class list"
+          title="Show class list"
+          onClick={onToggle}
+        >
+          »
+        </button>
+      </nav>
+    );
   const user = schemas.filter((s) => !isSystemClass(s.className));
   const system = schemas.filter((s) => isSystemClass(s.className));
+  // Pressing a class link asks for its first rows at once: they arrive with (not after) the click.
+  const warm = (cls: string) => startFirstPage(appId, cls, {}, DEFAULT_SORT);
   const item = (s: SchemaDoc) => (
     <li key={s.className} className="flex items-center">
       <NavLink
         to={dataPath(appId, s.className)}
+        onPointerDown={() => warm(s.className)}
+        onKeyDown={(e) => e.key === 'Enter' && warm(s.className)}
         className={({ isActive }) =>
           `flex-1 truncate rounded px-1 ${isActive || s.className === current ? 'bg-blue-100 font-semibold dark:bg-blue-900' : ''}`
         }
@@ -70,7 +98,18 @@ export function ClassList({
   );
   return (
     <nav className="w-56 shrink-0 overflow-auto border-r p-2 text-sm" aria-label="classes">
-      <h2 className="font-semibold">Classes</h2>
+      <div className="flex items-center">
+        <h2 className="font-semibold">Classes</h2>
+        <button
+          type="button"
+          className="ml-auto px-1 text-gray-500"
+          aria-label="Hide class list"
+          title="Hide class list"
+          onClick={onToggle}
+        >
+          «
+        </button>
+      </div>
       <ul>{user.map(item)}</ul>
       {canWrite && (
         <div className="mt-2 flex gap-1">

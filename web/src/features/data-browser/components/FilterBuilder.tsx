@@ -1,8 +1,10 @@
 /** Filter builder (and/or/nor groups of conditions) with a raw JSON tab and saved filters. */
 import { useState } from 'react';
+import type { SavedFilter } from '../api/bff.ts';
 import {
   type Condition,
   filterToWhere,
+  firstProblem,
   type Group,
   LIST_OPERATORS,
   type Node,
@@ -12,7 +14,6 @@ import {
   type Where,
   whereToFilter,
 } from '../lib/filter.ts';
-import type { SavedFilter } from '../lib/prefs.ts';
 import { editText, parseEdit, parseJson, type SchemaDoc, toQueryValue, typeOf } from '../lib/wire.ts';
 
 export interface FilterBuilderProps {
@@ -20,11 +21,17 @@ export interface FilterBuilderProps {
   columns: string[];
   where: Where;
   onApply(where: Where): void;
+  /** The class's saved filters (kept by the bff, shared by the app's console users). */
   saved: SavedFilter[];
-  onSave(list: SavedFilter[]): void;
+  /** The console user looking: the owner of the filters they may delete. */
+  me: string;
+  canSave: boolean;
+  onSave(name: string, where: Where): void;
+  onDelete(filter: SavedFilter): void;
 }
 
 const input = 'rounded border px-1 text-sm dark:bg-gray-800';
+const TYPE_A_VALUE = 'type a value';
 
 export function FilterBuilder(p: FilterBuilderProps) {
   const [tree, setTree] = useState<Group>(() => {
@@ -40,7 +47,16 @@ export function FilterBuilder(p: FilterBuilderProps) {
   const [name, setName] = useState('');
 
   const current = (): Where | null => {
-    if (mode === 'builder') return filterToWhere(tree);
+    if (mode === 'builder') {
+      // A value that does not parse is never applied as null: say what is wrong and keep the text.
+      const problem = firstProblem(tree);
+      if (problem) {
+        setErr(`Not applied: ${problem}`);
+        return null;
+      }
+      setErr(null);
+      return filterToWhere(tree);
+    }
     const r = parseJson(raw);
     if (!r.ok || typeof r.value !== 'object' || r.value === null || Array.isArray(r.value)) {
       setErr(r.ok ? 'the where clause must be a JSON object' : r.error);
@@ -88,7 +104,11 @@ export function FilterBuilder(p: FilterBuilderProps) {
           onChange={(e) => setRaw(e.target.value)}
         />
       )}
-      {err && <div className="text-xs text-red-600">{err}</div>}
+      {err && (
+        <div className="text-xs text-red-600" role="alert">
+          {err}
+        </div>
+      )}
       <div className="flex flex-wrap items-center gap-2 text-sm">
         <button
           type="button"
@@ -103,42 +123,49 @@ export function FilterBuilder(p: FilterBuilderProps) {
         <button type="button" className="rounded border px-2 py-0.5" onClick={() => p.onApply({})}>
           Clear
         </button>
-        <input
-          className={input}
-          placeholder="filter name"
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-          aria-label="saved filter name"
-        />
-        <button
-          type="button"
-          className="rounded border px-2 py-0.5"
-          disabled={!name}
-          onClick={() => {
-            const w = current();
-            if (w) p.onSave([...p.saved.filter((s) => s.name !== name), { name, where: w }]);
-          }}
-        >
-          Save filter
-        </button>
+        {p.canSave && (
+          <>
+            <input
+              className={input}
+              placeholder="filter name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              aria-label="saved filter name"
+            />
+            <button
+              type="button"
+              className="rounded border px-2 py-0.5"
+              disabled={!name.trim()}
+              onClick={() => {
+                const w = current();
+                if (w) p.onSave(name.trim(), w);
+              }}
+            >
+              Save filter
+            </button>
+          </>
+        )}
         {p.saved.map((s) => (
-          <span key={s.name} className="rounded bg-gray-100 px-1 dark:bg-gray-800">
+          <span key={s.id} className="rounded bg-gray-100 px-1 dark:bg-gray-800" data-testid="saved-filter">
             <button
               type="button"
               className="underline"
               onClick={() => p.onApply(s.where)}
-              title={JSON.stringify(s.where)}
+              title={`${JSON.stringify(s.where)} — saved by ${s.owner}`}
             >
               {s.name}
             </button>
-            <button
-              type="button"
-              className="ml-1 text-xs"
-              aria-label={`delete saved filter ${s.name}`}
-              onClick={() => p.onSave(p.saved.filter((x) => x !== s))}
-            >
-              ✕
-            </button>
+            {s.owner !== p.me && <span className="ml-1 text-xs text-gray-500">({s.owner})</span>}
+            {s.owner === p.me && p.canSave && (
+              <button
+                type="button"
+                className="ml-1 text-xs"
+                aria-label={`delete saved filter ${s.name}`}
+                onClick={() => p.onDelete(s)}
+              >
+                ✕
+              </button>
+            )}
           </span>
         ))}
       </div>
@@ -186,7 +213,7 @@ function GroupEditor({
               ...group,
               children: [
                 ...group.children,
-                { kind: 'cond', field: columns[0] ?? 'objectId', op: '$eq', value: '' },
+                { kind: 'cond', field: columns[0] ?? 'objectId', op: '$eq', value: '', error: TYPE_A_VALUE },
               ],
             })
           }
@@ -245,23 +272,29 @@ function ConditionEditor({
   onChange(c: Condition | null): void;
 }) {
   const [text, setText] = useState(valueText(cond, schema));
-  const [err, setErr] = useState<string | null>(null);
-  const type = typeOf(schema, cond.field);
-  const commitText = (t: string, op: Operator = cond.op) => {
+  /**
+   * Reads the typed text for this operator and field. The operator and field always change as
+   * chosen; a value that does not parse (yet) marks the condition with why, and keeps the text.
+   */
+  const commitText = (t: string, op: Operator = cond.op, field = cond.field) => {
     setText(t);
-    setErr(null);
+    const type = typeOf(schema, field);
+    const next = { ...cond, op, field };
+    if (op === '$regex') return onChange({ ...next, value: t, error: t ? undefined : TYPE_A_VALUE });
+    if (t.trim() === '') return onChange({ ...next, error: TYPE_A_VALUE });
     if (SCALAR_OPERATORS.has(op)) {
-      const r = parseEdit(type === 'ACL' ? 'Object' : type, t, schema.fields[cond.field]?.targetClass);
-      if (!r.ok) return setErr(r.error);
-      return onChange({ ...cond, op, value: toQueryValue(type, r.value ?? null) });
+      const r = parseEdit(type === 'ACL' ? 'Object' : type, t, schema.fields[field]?.targetClass);
+      if (!r.ok) return onChange({ ...next, error: r.error });
+      return onChange({ ...next, value: toQueryValue(type, r.value ?? null), error: undefined });
     }
-    if (op === '$regex') return onChange({ ...cond, op, value: t });
-    const r = parseJson(t || 'null');
-    if (!r.ok) return setErr(r.error);
+    const r = parseJson(t);
+    if (!r.ok) return onChange({ ...next, error: r.error });
     if (LIST_OPERATORS.has(op) && !Array.isArray(r.value))
-      return setErr('expected a JSON array, e.g. [1, 2]');
-    onChange({ ...cond, op, value: r.value });
+      return onChange({ ...next, error: 'expected a JSON array, e.g. [1, 2]' });
+    onChange({ ...next, value: r.value, error: undefined });
   };
+  const err = cond.error && !(cond.error === TYPE_A_VALUE && text === '') ? cond.error : null;
+  const type = typeOf(schema, cond.field);
   return (
     <div className="flex flex-wrap items-center gap-1 text-sm" data-testid="filter-condition">
       {cond.op !== '$relatedTo' && (
@@ -270,7 +303,7 @@ function ConditionEditor({
           aria-label="field"
           className={`${input} w-36`}
           value={cond.field}
-          onChange={(e) => onChange({ ...cond, field: e.target.value })}
+          onChange={(e) => commitText(text, cond.op, e.target.value)}
         />
       )}
       <datalist id="db-filter-fields">
@@ -284,7 +317,7 @@ function ConditionEditor({
         value={cond.op}
         onChange={(e) => {
           const op = e.target.value as Operator;
-          if (op === '$exists') onChange({ ...cond, op, value: true, extra: undefined });
+          if (op === '$exists') onChange({ ...cond, op, value: true, extra: undefined, error: undefined });
           else commitText(text, op);
         }}
       >
@@ -341,7 +374,11 @@ function ConditionEditor({
       <button type="button" aria-label="remove condition" onClick={() => onChange(null)}>
         ✕
       </button>
-      {err && <span className="text-xs text-red-600">{err}</span>}
+      {err && (
+        <span className="text-xs text-red-600" data-testid="condition-error">
+          {err}
+        </span>
+      )}
     </div>
   );
 }

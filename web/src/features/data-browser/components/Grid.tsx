@@ -1,6 +1,6 @@
 /** The virtualized grid: rows fetched as they scroll into view, placeholders until they arrive. */
 import { elementScroll, observeElementOffset, useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { RowPages } from '../hooks/useRowPages.ts';
 import type { Sort } from '../lib/keyset.ts';
 import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';
@@ -12,6 +12,23 @@ import { CellEditor } from './CellEditor.tsx';
 export const ROW_HEIGHT = 30;
 const SELECT_WIDTH = 36;
 const DEFAULT_WIDTH = 160;
+/** Wide enough for the header and a 10-character id without truncation. */
+const OBJECT_ID_WIDTH = 150;
+
+/** A push pin (an inline SVG: emoji glyphs are missing from many Linux fonts). */
+function PinIcon({ filled }: { filled: boolean }) {
+  return (
+    <svg viewBox="0 0 16 16" width="12" height="12" aria-hidden="true" data-icon="pin">
+      <path
+        d="M10.5 1.5l4 4-2 1-2.5 2.5.5 3-1.5 1.5-3-3-3.5 3.5-.5-.5L5.5 10l-3-3L4 5.5l3 .5L9.5 3.5z"
+        fill={filled ? 'currentColor' : 'none'}
+        stroke="currentColor"
+        strokeWidth="1.2"
+        strokeLinejoin="round"
+      />
+    </svg>
+  );
+}
 
 export interface GridProps {
   appId: string;
@@ -40,7 +57,7 @@ export function Grid(p: GridProps) {
   const [dragging, setDragging] = useState<string | null>(null);
   const { pinned, rest } = arrangeColumns(p.columns, p.prefs);
   const cols = [...pinned, ...rest];
-  const width = (c: string) => p.prefs.widths[c] ?? (c === 'objectId' ? 120 : DEFAULT_WIDTH);
+  const width = (c: string) => p.prefs.widths[c] ?? (c === 'objectId' ? OBJECT_ID_WIDTH : DEFAULT_WIDTH);
   const left: Record<string, number> = {};
   let acc = SELECT_WIDTH;
   for (const c of pinned) {
@@ -100,13 +117,53 @@ export function Grid(p: GridProps) {
   );
   const latest = useRef(p);
   latest.current = p;
+  const editingRef = useRef(editing);
+  editingRef.current = editing;
+  /** Focuses a cell once it is rendered (after an editor closes, or a move by the arrow keys). */
+  const focusCell = useCallback((id: string | null, field: string, index?: number) => {
+    const sel =
+      index !== undefined
+        ? `[data-index="${index + 1}"] [data-field="${field}"]`
+        : `[data-row-id="${id}"] [data-field="${field}"]`;
+    const focus = () => {
+      const el = scrollRef.current?.querySelector<HTMLElement>(sel);
+      el?.focus({ preventScroll: index === undefined });
+      return !!el;
+    };
+    // Now when the cell is on screen (quick typing sees the new focus), else once it renders.
+    if (!focus()) requestAnimationFrame(() => void focus());
+  }, []);
+  /** Arrow keys move between cells, as in a spreadsheet; rows out of view scroll in first. */
+  const onGridKey = (e: React.KeyboardEvent) => {
+    const target = e.target as HTMLElement;
+    const field = target.dataset.field;
+    const rowEl = target.closest<HTMLElement>('[data-index]');
+    if (!field || !rowEl || editingRef.current) return;
+    const index = Number(rowEl.dataset.index) - 1;
+    const col = cols.indexOf(field);
+    let next: [number, string] | null = null;
+    if (e.key === 'ArrowDown') next = [Math.min(p.total - 1, index + 1), field];
+    else if (e.key === 'ArrowUp') next = [Math.max(0, index - 1), field];
+    else if (e.key === 'ArrowRight') next = [index, cols[Math.min(cols.length - 1, col + 1)]!];
+    else if (e.key === 'ArrowLeft') next = [index, cols[Math.max(0, col - 1)]!];
+    if (!next) return;
+    e.preventDefault();
+    const [i, f] = next;
+    virt.scrollToIndex(i, { align: 'auto' });
+    focusCell(null, f, i);
+  };
   const actions = useMemo<RowActions>(
     () => ({
       openRow: (id) => latest.current.onOpenRow(id),
       startEdit: (id, field) => setEditing({ id, field }),
-      cancelEdit: () => setEditing(null),
+      cancelEdit: () => {
+        const was = editingRef.current;
+        setEditing(null);
+        if (was) focusCell(was.id, was.field);
+      },
       commitEdit: async (row, field, value) => {
         setEditing(null);
+        focusCell(row.objectId, field);
         await latest.current.onEdit(row, field, value);
       },
       select: (id, on) => {
@@ -116,18 +173,20 @@ export function Grid(p: GridProps) {
         latest.current.setSelected(s);
       },
     }),
-    [],
+    [focusCell],
   );
 
   const allLoadedIds = () => p.rows.loadedRows().map((r) => r.objectId);
 
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: arrow keys move the focus between its cells
     <div
       ref={scrollRef}
       className="relative flex-1 overflow-auto text-sm"
       data-testid="grid"
       data-total={p.total}
       data-scroll-ratio={scale.ratio}
+      onKeyDown={onGridKey}
     >
       <div style={{ width: totalWidth, minWidth: '100%' }}>
         <div
@@ -148,6 +207,9 @@ export function Grid(p: GridProps) {
           {cols.map((c) => {
             const canSort = p.sortable.includes(c);
             const active = p.sort.field === c;
+            const type = typeOf(p.schema, c);
+            const target = p.schema.fields[c]?.targetClass;
+            const pinnedHere = c in left;
             return (
               // biome-ignore lint/a11y/noStaticElementInteractions: drag and drop of column headers
               <div
@@ -163,9 +225,9 @@ export function Grid(p: GridProps) {
                   setDragging(null);
                 }}
                 data-sort={active ? (p.sort.desc ? 'descending' : 'ascending') : undefined}
-                className="group relative flex items-center gap-1 truncate border-r bg-gray-100 px-2 dark:bg-gray-800"
+                className="group relative flex items-center gap-1 border-r bg-gray-100 px-2 dark:bg-gray-800"
                 style={cellStyle(c)}
-                title={`${c} (${typeOf(p.schema, c)}${p.schema.fields[c]?.targetClass ? ` → ${p.schema.fields[c]?.targetClass}` : ''})${canSort ? ' — click to sort' : ''}`}
+                title={`${c} (${type}${target ? ` → ${target}` : ''}) — ${canSort ? 'click to sort' : `${type} columns cannot be sorted`}`}
               >
                 <button
                   type="button"
@@ -175,11 +237,12 @@ export function Grid(p: GridProps) {
                   {c}
                   {active ? (p.sort.desc ? ' ▼' : ' ▲') : ''}
                 </button>
-                <span className="text-xs text-gray-500">{typeOf(p.schema, c)}</span>
+                {c !== 'objectId' && <span className="truncate text-xs text-gray-500">{type}</span>}
                 <button
                   type="button"
-                  className="ml-auto hidden text-xs group-hover:inline"
-                  title={c in left ? 'Unpin' : 'Pin'}
+                  className={`ml-auto shrink-0 text-gray-500 group-hover:inline ${pinnedHere ? 'inline' : 'hidden'}`}
+                  title={pinnedHere ? 'Unpin' : 'Pin to the left'}
+                  aria-label={pinnedHere ? `unpin ${c}` : `pin ${c}`}
                   onClick={() => {
                     const pins = p.prefs.pinned.includes(c)
                       ? p.prefs.pinned.filter((x) => x !== c)
@@ -187,12 +250,13 @@ export function Grid(p: GridProps) {
                     p.setPrefs({ ...p.prefs, pinned: pins });
                   }}
                 >
-                  {c in left ? '⊗' : '📌'}
+                  <PinIcon filled={pinnedHere} />
                 </button>
                 <button
                   type="button"
-                  className="hidden text-xs group-hover:inline"
+                  className="hidden shrink-0 text-xs group-hover:inline"
                   title="Hide column"
+                  aria-label={`hide ${c}`}
                   onClick={() => p.setPrefs({ ...p.prefs, hidden: [...p.prefs.hidden, c] })}
                 >
                   ✕
@@ -302,6 +366,9 @@ const GridRow = memo(function GridRow({
         transform: `translateY(${start}px)`,
         width: layout.totalWidth,
         minWidth: '100%',
+        // Each row is a stacking context (its transform): the row with an open editor goes above
+        // the rows after it, or they would cover the editor.
+        zIndex: editingField ? 15 : undefined,
       }}
     >
       <div

@@ -1,9 +1,15 @@
-/** Row detail panel: every field, the raw JSON, the ACL and the rows that point to this one. */
+/**
+ * Row detail panel: every field (editable, as in the grid), the raw JSON, the ACL and the rows
+ * that point to this one. Escape closes it.
+ */
 import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
 import { Link } from 'react-router';
+import { useShortcut } from '../../../lib/shortcuts.ts';
 import { dataApi, errorText } from '../api/bff.ts';
-import { columnsOf, isPlainObject, type SchemaDoc, typeOf } from '../lib/wire.ts';
+import { columnsOf, isPlainObject, READ_ONLY_FIELDS, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue, dataPath } from './Cell.tsx';
+import { CellEditor } from './CellEditor.tsx';
 
 export function RowDetail({
   appId,
@@ -11,6 +17,8 @@ export function RowDetail({
   objectId,
   schema,
   schemas,
+  canWrite,
+  onEdit,
   onClose,
 }: {
   appId: string;
@@ -18,8 +26,12 @@ export function RowDetail({
   objectId: string;
   schema: SchemaDoc;
   schemas: SchemaDoc[];
+  canWrite: boolean;
+  onEdit(row: Row, field: string, value: unknown): Promise<boolean>;
   onClose(): void;
 }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  useShortcut('Escape', 'Close the row panel', onClose, 'Data browser');
   const q = useQuery({
     queryKey: ['data-browser', appId, 'row', className, objectId],
     queryFn: ({ signal }) => dataApi.get(appId, className, objectId, signal),
@@ -32,7 +44,7 @@ export function RowDetail({
   );
   const row = q.data;
   return (
-    <aside className="w-96 shrink-0 overflow-auto border-l p-2 text-sm" data-testid="row-detail">
+    <aside className="w-80 shrink-0 overflow-auto border-l p-2 text-sm xl:w-96" data-testid="row-detail">
       <div className="flex items-center">
         <h2 className="font-semibold">
           {className} {objectId}
@@ -46,22 +58,62 @@ export function RowDetail({
       {row && (
         <>
           <dl className="mt-2 grid grid-cols-[auto_1fr] gap-x-2 gap-y-1">
-            {[...new Set([...columnsOf(schema), ...Object.keys(row)])].map((f) => (
-              <div key={f} className="contents">
-                <dt className="text-gray-500">{f}</dt>
-                <dd className="break-all">
-                  <CellValue
-                    appId={appId}
-                    className={className}
-                    objectId={objectId}
-                    field={f}
-                    type={typeOf(schema, f)}
-                    spec={schema.fields[f]}
-                    value={row[f]}
-                  />
-                </dd>
-              </div>
-            ))}
+            {[...new Set([...columnsOf(schema), ...Object.keys(row)])].map((f) => {
+              const type = typeOf(schema, f);
+              const editable =
+                canWrite &&
+                !READ_ONLY_FIELDS.has(f) &&
+                type !== 'Relation' &&
+                type !== 'File' &&
+                type !== 'Bytes';
+              return (
+                <div key={f} className="contents" data-detail-field={f}>
+                  <dt className="text-gray-500">{f}</dt>
+                  <dd className="flex min-w-0 items-start gap-1 break-all">
+                    {editing === f ? (
+                      <div className="min-w-0 flex-1">
+                        <CellEditor
+                          inline
+                          appId={appId}
+                          type={type}
+                          targetClass={schema.fields[f]?.targetClass}
+                          value={row[f]}
+                          onCancel={() => setEditing(null)}
+                          onCommit={async (v) => {
+                            setEditing(null);
+                            if (await onEdit(row as Row, f, v)) void q.refetch();
+                          }}
+                        />
+                      </div>
+                    ) : (
+                      <>
+                        <span className="min-w-0 flex-1">
+                          <CellValue
+                            appId={appId}
+                            className={className}
+                            objectId={objectId}
+                            field={f}
+                            type={type}
+                            spec={schema.fields[f]}
+                            value={row[f]}
+                          />
+                        </span>
+                        {editable && (
+                          <button
+                            type="button"
+                            className="shrink-0 text-xs text-blue-700 hover:underline dark:text-blue-300"
+                            aria-label={`edit ${f}`}
+                            onClick={() => setEditing(f)}
+                          >
+                            edit
+                          </button>
+                        )}
+                      </>
+                    )}
+                  </dd>
+                </div>
+              );
+            })}
           </dl>
           <h3 className="mt-3 font-semibold">ACL</h3>
           {isPlainObject(row.ACL) ? (

@@ -23,7 +23,9 @@ export function SchemaPanel({
   const [idxName, setIdxName] = useState('');
   const [idxKeys, setIdxKeys] = useState('');
   const [confirmDrop, setConfirmDrop] = useState('');
+  const [dimension, setDimension] = useState('384');
   const needsTarget = type === 'Pointer' || type === 'Relation';
+  const isVector = type === 'Vector';
   const input = 'rounded border px-1 dark:bg-gray-800';
   const own = Object.keys(schema.fields).filter(
     (f) => !['objectId', 'createdAt', 'updatedAt', 'ACL'].includes(f),
@@ -49,6 +51,16 @@ export function SchemaPanel({
             <option key={t}>{t}</option>
           ))}
         </select>
+        {isVector && (
+          <input
+            aria-label="vector dimension"
+            className={`${input} w-20`}
+            type="number"
+            min={1}
+            value={dimension}
+            onChange={(e) => setDimension(e.target.value)}
+          />
+        )}
         {needsTarget && (
           <select
             aria-label="target class"
@@ -65,11 +77,19 @@ export function SchemaPanel({
           type="button"
           className="rounded bg-blue-600 px-2 text-white"
           disabled={!name}
-          onClick={() =>
-            run(`Add column ${name}`, () =>
-              dataApi.addField(appId, cls, name, type, needsTarget ? target : undefined),
-            ).then((ok) => ok && setName(''))
-          }
+          onClick={() => {
+            const added = name;
+            // Once added, clear the name unless the user has already typed the next one.
+            run(`Add column ${added}`, () =>
+              dataApi.addField(
+                appId,
+                cls,
+                added,
+                type,
+                needsTarget ? { targetClass: target } : isVector ? { dimension: Number(dimension) } : {},
+              ),
+            ).then((ok) => ok && setName((current) => (current === added ? '' : current)));
+          }}
         >
           Add
         </button>

@@ -4,11 +4,12 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { dataApi, errorText } from '../api/bff.ts';
+import { earlyKeys, FIRST_PAGE_SIZE, takeEarly } from '../api/early.ts';
 import type { Where } from '../lib/filter.ts';
 import { pageRequest, type Sort } from '../lib/keyset.ts';
 import type { FieldType, Row } from '../lib/wire.ts';
 
-export const PAGE_SIZE = 100;
+export const PAGE_SIZE = FIRST_PAGE_SIZE;
 
 interface State {
   pages: Map<number, Row[]>;
@@ -35,11 +36,13 @@ export function useRowPages(
   sort: Sort,
   sortType: FieldType,
 ): RowPages {
-  const key = JSON.stringify([appId, className, where, sort]);
+  const key = earlyKeys.firstPage(appId, className, where, sort);
   const state = useRef<State | null>(null);
   const [version, setVersion] = useState(0);
   const [end, setEnd] = useState<number | null>(null);
   const [error, setError] = useState<string | null>(null);
+  /** Bumped by reset(): a new `load` makes the grid ask for its visible pages again. */
+  const [epoch, setEpoch] = useState(0);
   const keyRef = useRef('');
 
   if (keyRef.current !== key || !state.current) {
@@ -69,13 +72,16 @@ export function useRowPages(
         const prevRunning = index > 0 ? s.inflight.get(index - 1) : undefined;
         if (prevRunning) await prevRunning.catch(() => undefined);
         const prev = s.pages.get(index - 1);
+        const early = index === 0 && epoch === 0 ? takeEarly<Row[]>(key) : undefined;
         const req = pageRequest(where, sort, index, PAGE_SIZE, prev?.[prev.length - 1], sortType);
-        const res = await dataApi.find(appId, className, req, s.controller.signal);
-        if (state.current !== s) return res.results;
-        s.pages.set(index, res.results);
-        if (res.results.length < PAGE_SIZE) setEnd(index * PAGE_SIZE + res.results.length);
+        const results = early
+          ? await early
+          : (await dataApi.find(appId, className, req, s.controller.signal)).results;
+        if (state.current !== s) return results;
+        s.pages.set(index, results);
+        if (results.length < PAGE_SIZE) setEnd(index * PAGE_SIZE + results.length);
         setVersion((v) => v + 1);
-        return res.results;
+        return results;
       })();
       s.inflight.set(index, p);
       p.catch((err: unknown) => {
@@ -85,7 +91,8 @@ export function useRowPages(
       });
       return p;
     },
-    [appId, className, where, sort, sortType],
+    // epoch: a reset renews `load`, and with it the grid's request for its visible pages
+    [appId, className, where, sort, sortType, key, epoch],
   );
 
   const ensure = useCallback(
@@ -120,6 +127,7 @@ export function useRowPages(
     state.current = { pages: new Map(), inflight: new Map(), controller: new AbortController() };
     setEnd(null);
     setError(null);
+    setEpoch((e) => e + 1);
     setVersion((v) => v + 1);
   }, []);
 

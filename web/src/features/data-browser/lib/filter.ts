@@ -52,6 +52,8 @@ export interface Condition {
   value: unknown;
   /** Companion keys such as `$options` for `$regex` or `$maxDistanceInKilometers` for `$nearSphere`. */
   extra?: Record<string, unknown>;
+  /** Why the value typed in the builder is not usable yet; such a filter is not applied. */
+  error?: string;
 }
 
 export interface Group {
@@ -160,6 +162,16 @@ function mergeAnd(parts: Where[]): Where {
     }
   }
   return merged;
+}
+
+/** The first condition of a tree whose typed value is not usable, as "field: why". */
+export function firstProblem(node: Node): string | null {
+  if (node.kind === 'cond') return node.error ? `${node.field || node.op}: ${node.error}` : null;
+  for (const child of node.children) {
+    const p = firstProblem(child);
+    if (p) return p;
+  }
+  return null;
 }
 
 /** A one-line description of a condition for chips and titles. */

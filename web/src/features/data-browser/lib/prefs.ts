@@ -1,16 +1,10 @@
-/** Per-class preferences kept in localStorage: column layout and saved filters. */
-import type { Where } from './filter.ts';
+/** Per-class column layout kept in localStorage (saved filters live in the bff, shared by the team). */
 
 export interface ColumnPrefs {
   order: string[];
   hidden: string[];
   pinned: string[];
   widths: Record<string, number>;
-}
-
-export interface SavedFilter {
-  name: string;
-  where: Where;
 }
 
 export const emptyPrefs = (): ColumnPrefs => ({ order: [], hidden: [], pinned: [], widths: {} });
@@ -40,10 +34,6 @@ export const loadColumnPrefs = (appId: string, cls: string): ColumnPrefs => ({
 });
 export const saveColumnPrefs = (appId: string, cls: string, p: ColumnPrefs) =>
   write(key('columns', appId, cls), p);
-export const loadSavedFilters = (appId: string, cls: string): SavedFilter[] =>
-  read<SavedFilter[]>(key('filters', appId, cls), []);
-export const saveSavedFilters = (appId: string, cls: string, f: SavedFilter[]) =>
-  write(key('filters', appId, cls), f);
 
 /** Columns in display order: pinned first, then the saved order, then new columns; hidden removed. */
 export function arrangeColumns(all: string[], prefs: ColumnPrefs): { pinned: string[]; rest: string[] } {

@@ -1,12 +1,19 @@
-/** Streaming export (keyset pages -> Blob parts) and import (file stream -> batches of 50 creates). */
+/** Streaming export (keyset pages -> Blob parts) and import (file stream -> chunks of rows to the bff). */
 
-import { CsvParser, csvCell, csvLine, csvValue, JsonRowsParser } from './csv.ts';
+import {
+  CsvParser,
+  type CsvRecord,
+  csvCell,
+  csvLine,
+  csvValue,
+  JsonEntriesParser,
+  type JsonEntry,
+} from './csv.ts';
 import type { Where } from './filter.ts';
 import { DEFAULT_SORT, pageRequest } from './keyset.ts';
 import { columnsOf, isPlainObject, READ_ONLY_FIELDS, type Row, type SchemaDoc, typeOf } from './wire.ts';
 
 export const EXPORT_PAGE = 1000;
-export const IMPORT_BATCH = 50;
 
 export type Fetcher = (req: { where: Where; order: string; limit: number; skip?: number }) => Promise<Row[]>;
 
@@ -54,117 +61,206 @@ export interface ImportSummary {
   rejectedCount: number;
 }
 
-/** Fields the service sets itself or that cannot be written as values. */
-function writable(schema: SchemaDoc, field: string): boolean {
-  return !READ_ONLY_FIELDS.has(field) && typeOf(schema, field) !== 'Relation';
+/** Rows per request to the bff, and requests on their way at once. */
+export const IMPORT_CHUNK = 500;
+export const IMPORT_IN_FLIGHT = 2;
+/** Rejected rows the browser keeps to report; the count is always exact. */
+const MAX_REASONS = 1000;
+
+/** How to read a file into a class, as the mapping step settled it. */
+export interface ImportPlan {
+  format: 'csv' | 'json';
+  /** The class's schema, with the columns the mapping step adds. */
+  schema: SchemaDoc;
+  /** Columns of the file that are left out. */
+  skip: ReadonlySet<string>;
+  /** Send the file's objectIds (the service keeps them for the console's master key). */
+  keepObjectIds: boolean;
 }
+
+/** Only columns the (mapped) schema has: an import never adds a column behind the user's back. */
+function writable(plan: ImportPlan, field: string): boolean {
+  if (plan.skip.has(field)) return false;
+  if (field === 'objectId') return plan.keepObjectIds;
+  if (READ_ONLY_FIELDS.has(field)) return false;
+  return (field === 'ACL' || field in plan.schema.fields) && typeOf(plan.schema, field) !== 'Relation';
+}
+
+type Converted = { ok: true; fields: Record<string, unknown> } | { ok: false; reason: string };
 
 /** CSV record -> row fields, by the header and the class's field types. */
 export function csvRecordToFields(
   schema: SchemaDoc,
   header: string[],
   record: string[],
-): { ok: true; fields: Record<string, unknown> } | { ok: false; reason: string } {
+  plan: ImportPlan = { format: 'csv', schema, skip: new Set(), keepObjectIds: false },
+): Converted {
   const fields: Record<string, unknown> = {};
   for (let i = 0; i < header.length; i++) {
     const name = header[i]!;
-    if (!writable(schema, name)) continue;
+    if (!writable(plan, name)) continue;
     const text = record[i] ?? '';
-    const spec = schema.fields[name];
-    const r = csvValue(typeOf(schema, name), text, spec?.targetClass);
+    if (name === 'objectId') {
+      if (text !== '') fields.objectId = text;
+      continue;
+    }
+    const r = csvValue(typeOf(plan.schema, name), text, plan.schema.fields[name]?.targetClass);
     if (!r.ok) return { ok: false, reason: `${name}: ${r.error}` };
     if (r.value !== undefined) fields[name] = r.value;
   }
   return { ok: true, fields };
 }
 
-export function jsonRowToFields(
-  schema: SchemaDoc,
-  row: unknown,
-): { ok: true; fields: Record<string, unknown> } | { ok: false; reason: string } {
-  if (!isPlainObject(row)) return { ok: false, reason: 'not a JSON object' };
+const kindOf = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? 'a string' : `a ${typeof v}`;
+
+export function jsonRowToFields(plan: ImportPlan, row: unknown): Converted {
+  if (!isPlainObject(row)) return { ok: false, reason: `not a JSON object (${kindOf(row)})` };
   const fields: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) {
-    if (!writable(schema, k)) continue;
+    if (!writable(plan, k)) continue;
     // createdAt-style strings in Date fields are accepted too
-    if (typeOf(schema, k) === 'Date' && typeof v === 'string') fields[k] = { __type: 'Date', iso: v };
+    if (typeOf(plan.schema, k) === 'Date' && typeof v === 'string') fields[k] = { __type: 'Date', iso: v };
     else fields[k] = v;
   }
   return { ok: true, fields };
 }
 
-export type Creator = (fields: Record<string, unknown>) => Promise<unknown>;
+export interface ImportRow {
+  line: number;
+  fields: Record<string, unknown>;
+}
 
-const MAX_REASONS = 500;
+/** Sends one chunk of rows; answers how many were created and which lines the service refused. */
+export type RowSender = (rows: ImportRow[]) => Promise<{ created: number; rejected: Rejected[] }>;
 
-/** Reads the file as a stream, creates rows in batches of 50, reports progress in bytes and rows. */
+export interface ImportProgress {
+  /** Rows the service has answered for (created or refused). */
+  written: number;
+  created: number;
+  /** Rows read from the file so far. */
+  read: number;
+  bytes: number;
+}
+
+export interface StreamResult {
+  created: number;
+  /** Rows read from the file. */
+  rows: number;
+  /** Rows the browser could not read (bad cells, entries that are not objects), first MAX_REASONS. */
+  unread: Rejected[];
+  unreadCount: number;
+  /** Rows the service refused. */
+  refused: number;
+}
+
+/**
+ * Streams the file: parses it chunk by chunk, converts rows by the plan, and sends them in chunks
+ * of IMPORT_CHUNK with IMPORT_IN_FLIGHT requests on their way; progress counts rows written.
+ */
 export async function importStream(
-  format: 'csv' | 'json',
-  schema: SchemaDoc,
+  plan: ImportPlan,
   stream: ReadableStream<Uint8Array>,
-  create: Creator,
-  onProgress: (bytes: number, rows: number) => void,
-  errorOf: (err: unknown) => string,
-): Promise<ImportSummary> {
-  const summary: ImportSummary = { created: 0, rejected: [], rejectedCount: 0 };
-  const reject = (line: number, reason: string) => {
-    summary.rejectedCount++;
-    if (summary.rejected.length < MAX_REASONS) summary.rejected.push({ line, reason });
+  send: RowSender,
+  onProgress: (p: ImportProgress) => void,
+): Promise<StreamResult> {
+  const result: StreamResult = { created: 0, rows: 0, unread: [], unreadCount: 0, refused: 0 };
+  const progress: ImportProgress = { written: 0, created: 0, read: 0, bytes: 0 };
+  const unread = (line: number, reason: string) => {
+    result.unreadCount++;
+    if (result.unread.length < MAX_REASONS) result.unread.push({ line, reason });
   };
-  const csv = new CsvParser();
-  const json = new JsonRowsParser();
-  let header: string[] | null = null;
-  let line = 0;
-  let pending: Array<{ line: number; fields: Record<string, unknown> }> = [];
-  let bytes = 0;
-  const flush = async () => {
-    const batch = pending;
-    pending = [];
-    const results = await Promise.allSettled(batch.map((b) => create(b.fields)));
-    results.forEach((r, i) => {
-      if (r.status === 'fulfilled') summary.created++;
-      else reject(batch[i]!.line, errorOf(r.reason));
+  const inflight = new Set<Promise<void>>();
+  const pending: ImportRow[] = [];
+  const dispatch = async (batch: ImportRow[]) => {
+    const p = send(batch).then((r) => {
+      result.created += r.created;
+      result.refused += batch.length - r.created;
+      progress.written += batch.length;
+      progress.created = result.created;
+      onProgress({ ...progress });
     });
-    onProgress(bytes, summary.created + summary.rejectedCount);
+    inflight.add(p);
+    void p.then(
+      () => inflight.delete(p),
+      () => undefined,
+    );
+    if (inflight.size >= IMPORT_IN_FLIGHT) await Promise.race(inflight);
   };
-  const take = async (items: unknown[]) => {
-    for (const item of items) {
-      line++;
-      let r: ReturnType<typeof jsonRowToFields>;
-      if (format === 'csv') {
-        const rec = item as string[];
-        if (!header) {
-          header = rec.map((h) => h.trim());
-          continue;
-        }
-        if (rec.length === 1 && rec[0] === '') continue;
-        r = csvRecordToFields(schema, header, rec);
-      } else r = jsonRowToFields(schema, item);
-      if (r.ok) pending.push({ line, fields: r.fields });
-      else reject(line, r.reason);
-      if (pending.length >= IMPORT_BATCH) await flush();
+  const take = (line: number, r: Converted) => {
+    result.rows++;
+    if (r.ok) pending.push({ line, fields: r.fields });
+    else unread(line, r.reason);
+  };
+
+  const csv = new CsvParser();
+  const json = new JsonEntriesParser();
+  let header: string[] | null = null;
+  const takeCsv = (records: CsvRecord[]) => {
+    for (const rec of records) {
+      if (!header) {
+        header = rec.cells.map((h) => h.trim());
+        continue;
+      }
+      if (rec.cells.length === 1 && rec.cells[0] === '') continue;
+      take(rec.line, csvRecordToFields(plan.schema, header, rec.cells, plan));
+    }
+  };
+  const takeJson = (entries: JsonEntry[]) => {
+    for (const e of entries) {
+      if (e.error !== undefined) take(e.line, { ok: false, reason: e.error });
+      else take(e.line, jsonRowToFields(plan, e.value));
     }
   };
   const reader = stream.getReader();
   const decoder = new TextDecoder();
   for (;;) {
     const { value: chunk, done } = await reader.read();
+    const text = done ? decoder.decode() : decoder.decode(chunk, { stream: true });
+    if (plan.format === 'csv') takeCsv([...csv.push(text), ...(done ? csv.end() : [])]);
+    else takeJson([...json.push(text), ...(done ? json.end() : [])]);
+    if (!done) progress.bytes += chunk.byteLength;
+    progress.read = result.rows;
+    while (pending.length >= IMPORT_CHUNK || (done && pending.length > 0))
+      await dispatch(pending.splice(0, IMPORT_CHUNK));
+    onProgress({ ...progress });
     if (done) break;
-    bytes += chunk.byteLength;
-    const value = decoder.decode(chunk, { stream: true });
-    try {
-      await take(format === 'csv' ? csv.push(value) : json.push(value));
-    } catch (err) {
-      reject(line + 1, (err as Error).message);
-      break;
+  }
+  await Promise.all(inflight);
+  return result;
+}
+
+/** What the mapping step needs from the start of a file: its columns and sample values of each. */
+export interface FileSample {
+  columns: string[];
+  values: Record<string, unknown[]>;
+}
+
+const SAMPLE_ROWS = 200;
+
+/** Reads the columns and up to SAMPLE_ROWS rows from the text at the start of a file. */
+export function sampleOf(format: 'csv' | 'json', text: string): FileSample {
+  const values: Record<string, unknown[]> = {};
+  const columns: string[] = [];
+  const see = (k: string, v: unknown) => {
+    if (!(k in values)) {
+      values[k] = [];
+      columns.push(k);
     }
+    values[k]!.push(v);
+  };
+  if (format === 'csv') {
+    const [head, ...records] = new CsvParser().push(text);
+    const header = head?.cells.map((h) => h.trim()) ?? [];
+    for (const h of header) see(h, undefined);
+    for (const rec of records.slice(0, SAMPLE_ROWS))
+      header.forEach((h, i) => {
+        values[h]!.push(rec.cells[i]);
+      });
+  } else {
+    const entries = new JsonEntriesParser().push(text).slice(0, SAMPLE_ROWS);
+    for (const e of entries)
+      if (isPlainObject(e.value)) for (const [k, v] of Object.entries(e.value)) see(k, v);
   }
-  try {
-    await take(format === 'csv' ? csv.end() : json.end());
-  } catch (err) {
-    reject(line + 1, (err as Error).message);
-  }
-  if (pending.length) await flush();
-  onProgress(bytes, summary.created + summary.rejectedCount);
-  return summary;
+  return { columns, values };
 }

@@ -1,34 +1,10 @@
 /** Wire types of the service and helpers to read, show and parse values of each type. */
 
-export type FieldType =
-  | 'String'
-  | 'Number'
-  | 'Boolean'
-  | 'Date'
-  | 'Object'
-  | 'Array'
-  | 'GeoPoint'
-  | 'File'
-  | 'Bytes'
-  | 'Polygon'
-  | 'Pointer'
-  | 'Relation'
-  | 'ACL';
+import type { FieldType } from '@bds/client/protocol';
 
-export const FIELD_TYPES: readonly FieldType[] = [
-  'String',
-  'Number',
-  'Boolean',
-  'Date',
-  'Object',
-  'Array',
-  'GeoPoint',
-  'File',
-  'Bytes',
-  'Polygon',
-  'Pointer',
-  'Relation',
-];
+export type { FieldType } from '@bds/client/protocol';
+/** Types offered when adding a field (ACL is built in, never added). */
+export { SCHEMA_FIELD_TYPES as FIELD_TYPES } from '@bds/client/protocol';
 
 export interface FieldSpec {
   type: FieldType;
@@ -54,9 +30,9 @@ export const READ_ONLY_FIELDS = new Set(['objectId', 'createdAt', 'updatedAt']);
 
 export const isSystemClass = (name: string): boolean => name.startsWith('_');
 
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
+import { isObject as isPlainObject } from '@bds/client/protocol';
+
+export { isPlainObject };
 
 /** Columns in display order: objectId first, the class's fields, then the timestamps and ACL. */
 export function columnsOf(schema: SchemaDoc): string[] {
@@ -74,8 +50,18 @@ export function typeOf(schema: SchemaDoc | undefined, field: string): FieldType 
   return schema?.fields[field]?.type ?? 'String';
 }
 
-/** Fields the service can sort efficiently: objectId, timestamps and the first key of each index. */
+/** Types whose values have an order the service sorts by. */
+const SORTABLE_TYPES = new Set<FieldType>(['String', 'Number', 'Boolean', 'Date']);
+
+/** Columns the grid may sort by: objectId, the timestamps and every field of a sortable type. */
 export function sortableFields(schema: SchemaDoc): string[] {
+  const out = new Set<string>(['objectId', 'createdAt', 'updatedAt']);
+  for (const [name, spec] of Object.entries(schema.fields)) if (SORTABLE_TYPES.has(spec.type)) out.add(name);
+  return [...out];
+}
+
+/** Columns the service sorts without reading the whole class: objectId, timestamps, first index keys. */
+export function indexedFields(schema: SchemaDoc): string[] {
   const out = new Set<string>(['objectId', 'createdAt', 'updatedAt']);
   for (const keys of Object.values(schema.indexes ?? {})) {
     const first = Object.keys(keys)[0];

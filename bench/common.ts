@@ -12,9 +12,27 @@ export const MOUNT_PATH = '/api';
 /** `n` values of seeded and created rows are drawn from [0, N_RANGE). */
 export const N_RANGE = 100_000;
 
+/**
+ * The signed-in workloads' class (issue 11's shape): rows where even rows are public-read and odd
+ * rows are readable only by `role:Readers` and their owner; the caller is a user in Readers.
+ */
+export const PRIVATE_CLASS = 'PrivateItem';
+export const PRIVATE_ROWS = 20_000;
+export const READER = { username: 'bench-reader', password: 'bench-reader-password' };
+
+/** What the signed-in workloads need from the service child. */
+export interface SignedIn {
+  sessionToken: string;
+  /** 1,000 ids of the private class, half of them private (role or owner only). */
+  ids: string[];
+  /** Milliseconds one password hash takes (median of a few), for the login's share of the hash-only limit. */
+  hashMs: number;
+}
+
 /** Messages a child sends to the driver over the IPC channel. */
 export type ChildMessage =
-  | { type: 'ready'; url: string; seedMs?: number; ids?: string[] }
+  | { type: 'ready'; url: string; seedMs?: number; ids?: string[]; signedIn?: SignedIn }
+  | { type: 'cpu'; micros: number }
   | { type: 'error'; message: string };
 
 /**
@@ -22,6 +40,14 @@ export type ChildMessage =
  * was killed), so no child outlives a run. `orphaned` tells `onExit` that the driver is gone.
  */
 export function exitWithParent(onExit: (orphaned: boolean) => Promise<void> | void): void {
+  // The driver asks for the CPU time used so far (user + system, microseconds): CPU per request
+  // is steadier than requests per second on a shared machine.
+  process.on('message', (message: { type?: string }) => {
+    if (message?.type === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      send({ type: 'cpu', micros: user + system });
+    }
+  });
   let exiting = false;
   const stop = async (orphaned: boolean) => {
     if (exiting) return;

@@ -1,13 +1,48 @@
 /**
  * Child process: the service under test. Starts it on a loopback port with a fresh data dir,
- * creates the bench class through the API (master key), seeds rows through the store in
- * transactions of 10,000 (same insert path as POST /classes), then reports its url and the seeded ids.
+ * creates the bench class through the API (master key), seeds rows through the write
+ * pipeline in transactions of 10,000 (the path POST /classes takes), then reports its url and the seeded ids.
  */
-import { rmSync } from 'node:fs';
-import { initialValues, parseWriteBody } from '../server/src/data/write-body.ts';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import path from 'node:path';
 import { createService } from '../server/src/index.ts';
-import { newObjectId } from '../server/src/util/ids.ts';
-import { BENCH_CLASS, BENCH_KEYS, exitWithParent, MOUNT_PATH, N_RANGE, send } from './common.ts';
+import { MASTER } from '../server/src/kernel/caller.ts';
+import { hashPassword } from '../server/src/users/passwords.ts';
+import {
+  BENCH_CLASS,
+  BENCH_KEYS,
+  exitWithParent,
+  MOUNT_PATH,
+  N_RANGE,
+  PRIVATE_CLASS,
+  PRIVATE_ROWS,
+  READER,
+  type SignedIn,
+  send,
+} from './common.ts';
+
+let profiler: { stop(): Promise<void> } | undefined;
+
+/** A CPU profile of this process from now until `stop()`, written as a .cpuprofile file into `dir`. */
+async function startProfiler(dir: string): Promise<{ stop(): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, (err, result) => (err ? reject(err) : resolve(result))),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, `service-${Date.now()}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
 
 const TAGS = ['red', 'green', 'blue', 'cyan', 'magenta', 'yellow', 'black', 'white'];
 
@@ -23,8 +58,13 @@ async function main(): Promise<void> {
     host: '127.0.0.1',
     mountPath: MOUNT_PATH,
     shutdownGraceMs: 1_000,
+    // One JSON line per request, as in production; BENCH_LOG_LEVEL=warn measures without them.
+    logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
+    // The login workload logs in far faster than the default limits allow.
+    rateLimit: [],
   });
   exitWithParent(async (orphaned) => {
+    await profiler?.stop();
     await service.close();
     // The driver normally removes its temp dir; if it was killed, this child cleans up instead.
     const tempDir = process.env.BENCH_TEMP_DIR;
@@ -53,36 +93,107 @@ async function main(): Promise<void> {
   if (res.status !== 200)
     throw new Error(`POST /schemas/${BENCH_CLASS} answered ${res.status}: ${await res.text()}`);
 
-  const { store, schemas } = service.core;
-  const schema = schemas.get(BENCH_CLASS)!;
+  const { store } = service.core;
+  const master = { caller: MASTER, source: 'system' as const, context: {} };
   const ids: string[] = new Array(rows);
   const started = performance.now();
   const chunk = 10_000;
   for (let from = 0; from < rows; from += chunk) {
+    // The write pipeline, as POST /classes takes it, a transaction per chunk.
     await store.transaction(async () => {
       for (let i = from; i < Math.min(rows, from + chunk); i++) {
-        // The same steps as Records.create: parse the body, reduce it to values, insert.
         const body = {
           n: Math.floor(Math.random() * N_RANGE),
           name: `item ${i}`,
           tags: [TAGS[i % TAGS.length], TAGS[(i * 7) % TAGS.length]],
         };
-        const parsed = parseWriteBody(body, 'create', schema.fields);
-        const { values } = initialValues(parsed, schema.fields);
-        const objectId = newObjectId();
-        await store.insert(schema, {
-          objectId,
-          createdAt: new Date().toISOString(),
-          values,
-          acl: parsed.acl ?? null,
-          relations: parsed.relations,
-        });
-        ids[i] = objectId;
+        ids[i] = (await service.data.writes.create(master, BENCH_CLASS, body)).objectId;
       }
     });
   }
+  const signedIn = await seedPrivate(service, url);
   const seedMs = performance.now() - started;
-  send({ type: 'ready', url, seedMs, ids });
+  // Profiled from here: the workloads, not the seeding.
+  if (process.env.BENCH_PROFILE_DIR) profiler = await startProfiler(process.env.BENCH_PROFILE_DIR);
+  send({ type: 'ready', url, seedMs, ids, signedIn });
+}
+
+/**
+ * Issue 11's shape: PRIVATE_ROWS rows with a `score` (no index), even rows public-read, odd rows
+ * readable by role:Readers and their owner (one of 100 users); the reader, a member of Readers,
+ * signs in with a password like any user.
+ */
+async function seedPrivate(
+  service: Awaited<ReturnType<typeof createService>>,
+  url: string,
+): Promise<SignedIn> {
+  const master = { caller: MASTER, source: 'system' as const, context: {} };
+  const { writes } = service.data;
+  const call = async (method: string, path: string, body: unknown, extra: Record<string, string> = {}) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Backend-Application-Id': BENCH_KEYS.appId,
+        'X-Backend-REST-API-Key': BENCH_KEYS.restAPIKey,
+        ...extra,
+      },
+      body: JSON.stringify(body),
+    });
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json() as Promise<Record<string, unknown>>;
+  };
+  const asMaster = { 'X-Backend-Master-Key': BENCH_KEYS.masterKey };
+  const reader = await call('POST', '/users', READER);
+  const owners: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    owners.push(
+      (await writes.create({ ...master, source: 'account' }, '_User', { username: `owner-${i}` })).objectId,
+    );
+  }
+  await call(
+    'POST',
+    '/roles',
+    {
+      name: 'Readers',
+      ACL: { '*': { read: true } },
+      users: {
+        __op: 'AddRelation',
+        objects: [{ __type: 'Pointer', className: '_User', objectId: reader.objectId }],
+      },
+    },
+    asMaster,
+  );
+  await call(
+    'POST',
+    `/schemas/${PRIVATE_CLASS}`,
+    { fields: { score: { type: 'Number' }, label: { type: 'String' } } },
+    asMaster,
+  );
+  const ids: string[] = [];
+  await service.core.store.transaction(async () => {
+    for (let i = 0; i < PRIVATE_ROWS; i++) {
+      const owner = owners[i % owners.length]!;
+      const ACL =
+        i % 2 === 0
+          ? { '*': { read: true } }
+          : { 'role:Readers': { read: true }, [owner]: { read: true, write: true } };
+      const { objectId } = await writes.create(master, PRIVATE_CLASS, {
+        score: Math.random() * PRIVATE_ROWS,
+        label: `row ${i}`,
+        ACL,
+      });
+      if (i < 1000) ids.push(objectId);
+    }
+  });
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    await hashPassword(READER.password);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { sessionToken: reader.sessionToken as string, ids, hashMs: times[2]! };
 }
 
 main().catch((err) => {

@@ -22,8 +22,17 @@ export class Cloud {
   /** Loads the module (option `cloud`) and the `_Hooks` rows, and installs the triggers in the core. */
   static async start(data: Data, log: Logger): Promise<Cloud> {
     const registry = await loadCloudModule(data.core.options.cloud);
-    const webhooks = new Webhooks(data, log);
+    const webhooks = new Webhooks(data, log, (name) => registry.functions.has(name));
     await webhooks.registry.load();
+    // Registered before cloud code defined the name (or by an older version): never called.
+    for (const hook of webhooks.registry.listFunctions()) {
+      if (registry.functions.has(hook.functionName)) {
+        log.warn(
+          { functionName: hook.functionName },
+          'a function hook has the name of a cloud code function: the cloud code function is called, never the hook',
+        );
+      }
+    }
     const invoker = new Invoker(data);
     const triggers = new CloudTriggers(data, registry, webhooks, invoker, log);
     data.core.readTriggers = triggers;

@@ -19,15 +19,16 @@ const ASSIGNED = new Set(['className', 'objectId', 'createdAt', 'updatedAt']);
 /** A row in the wire form handlers get: `{className, objectId, …fields}`. */
 const wire = (className: string, row: Row): Row => ({ className, ...row });
 
-/** A webhook call that failed in transit: 100 when unreachable, else 141 (a timeout, garbage). */
+/**
+ * A webhook call that failed in transit (a timeout, an unreachable receiver, an HTTP error,
+ * garbage, a URL refused): 141 with the transport's text. Never 100, which tells a client that
+ * it could not reach the service itself.
+ */
 export function transportError(err: unknown): BdsError {
-  if (err instanceof HookTransportError) {
-    return new BdsError(
-      err.failure === 'unreachable' ? ErrorCode.CONNECTION_FAILED : ErrorCode.SCRIPT_FAILED,
-      err.message,
-    );
-  }
-  return new BdsError(ErrorCode.SCRIPT_FAILED, messageOf(err));
+  return new BdsError(
+    ErrorCode.SCRIPT_FAILED,
+    err instanceof HookTransportError ? err.message : messageOf(err),
+  );
 }
 
 /** The body of a hook call about a row (PROTOCOL.md "Hook calls"). */

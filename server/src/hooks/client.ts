@@ -6,7 +6,7 @@ import { HEADERS, isObject } from '@bds/client/protocol';
 import { OptionError, type ServiceOptions } from '../config/options.ts';
 
 /** How a call to a hook receiver ended, when it did not answer `{success}` or `{error}`. */
-export type TransportFailure = 'timeout' | 'unreachable' | 'garbage' | 'http';
+export type TransportFailure = 'timeout' | 'unreachable' | 'garbage' | 'http' | 'refused';
 
 /** A receiver's answer: `{success: value}` or `{error: text}` (PROTOCOL.md "Hook calls"). */
 export type HookAnswer =
@@ -78,7 +78,15 @@ export class HookClient {
     return `url must use https, not ${parsed.protocol.replace(':', '')}.`;
   }
 
+  /**
+   * One call. A URL that may not be registered (plain http without `hooks.allowInsecureUrls`, a
+   * row stored before the rules or by an older version) is refused here too: nothing is sent.
+   */
   async post(url: string, body: unknown): Promise<HookAnswer> {
+    const problem = this.urlProblem(url);
+    if (problem) {
+      throw new HookTransportError('refused', `The webhook ${describeUrl(url)} was not called: ${problem}`);
+    }
     const target = new URL(url);
     const payload = JSON.stringify(body);
     const headers: Record<string, string | number> = {

@@ -3,7 +3,7 @@ import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
-import type { WriteEvent } from '../kernel/events.ts';
+import type { PendingWrite, WriteEvent, WriteTriggers } from '../kernel/events.ts';
 import type { Row } from '../kernel/records.ts';
 import type { HookClient } from './client.ts';
 
@@ -23,6 +23,8 @@ export interface TriggerHook {
 
 const FUNCTION_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 const HOOKS = '_Hooks';
+/** The fields a `_Hooks` row may be written with. */
+const ROW_FIELDS = ['functionName', 'className', 'triggerName', 'url', 'ACL'];
 
 const hookError = (message: string) => new BdsError(ErrorCode.WEBHOOK_ERROR, message);
 const triggerKey = (className: string, triggerName: string) => `${className}.${triggerName}`;
@@ -40,6 +42,8 @@ export class HookRegistry {
   constructor(
     private readonly data: Data,
     private readonly client: HookClient,
+    /** Whether cloud code defines a function of that name (it would shadow a function hook). */
+    private readonly isLocalFunction: (name: string) => boolean = () => false,
   ) {
     data.core.events.subscribe((event) => this.onWrite(event));
   }
@@ -128,13 +132,97 @@ export class HookRegistry {
     return { className: hook.className, triggerName: hook.triggerName, url: hook.url };
   }
 
-  // ---- registration (master only: the routes check) --------------------------------------------
+  // ---- the rules of `_Hooks` rows (one copy: the /hooks routes and row writes alike) ------------
 
-  private checkUrl(url: unknown): string {
+  /**
+   * The before-write rule of `_Hooks` rows, for every writer (the /hooks routes, `/classes/_Hooks`,
+   * batch members, cloud code): a row is a function hook `{functionName, url}` or a trigger hook
+   * `{className, triggerName, url}`; the name, class, trigger and URL must be valid and the hook
+   * must not exist yet. Refusals are 143 with the texts of the /hooks routes; nothing is written.
+   */
+  readonly rules: WriteTriggers = {
+    hasBefore: (className, op) => className === HOOKS && op !== 'delete',
+    before: async (write) => {
+      this.checkRow(write);
+      return undefined;
+    },
+  };
+
+  private checkRow(write: Pick<PendingWrite, 'body' | 'original' | 'objectId'>): void {
+    const body = write.body ?? {};
+    for (const key of Object.keys(body)) {
+      if (!ROW_FIELDS.includes(key)) {
+        throw hookError(`Unknown field ${key}: a _Hooks row takes {${ROW_FIELDS.join(', ')}}.`);
+      }
+    }
+    const row: Record<string, unknown> = { ...(write.original ?? {}) };
+    for (const [key, value] of Object.entries(body)) {
+      if (isObject(value) && value.__op === 'Delete') delete row[key];
+      else row[key] = value;
+    }
+    const self = write.objectId ?? undefined;
+    const given = (key: string) => row[key] !== undefined && row[key] !== null;
+    if (given('functionName')) {
+      if (given('className') || given('triggerName')) {
+        throw hookError(
+          'A hook is a function hook {functionName, url} or a trigger hook {className, triggerName, url}, not both.',
+        );
+      }
+      this.checkFunction(row.functionName, row.url, self);
+    } else if (given('className') || given('triggerName')) {
+      this.checkTrigger(row.className, row.triggerName, row.url, self);
+    } else {
+      throw hookError('A hook needs functionName, or className and triggerName.');
+    }
+  }
+
+  private checkUrl(url: unknown): void {
     const problem = this.client.urlProblem(url);
     if (problem) throw hookError(problem);
-    return url as string;
   }
+
+  private checkFunction(functionName: unknown, url: unknown, self: string | undefined): void {
+    if (typeof functionName !== 'string' || !FUNCTION_NAME.test(functionName)) {
+      throw hookError('functionName must be a name of letters, digits, _, - and . (starting with a letter).');
+    }
+    this.checkUrl(url);
+    const existing = this.functions.get(functionName);
+    if (existing && existing.objectId !== self) {
+      throw hookError(`A function hook named ${functionName} already exists.`);
+    }
+    if (this.isLocalFunction(functionName)) {
+      throw hookError(
+        `Cloud code defines a function named ${functionName}: it would always be called instead of a function hook of that name.`,
+      );
+    }
+  }
+
+  private checkTrigger(
+    className: unknown,
+    triggerName: unknown,
+    url: unknown,
+    self: string | undefined,
+  ): void {
+    if (typeof className !== 'string' || !this.data.core.schemas.get(className)) {
+      throw hookError(
+        typeof className === 'string'
+          ? `Class ${className} does not exist.`
+          : 'className must be the name of an existing class.',
+      );
+    }
+    if (!WEBHOOK_TRIGGERS.includes(triggerName as WebhookTrigger)) {
+      throw hookError(
+        `Invalid trigger name ${JSON.stringify(triggerName ?? null)}: use ${WEBHOOK_TRIGGERS.join(', ')}.`,
+      );
+    }
+    this.checkUrl(url);
+    const existing = this.triggers.get(triggerKey(className, triggerName as string));
+    if (existing && existing.objectId !== self) {
+      throw hookError(`Class ${className} already has a hook for ${triggerName}.`);
+    }
+  }
+
+  // ---- registration (master only: the routes check) --------------------------------------------
 
   private fields(body: unknown, allowed: string[], what: string): Record<string, unknown> {
     if (!isObject(body)) throw hookError(`${what} takes a JSON object {${allowed.join(', ')}}.`);
@@ -145,16 +233,36 @@ export class HookRegistry {
     return body;
   }
 
+  /**
+   * A write of a `_Hooks` row by the routes. The row rules run first here (so a malformed body is
+   * 143 whatever the pipeline validates before its triggers), then again in the pipeline; the
+   * store's unique indexes on `_Hooks` settle two registrations racing past them: the loser gets
+   * the duplicate text (143).
+   */
+  private async write(
+    row: Pick<PendingWrite, 'body' | 'original' | 'objectId'>,
+    duplicate: string | undefined,
+    run: () => Promise<unknown>,
+  ): Promise<void> {
+    this.checkRow(row);
+    try {
+      await run();
+    } catch (err) {
+      if (duplicate && err instanceof BdsError && err.code === ErrorCode.DUPLICATE_VALUE)
+        throw hookError(duplicate);
+      throw err;
+    }
+  }
+
   async createFunction(body: unknown): Promise<FunctionHook> {
     const { functionName, url } = this.fields(body, ['functionName', 'url'], 'A function hook');
-    if (typeof functionName !== 'string' || !FUNCTION_NAME.test(functionName)) {
-      throw hookError('functionName must be a name of letters, digits, _, - and . (starting with a letter).');
-    }
-    this.checkUrl(url);
-    if (this.functions.has(functionName))
-      throw hookError(`A function hook named ${functionName} already exists.`);
-    await this.data.writes.create(this.system, HOOKS, { functionName, url });
-    return { functionName, url: url as string };
+    const row = { functionName, url };
+    await this.write(
+      { body: row, original: null, objectId: null },
+      `A function hook named ${String(functionName)} already exists.`,
+      () => this.data.writes.create(this.system, HOOKS, row),
+    );
+    return { functionName: functionName as string, url: url as string };
   }
 
   async createTrigger(body: unknown): Promise<TriggerHook> {
@@ -163,22 +271,13 @@ export class HookRegistry {
       ['className', 'triggerName', 'url'],
       'A trigger hook',
     );
-    if (typeof className !== 'string' || !this.data.core.schemas.get(className)) {
-      throw hookError(
-        `Class ${typeof className === 'string' ? className : JSON.stringify(className)} does not exist.`,
-      );
-    }
-    if (!WEBHOOK_TRIGGERS.includes(triggerName as WebhookTrigger)) {
-      throw hookError(
-        `Invalid trigger name ${JSON.stringify(triggerName)}: use ${WEBHOOK_TRIGGERS.join(', ')}.`,
-      );
-    }
-    this.checkUrl(url);
-    if (this.triggers.has(triggerKey(className, triggerName as string))) {
-      throw hookError(`Class ${className} already has a hook for ${triggerName}.`);
-    }
-    await this.data.writes.create(this.system, HOOKS, { className, triggerName, url });
-    return { className, triggerName: triggerName as WebhookTrigger, url: url as string };
+    const row = { className, triggerName, url };
+    await this.write(
+      { body: row, original: null, objectId: null },
+      `Class ${String(className)} already has a hook for ${String(triggerName)}.`,
+      () => this.data.writes.create(this.system, HOOKS, row),
+    );
+    return { className: className as string, triggerName: triggerName as WebhookTrigger, url: url as string };
   }
 
   /** PUT: `{url}` changes the receiver; `{"__op": "Delete"}` removes the hook. Answers the hook or null. */
@@ -190,7 +289,10 @@ export class HookRegistry {
       return null;
     }
     const { url } = this.fields(body, ['url'], 'Changing a hook');
-    await this.data.writes.update(this.system, HOOKS, hook.objectId, { url: this.checkUrl(url) });
+    const { objectId, ...original } = hook;
+    await this.write({ body: { url }, original, objectId }, undefined, () =>
+      this.data.writes.update(this.system, HOOKS, objectId, { url }),
+    );
     return { functionName: name, url: url as string };
   }
 
@@ -202,7 +304,10 @@ export class HookRegistry {
       return null;
     }
     const { url } = this.fields(body, ['url'], 'Changing a hook');
-    await this.data.writes.update(this.system, HOOKS, hook.objectId, { url: this.checkUrl(url) });
+    const { objectId, ...original } = hook;
+    await this.write({ body: { url }, original, objectId }, undefined, () =>
+      this.data.writes.update(this.system, HOOKS, objectId, { url }),
+    );
     return { className, triggerName: hook.triggerName, url: url as string };
   }
 }

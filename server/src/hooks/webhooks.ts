@@ -19,7 +19,8 @@ export interface HookTarget {
  * get one attempt (the caller is waiting); after-triggers are delivered in the background and
  * retried with backoff (`hooks.retries`, `hooks.retryBackoffMs`, doubling) when the call failed
  * in transit: a timeout, an unreachable receiver, an HTTP error or an answer that is not the
- * protocol's. An `{error}` answer is the receiver's word and is not retried.
+ * protocol's. An `{error}` answer is the receiver's word and is not retried, nor is a URL the
+ * client refuses (plain http without `hooks.allowInsecureUrls`).
  */
 export class Webhooks {
   readonly client: HookClient;
@@ -31,14 +32,16 @@ export class Webhooks {
   private closed = false;
   private readonly retry: { retries: number; backoffMs: number };
 
+  /** `isLocalFunction`: whether cloud code defines a function of that name (no hook may take it). */
   constructor(
     data: Data,
     private readonly log: Logger,
+    isLocalFunction?: (name: string) => boolean,
   ) {
     const { options } = data.core;
     this.retry = { retries: options.hooks.retries, backoffMs: options.hooks.retryBackoffMs };
     this.client = new HookClient(options);
-    this.registry = new HookRegistry(data, this.client);
+    this.registry = new HookRegistry(data, this.client, isLocalFunction);
     this.deliveries = new DeliveryLog(options.hooks.deliveryLogSize);
     if (options.hooks.allowInsecureUrls) {
       log.warn(
@@ -84,7 +87,7 @@ export class Webhooks {
           ? err
           : new HookTransportError('unreachable', `The webhook ${describeUrl(target.url)} failed.`);
       this.record(target, attempt, started, {
-        status: retrying ? 'retrying' : 'failed',
+        status: retrying && transport.failure !== 'refused' ? 'retrying' : 'failed',
         error: transport.message,
         ...(transport.status ? { httpStatus: transport.status } : {}),
       });
@@ -102,7 +105,9 @@ export class Webhooks {
           await this.call(target, body, attempt, !last);
           return;
         } catch (err) {
-          if (last || this.closed) {
+          // A URL refused by the rules stays refused: no retry.
+          const refused = err instanceof HookTransportError && err.failure === 'refused';
+          if (last || refused || this.closed) {
             this.log.warn(
               {
                 hook: target.triggerName,

@@ -30,9 +30,12 @@ export class Jobs {
   constructor(data: Data, cloud: Cloud, clock: Clock, log: Logger, lock: TickLock = new StoreTickLock(data)) {
     this.runner = new JobRunner(data, cloud.registry, cloud.invoker, clock, log);
     this.scheduler = new Scheduler(data, this.runner, lock, clock, log);
-    // Cloud code and webhooks first, then the rules of `_JobSchedule` rows (checked as finally written).
-    data.core.triggers = chainTriggers(
-      cloud.triggers,
+    // Cloud code and webhooks are the before-write triggers; the rules of `_Hooks` and
+    // `_JobSchedule` rows are part of the pipeline's validate step (run before the schema check and
+    // again on what the triggers changed: a row is checked as finally written).
+    data.core.triggers = cloud.triggers;
+    data.core.writeRules = chainTriggers(
+      cloud.webhooks.registry.rules,
       new ScheduleRules((name) => this.runner.has(name), clock),
     );
   }

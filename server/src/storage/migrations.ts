@@ -32,5 +32,11 @@ export async function migrate(store: StorageAdapter): Promise<void> {
     unique_anonymous: [USER_INTERNAL_COLUMNS.anonymousId],
   });
   await store.ensureInternalColumns('_Session', [], { unique_sessionToken: ['sessionToken'] });
+  // One hook per function name and per class and trigger (a function row's className and a
+  // trigger row's functionName are null, which unique indexes do not compare).
+  await store.ensureInternalColumns('_Hooks', [], {
+    unique_function: ['functionName'],
+    unique_trigger: ['className', 'triggerName'],
+  });
   for (const schema of await store.loadSchemas()) await store.upgradeClass(schema);
 }

@@ -11,6 +11,8 @@ let product: Product;
 let browser: Browser;
 let admin: Session;
 const BIG = 100_000;
+/** Waits on the product: generous, for a loaded 2-core machine. */
+const POLL = { timeout: 15_000 };
 const ids: string[] = [];
 let ownerId = '';
 
@@ -93,7 +95,7 @@ describe('data browser', () => {
     await page.getByRole('navigation', { name: 'classes' }).getByRole('link', { name: 'Pet' }).click();
     await page.waitForURL(/\/data\/Pet$/);
     await page.locator(`[data-row-id="${ids[0]}"]`).waitFor();
-    await expect.poll(() => page.getByTestId('row-count').textContent()).toBe('5 rows');
+    await expect.poll(() => page.getByTestId('row-count').textContent(), POLL).toBe('5 rows');
     expect(await page.locator('[data-testid="grid"] [data-row-id]').count()).toBe(5);
     const bella = (await rest('GET', '/classes/Pet?where={"name":"Bella"}')).results[0];
     expect(await cell(page, bella.objectId, 'name').textContent()).toContain('Bella');
@@ -103,7 +105,9 @@ describe('data browser', () => {
     await cell(page, bella.objectId, 'objectId').click();
     await page.waitForURL(new RegExp(`row=${bella.objectId}`));
     await page.getByLabel('close row detail').waitFor();
-    await expect.poll(async () => (await page.locator('body').textContent()) ?? '').toContain('"legs": 4');
+    await expect
+      .poll(async () => (await page.locator('body').textContent()) ?? '', POLL)
+      .toContain('"legs": 4');
     await screenshot('data-row-detail');
     expect(problems).toEqual([]);
   });
@@ -112,7 +116,7 @@ describe('data browser', () => {
     const { page, screenshot } = admin;
     await openClass(page, 'Big');
     const grid = page.getByTestId('grid');
-    await expect.poll(() => grid.getAttribute('data-total')).toBe(String(BIG));
+    await expect.poll(() => grid.getAttribute('data-total'), POLL).toBe(String(BIG));
     // A few wheel turns (keyset pages after the first), then a jump to the very end.
     const box = (await grid.boundingBox())!;
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
@@ -134,11 +138,11 @@ describe('data browser', () => {
     await header.click();
     await page.waitForURL(/sort=n(&|$)/);
     const byN = (await rest('GET', '/classes/Pet?order=n,objectId')).results.map((r: any) => r.objectId);
-    await expect.poll(() => page.locator('[data-index="1"]').getAttribute('data-row-id')).toBe(byN[0]);
+    await expect.poll(() => page.locator('[data-index="1"]').getAttribute('data-row-id'), POLL).toBe(byN[0]);
     await header.click();
     await page.waitForURL(/sort=-n(&|$)/);
     await expect
-      .poll(() => page.locator('[data-index="1"]').getAttribute('data-row-id'))
+      .poll(() => page.locator('[data-index="1"]').getAttribute('data-row-id'), POLL)
       .toBe(byN[byN.length - 1]);
     expect(await page.locator('[data-column="n"]').getAttribute('data-sort')).toBe('descending');
     await screenshot('data-sort');
@@ -158,8 +162,8 @@ describe('data browser', () => {
     const want = (await rest('GET', '/classes/Pet?where={"n":{"$gte":2}}&count=1&limit=0')).count;
     expect(want).toBeGreaterThan(0);
     expect(want).toBeLessThan(5);
-    await expect.poll(() => page.getByTestId('row-count').textContent()).toBe(`${want} rows`);
-    await expect.poll(() => page.locator('[data-testid="grid"] [data-row-id]').count()).toBe(want);
+    await expect.poll(() => page.getByTestId('row-count').textContent(), POLL).toBe(`${want} rows`);
+    await expect.poll(() => page.locator('[data-testid="grid"] [data-row-id]').count(), POLL).toBe(want);
     await screenshot('data-filter-builder');
 
     await fb.getByRole('button', { name: 'JSON', exact: true }).click();
@@ -171,8 +175,8 @@ describe('data browser', () => {
         `/classes/Pet?where=${encodeURIComponent('{"$or":[{"name":{"$regex":"^B"}},{"ok":false}]}')}&count=1&limit=0`,
       )
     ).count;
-    await expect.poll(() => page.getByTestId('row-count').textContent()).toBe(`${wantJson} rows`);
-    await expect.poll(() => page.locator('[data-testid="grid"] [data-row-id]').count()).toBe(wantJson);
+    await expect.poll(() => page.getByTestId('row-count').textContent(), POLL).toBe(`${wantJson} rows`);
+    await expect.poll(() => page.locator('[data-testid="grid"] [data-row-id]').count(), POLL).toBe(wantJson);
     expect(new URL(page.url()).searchParams.get('where')).toContain('$regex');
     await screenshot('data-filter-json');
   });
@@ -187,33 +191,33 @@ describe('data browser', () => {
       await p.getByTestId('cell-editor').fill('Renamed');
       await p.keyboard.press('Enter');
     });
-    await expect.poll(async () => (await row(id)).name).toBe('Renamed');
+    await expect.poll(async () => (await row(id)).name, POLL).toBe('Renamed');
 
     await edit(page, id, 'n', async (p) => {
       await p.getByTestId('cell-editor').fill('42.5');
       await p.keyboard.press('Enter');
     });
-    await expect.poll(async () => (await row(id)).n).toBe(42.5);
+    await expect.poll(async () => (await row(id)).n, POLL).toBe(42.5);
 
     const before = (await row(id)).ok;
     await edit(page, id, 'ok', async (p) => {
       await p.getByTestId('cell-editor').selectOption(String(!before));
     });
-    await expect.poll(async () => (await row(id)).ok).toBe(!before);
+    await expect.poll(async () => (await row(id)).ok, POLL).toBe(!before);
 
     await edit(page, id, 'born', async (p) => {
       await p.getByTestId('cell-editor').fill('2024-05-06T07:08:09');
       await p.keyboard.press('Enter');
     });
     await expect
-      .poll(async () => (await row(id)).born)
+      .poll(async () => (await row(id)).born, POLL)
       .toEqual({ __type: 'Date', iso: '2024-05-06T07:08:09.000Z' });
 
     await edit(page, id, 'owner', async (p) => {
       await p.getByTestId('cell-editor').fill(other);
       await p.keyboard.press('Enter');
     });
-    await expect.poll(async () => (await row(id)).owner?.objectId).toBe(other);
+    await expect.poll(async () => (await row(id)).owner?.objectId, POLL).toBe(other);
 
     await edit(page, id, 'place', async (p) => {
       await p.getByLabel('latitude').fill('12.5');
@@ -221,24 +225,24 @@ describe('data browser', () => {
       await p.keyboard.press('Enter');
     });
     await expect
-      .poll(async () => (await row(id)).place)
+      .poll(async () => (await row(id)).place, POLL)
       .toEqual({ __type: 'GeoPoint', latitude: 12.5, longitude: -45.25 });
 
     await edit(page, id, 'meta', async (p) => {
       await p.getByTestId('cell-editor').fill('{"legs": 3, "nested": {"a": [1, 2]}}');
       await p.getByRole('button', { name: 'Save' }).click();
     });
-    await expect.poll(async () => (await row(id)).meta).toEqual({ legs: 3, nested: { a: [1, 2] } });
+    await expect.poll(async () => (await row(id)).meta, POLL).toEqual({ legs: 3, nested: { a: [1, 2] } });
 
     await edit(page, id, 'tags', async (p) => {
       await p.getByTestId('cell-editor').fill('["x", 2, true]');
       await p.getByRole('button', { name: 'Save' }).click();
     });
-    await expect.poll(async () => (await row(id)).tags).toEqual(['x', 2, true]);
+    await expect.poll(async () => (await row(id)).tags, POLL).toEqual(['x', 2, true]);
     // The grid shows the saved values without a reload (the editor closes before the save
     // returns and the row is patched on the reply, which can land after the REST check above).
-    await expect.poll(() => cell(page, id, 'name').textContent()).toContain('Renamed');
-    await expect.poll(() => cell(page, id, 'n').textContent()).toContain('42.5');
+    await expect.poll(() => cell(page, id, 'name').textContent(), POLL).toContain('Renamed');
+    await expect.poll(() => cell(page, id, 'n').textContent(), POLL).toContain('42.5');
     await page.getByTestId('toast-success').first().waitFor();
     await screenshot('data-edit');
   });

@@ -183,6 +183,87 @@ describe('imports', () => {
     await admin.post(`${IMPORTS}/${id}/finish`, { rejected: [], rejectedCount: 0, rows: 0 });
   });
 
+  it('adds a Vector column with its dimension, and refuses a Vector without one', async () => {
+    const noDim = await admin.post(IMPORTS, {
+      file: 'v.json',
+      format: 'json',
+      keepObjectIds: false,
+      addFields: { emb: { type: 'Vector' } },
+    });
+    expect(noDim.status).toBe(400);
+    expect(noDim.json.error).toBe(
+      'Invalid import: addFields.emb: dimension is required for Vector fields, and only for them',
+    );
+    const stray = await admin.post(IMPORTS, {
+      file: 'v.json',
+      format: 'json',
+      keepObjectIds: false,
+      addFields: { label: { type: 'String', dimension: 3 } },
+    });
+    expect(stray.status).toBe(400);
+    expect(stray.json.error).toBe(
+      'Invalid import: addFields.label: dimension is required for Vector fields, and only for them',
+    );
+    expect((await admin.get(`${A}/schemas/Item`)).json.fields.emb).toBeUndefined();
+
+    const start = await admin.post(IMPORTS, {
+      file: 'v.json',
+      format: 'json',
+      keepObjectIds: false,
+      addFields: { emb: { type: 'Vector', dimension: 3 } },
+    });
+    expect(start.status, start.text).toBe(201);
+    expect((await admin.get(`${A}/schemas/Item`)).json.fields.emb).toEqual({ type: 'Vector', dimension: 3 });
+    const id = start.json.importId as string;
+    const res = await admin.post(`${IMPORTS}/${id}/rows`, {
+      rows: [
+        { line: 2, fields: { name: 'vec ok', emb: [1, 2, 3] } },
+        { line: 3, fields: { name: 'vec short', emb: [1, 2] } },
+      ],
+    });
+    expect(res.json).toEqual({
+      created: 1,
+      rejected: [{ line: 3, reason: 'Error 111: emb is a Vector of dimension 3; got 2 numbers.' }],
+    });
+    await admin.post(`${IMPORTS}/${id}/finish`, { rejected: [], rejectedCount: 0, rows: 2 });
+    const added = auditOf('schema.addField').find((e) => e.target === 'Item.emb');
+    expect(added).toMatchObject({ before: null, after: { type: 'Vector', dimension: 3 } });
+  });
+
+  it('reports the fields the class has no column for in the summary and the audit entry', async () => {
+    const id = (await admin.post(IMPORTS, { file: 'late.json', format: 'json', keepObjectIds: false })).json
+      .importId;
+    await admin.post(`${IMPORTS}/${id}/rows`, { rows: [{ line: 2, fields: { name: 'late' } }] });
+    const unknownColumns = [
+      { name: 'colour', line: 251, rows: 3 },
+      { name: 'size', line: 260, rows: 1 },
+    ];
+    const bad = await admin.post(`${IMPORTS}/${id}/finish`, {
+      rejected: [],
+      rejectedCount: 0,
+      rows: 1,
+      unknownColumns: [{ name: 'colour', line: 251, rows: 0 }],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatch(/^Invalid import summary: unknownColumns\.0\.rows/);
+    const done = await admin.post(`${IMPORTS}/${id}/finish`, {
+      rejected: [],
+      rejectedCount: 0,
+      rows: 1,
+      unknownColumns,
+    });
+    expect(done.status, done.text).toBe(200);
+    expect(done.json).toMatchObject({ created: 1, rejectedCount: 0, rows: 1, unknownColumns });
+    const entry = auditOf('rows.import').find((e) => (e.after as { file: string }).file === 'late.json');
+    expect(entry?.after).toMatchObject({ created: 1, unknownColumns });
+
+    // Without any: an empty list.
+    const plain = (await admin.post(IMPORTS, { file: 'plain.json', format: 'json', keepObjectIds: false }))
+      .json.importId;
+    const fin = await admin.post(`${IMPORTS}/${plain}/finish`, { rejected: [], rejectedCount: 0, rows: 0 });
+    expect(fin.json.unknownColumns).toEqual([]);
+  });
+
   it('read-only users cannot import', async () => {
     const res = await viewer.post(IMPORTS, { file: 'e.csv', format: 'csv', keepObjectIds: false });
     expect(res.status).toBe(403);

@@ -9,8 +9,18 @@ import {
   parseCsv,
 } from '../src/features/data-browser/lib/csv.ts';
 import { filterToWhere, whereToFilter } from '../src/features/data-browser/lib/filter.ts';
+import {
+  parseDimension,
+  VECTOR_DIMENSION_MAX,
+  vectorDimension,
+} from '../src/features/data-browser/lib/infer.ts';
 import { cursorOf, keysetWhere, orderParam, pageRequest } from '../src/features/data-browser/lib/keyset.ts';
-import { csvRecordToFields } from '../src/features/data-browser/lib/transfer.ts';
+import {
+  csvRecordToFields,
+  type ImportRow,
+  importStream,
+  sampleOf,
+} from '../src/features/data-browser/lib/transfer.ts';
 import { parseEdit } from '../src/features/data-browser/lib/wire.ts';
 
 describe('keyset cursor', () => {
@@ -226,5 +236,93 @@ describe('class list counts', () => {
     expect(approxCount(1_234_567, false)).toBe('≈1.2M');
     expect(approxCount(150_000, false)).toBe('≈150K');
     expect(approxCount(null)).toBe('?');
+  });
+});
+
+const streamOf = (text: string): ReadableStream<Uint8Array> =>
+  new ReadableStream({
+    start(c) {
+      c.enqueue(new TextEncoder().encode(text));
+      c.close();
+    },
+  });
+
+describe('JSON import: fields the class has no column for', () => {
+  it('reports the fields first seen past the sample by name, first line and rows, and leaves them out', async () => {
+    const entries = Array.from({ length: 260 }, (_, i) =>
+      JSON.stringify(
+        i < 250
+          ? { name: `p${i}` }
+          : i === 250
+            ? { name: `p${i}`, colour: 'red' }
+            : { name: `p${i}`, colour: 'blue', size: i },
+      ),
+    );
+    const text = `[\n${entries.join(',\n')}\n]\n`;
+    // The mapping step reads 200 rows: neither field is in its sample.
+    expect(sampleOf('json', text).columns).toEqual(['name']);
+    const sent: ImportRow[] = [];
+    const result = await importStream(
+      {
+        format: 'json',
+        schema: { className: 'Pet', fields: { name: { type: 'String' } } },
+        skip: new Set(),
+        keepObjectIds: false,
+      },
+      streamOf(text),
+      async (rows) => {
+        sent.push(...rows);
+        return { created: rows.length, rejected: [] };
+      },
+      () => undefined,
+    );
+    // Entry i is on line i + 2 (the "[" is line 1).
+    expect(result.unknownColumns).toEqual([
+      { name: 'colour', line: 252, rows: 10 },
+      { name: 'size', line: 253, rows: 9 },
+    ]);
+    expect(result.created).toBe(260);
+    expect(sent[250]).toEqual({ line: 252, fields: { name: 'p250' } });
+  });
+
+  it('does not report skipped columns, system fields or columns of the class', async () => {
+    const text = '[{"objectId":"a","createdAt":"2024-01-01T00:00:00.000Z","ACL":{},"name":"x","gone":1}]';
+    const result = await importStream(
+      {
+        format: 'json',
+        schema: { className: 'Pet', fields: { name: { type: 'String' } } },
+        skip: new Set(['gone']),
+        keepObjectIds: false,
+      },
+      streamOf(text),
+      async (rows) => ({ created: rows.length, rejected: [] }),
+      () => undefined,
+    );
+    expect(result.unknownColumns).toEqual([]);
+  });
+});
+
+describe('import mapping: Vector dimension', () => {
+  it('proposes the length shared by the sampled arrays of numbers', () => {
+    expect(vectorDimension([[1, 2, 3], null, [4, 5, 6]], 'json')).toBe(3);
+    expect(vectorDimension(['[1,2]', '', '[3,4.5]'], 'csv')).toBe(2);
+    expect(
+      vectorDimension(
+        [
+          [1, 2, 3],
+          [1, 2],
+        ],
+        'json',
+      ),
+    ).toBeUndefined();
+    expect(vectorDimension([['a', 'b']], 'json')).toBeUndefined();
+    expect(vectorDimension(['not json'], 'csv')).toBeUndefined();
+    expect(vectorDimension([], 'json')).toBeUndefined();
+  });
+  it('takes a whole number from 1 to the service maximum', () => {
+    expect(VECTOR_DIMENSION_MAX).toBe(4096);
+    expect(parseDimension('384')).toEqual({ ok: true, value: 384 });
+    for (const bad of ['', '0', '2.5', '4097', 'abc'])
+      expect(parseDimension(bad)).toEqual({ ok: false, error: 'a whole number from 1 to 4096' });
   });
 });

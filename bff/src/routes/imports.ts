@@ -15,7 +15,9 @@ import { className, fieldName, jsonObject } from './schemas-edge.ts';
  *
  *   POST .../classes/:className/imports                 start (adds the mapped new columns, audited)
  *   POST .../classes/:className/imports/:id/rows        a chunk of up to 1,000 rows with their lines
- *   POST .../classes/:className/imports/:id/finish      the browser's own rejections; writes the entry
+ *   POST .../classes/:className/imports/:id/finish      the browser's own rejections and the file's
+ *                                                       fields the class has no column for; writes
+ *                                                       the entry
  *
  * An import nobody finishes is finished by the bff after IMPORT_IDLE_MS without a call (marked
  * abandoned), so rows created by an import are never left out of the audit log.
@@ -28,10 +30,19 @@ export const IMPORT_REJECTED_KEPT = 1000;
 const SEGMENT_CONCURRENCY = 2;
 
 const line = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+/** Vector dimensions the service takes. */
+export const VECTOR_DIMENSION_MAX = 4096;
 const fieldSpec = z
-  .strictObject({ type: z.enum(SCHEMA_FIELD_TYPES), targetClass: className.optional() })
+  .strictObject({
+    type: z.enum(SCHEMA_FIELD_TYPES),
+    targetClass: className.optional(),
+    dimension: z.number().int().min(1).max(VECTOR_DIMENSION_MAX).optional(),
+  })
   .refine((f) => (f.type === 'Pointer' || f.type === 'Relation') === (f.targetClass !== undefined), {
     message: 'targetClass is required for Pointer and Relation fields, and only for them',
+  })
+  .refine((f) => (f.type === 'Vector') === (f.dimension !== undefined), {
+    message: 'dimension is required for Vector fields, and only for them',
   });
 const startBody = z.strictObject({
   file: z.string().min(1).max(300),
@@ -47,12 +58,24 @@ const rowsBody = z.strictObject({
     .max(BULK_MAX),
 });
 const rejection = z.strictObject({ line, reason: z.string().max(2000) });
+/** Unknown columns reported per import (the console cuts names and the list to these). */
+export const IMPORT_UNKNOWN_KEPT = 100;
+const unknownColumn = z.strictObject({
+  name: z.string().min(1).max(200),
+  line,
+  rows: z.number().int().min(1),
+});
 const finishBody = z.strictObject({
   /** Rows the browser could not read (bad CSV cells, JSON entries that are not objects). */
   rejected: z.array(rejection).max(IMPORT_REJECTED_KEPT),
   rejectedCount: z.number().int().min(0),
   /** Rows read from the file, sent or not. */
   rows: z.number().int().min(0),
+  /**
+   * Fields of the file the class has no column for, left out of the rows (JSON fields first seen
+   * after the part of the file the mapping step read): in the summary and the audit entry.
+   */
+  unknownColumns: z.array(unknownColumn).max(IMPORT_UNKNOWN_KEPT).optional(),
 });
 
 export interface Rejection {
@@ -138,6 +161,7 @@ export function registerImportRoutes(router: express.Router, ctx: BffContext): v
       created: imp.created,
       rejectedCount: imp.rejectedCount,
       rejected,
+      unknownColumns: [] as unknown[],
       startedAt: imp.startedAt,
       ...extra,
     };
@@ -232,7 +256,7 @@ export function registerImportRoutes(router: express.Router, ctx: BffContext): v
           'Invalid import summary: rejectedCount is below the rows listed.',
         );
       keepRejected(imp, body.rejected, body.rejectedCount);
-      return finish(imp, { rows: body.rows });
+      return finish(imp, { rows: body.rows, unknownColumns: body.unknownColumns ?? [] });
     }),
   );
 }

@@ -4,7 +4,7 @@
  */
 import { apiFetch, isApiError, seg } from '../../../lib/api.ts';
 import type { Where } from '../lib/filter.ts';
-import type { ImportRow, Rejected, StreamResult } from '../lib/transfer.ts';
+import type { ImportRow, Rejected, StreamResult, UnknownColumn } from '../lib/transfer.ts';
 import type { FieldSpec, Row, SchemaDoc } from '../lib/wire.ts';
 
 /** Inline text for an error: the service's code and text for an ApiError. */
@@ -67,7 +67,7 @@ export interface ImportStart {
   file: string;
   format: 'csv' | 'json';
   keepObjectIds: boolean;
-  addFields?: Record<string, Pick<FieldSpec, 'type' | 'targetClass'>>;
+  addFields?: Record<string, Pick<FieldSpec, 'type' | 'targetClass' | 'dimension'>>;
 }
 
 /** The import's audited summary, as the bff recorded it. */
@@ -76,6 +76,8 @@ export interface ImportDone {
   rejectedCount: number;
   rejected: Rejected[];
   rows: number;
+  /** Fields of the file left out because the class has no such column. */
+  unknownColumns: UnknownColumn[];
 }
 
 const imports = (appId: string, c: string) => `${cls(appId, c)}/imports`;
@@ -133,6 +135,7 @@ export const dataApi = {
       rejected: r.unread,
       rejectedCount: r.unreadCount,
       rows: r.rows,
+      unknownColumns: r.unknownColumns,
     }),
   savedFilters: (appId: string, c: string, signal?: AbortSignal) =>
     bff<{ results: SavedFilter[] }>('GET', filters(appId, c), undefined, signal),

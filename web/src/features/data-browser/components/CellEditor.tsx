@@ -33,13 +33,23 @@ export function CellEditor(props: EditorProps) {
   return <JsonEditor {...props} />;
 }
 
+/**
+ * Escape cancels the edit and goes no further: neither the grid nor the row panel (whose Escape
+ * closes it) sees it.
+ */
+function cancelOnEscape(e: React.KeyboardEvent, cancel: () => void): boolean {
+  if (e.key !== 'Escape') return false;
+  e.preventDefault();
+  e.stopPropagation();
+  cancel();
+  return true;
+}
+
 function keys(e: React.KeyboardEvent, commit: () => void, cancel: () => void) {
+  if (cancelOnEscape(e, cancel)) return;
   if (e.key === 'Enter' && !e.shiftKey) {
     e.preventDefault();
     commit();
-  } else if (e.key === 'Escape') {
-    e.preventDefault();
-    cancel();
   }
 }
 
@@ -122,7 +132,7 @@ function BooleanEditor({ value, onCommit, onCancel, inline }: EditorProps) {
         data-testid="cell-editor"
         className="w-full rounded border text-sm dark:bg-gray-800"
         defaultValue={value === true ? 'true' : value === false ? 'false' : ''}
-        onKeyDown={(e) => e.key === 'Escape' && onCancel()}
+        onKeyDown={(e) => cancelOnEscape(e, onCancel)}
         onChange={(e) => onCommit(e.target.value === '' ? undefined : e.target.value === 'true')}
       >
         <option value="">(unset)</option>
@@ -262,8 +272,11 @@ function JsonEditor({ type, value, onCommit, onCancel, inline }: EditorProps) {
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
-          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) commit();
-          if (e.key === 'Escape') onCancel();
+          if (cancelOnEscape(e, onCancel)) return;
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            commit();
+          }
         }}
       />
       <div className="flex items-center gap-2 text-xs">

@@ -184,6 +184,7 @@ export function Grid(p: GridProps) {
       ref={scrollRef}
       className="relative flex-1 overflow-auto text-sm"
       data-testid="grid"
+      data-class={p.className}
       data-total={p.total}
       data-scroll-ratio={scale.ratio}
       onKeyDown={onGridKey}

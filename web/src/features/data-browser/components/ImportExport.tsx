@@ -8,7 +8,7 @@ import { useState } from 'react';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { dataApi, errorText, type ImportDone, type ImportStart } from '../api/bff.ts';
 import type { Where } from '../lib/filter.ts';
-import { inferColumn } from '../lib/infer.ts';
+import { inferColumn, parseDimension, VECTOR_DIMENSION_MAX, vectorDimension } from '../lib/infer.ts';
 import { exportRows, type ImportProgress, importStream, sampleOf } from '../lib/transfer.ts';
 import { FIELD_TYPES, type FieldType, type SchemaDoc, SYSTEM_FIELDS } from '../lib/wire.ts';
 
@@ -19,6 +19,8 @@ interface NewColumn {
   name: string;
   type: FieldType | 'skip';
   targetClass?: string;
+  /** Vector columns: the dimension as typed (proposed from the sampled arrays when they agree). */
+  dimension: string;
 }
 
 interface Pending {
@@ -97,8 +99,15 @@ export function ImportExport({
     const columns: NewColumn[] = sample.columns
       .filter((c) => c !== '' && !(c in schema.fields) && !system.includes(c))
       .map((name) => {
-        const guess = inferColumn(sample.values[name] ?? [], format);
-        return { name, type: guess.type, targetClass: guess.targetClass };
+        const values = sample.values[name] ?? [];
+        const guess = inferColumn(values, format);
+        const dim = vectorDimension(values, format);
+        return {
+          name,
+          type: guess.type,
+          targetClass: guess.targetClass,
+          dimension: dim === undefined ? '' : String(dim),
+        };
       });
     const next = {
       file,
@@ -115,9 +124,15 @@ export function ImportExport({
     setPending(null);
     const { file, format } = p;
     const addFields: NonNullable<ImportStart['addFields']> = {};
-    for (const c of p.columns)
-      if (c.type !== 'skip')
-        addFields[c.name] = c.targetClass ? { type: c.type, targetClass: c.targetClass } : { type: c.type };
+    for (const c of p.columns) {
+      if (c.type === 'skip') continue;
+      const dim = parseDimension(c.dimension);
+      addFields[c.name] = c.targetClass
+        ? { type: c.type, targetClass: c.targetClass }
+        : c.type === 'Vector' && dim.ok
+          ? { type: c.type, dimension: dim.value }
+          : { type: c.type };
+    }
     const skip = new Set(p.columns.filter((c) => c.type === 'skip').map((c) => c.name));
     const label = `Importing ${file.name}`;
     setProgress({ label, done: 0, of: 1, unit: 'rows written' });
@@ -160,7 +175,14 @@ export function ImportExport({
       // What was written is still audited (the bff also finishes an abandoned import by itself).
       if (importId)
         await dataApi
-          .finishImport(appId, cls, importId, { created: 0, rows: 0, unread: [], unreadCount: 0, refused: 0 })
+          .finishImport(appId, cls, importId, {
+            created: 0,
+            rows: 0,
+            unread: [],
+            unreadCount: 0,
+            refused: 0,
+            unknownColumns: [],
+          })
           .catch(() => undefined);
     } finally {
       setProgress(null);
@@ -172,6 +194,10 @@ export function ImportExport({
     pending &&
     setPending({ ...pending, columns: pending.columns.map((x, j) => (j === i ? { ...x, ...c } : x)) });
   const input = 'rounded border px-1 dark:bg-gray-800';
+  /** Mapped Vector columns without a usable dimension: the import cannot start. */
+  const badDimensions = (pending?.columns ?? []).filter(
+    (c) => c.type === 'Vector' && !parseDimension(c.dimension).ok,
+  );
 
   return (
     <div className="flex flex-wrap items-center gap-2 text-sm">
@@ -236,6 +262,18 @@ export function ImportExport({
           >
             ✕
           </button>
+          {summary.unknownColumns.length > 0 && (
+            <p className="text-xs text-amber-800 dark:text-amber-300" data-testid="unknown-columns">
+              Left out, {cls} has no column for:{' '}
+              {summary.unknownColumns
+                .map(
+                  (u) =>
+                    `${u.name} (first on line ${u.line.toLocaleString()}, ${u.rows.toLocaleString()} row${u.rows === 1 ? '' : 's'})`,
+                )
+                .join(', ')}
+              . Add the column and import those rows again to keep them.
+            </p>
+          )}
           {summary.rejected.length > 0 && (
             <ul className="max-h-32 overflow-auto text-xs text-red-700" data-testid="rejected-rows">
               {summary.rejected.map((r) => (
@@ -263,7 +301,8 @@ export function ImportExport({
               </button>
               <button
                 type="button"
-                className="rounded bg-blue-600 px-3 py-1 text-white"
+                className="rounded bg-blue-600 px-3 py-1 text-white disabled:opacity-50"
+                disabled={badDimensions.length > 0}
                 onClick={() => void run(pending)}
               >
                 Import
@@ -302,6 +341,18 @@ export function ImportExport({
                             ))}
                             <option value="skip">skip this column</option>
                           </select>
+                          {c.type === 'Vector' && (
+                            <input
+                              type="number"
+                              min={1}
+                              max={VECTOR_DIMENSION_MAX}
+                              aria-label={`dimension of ${c.name}`}
+                              placeholder="dimension"
+                              className={`${input} ml-1 w-24`}
+                              value={c.dimension}
+                              onChange={(e) => setColumn(i, { dimension: e.target.value })}
+                            />
+                          )}
                           {c.type === 'Pointer' && (
                             <select
                               aria-label={`target class of ${c.name}`}
@@ -322,6 +373,12 @@ export function ImportExport({
                   </tbody>
                 </table>
               </>
+            )}
+            {badDimensions.length > 0 && (
+              <p className="text-red-600" role="alert">
+                The dimension of {badDimensions.map((c) => c.name).join(', ')} must be a whole number from 1
+                to {VECTOR_DIMENSION_MAX}.
+              </p>
             )}
             {pending.hasObjectId && (
               <label className="flex items-center gap-2">

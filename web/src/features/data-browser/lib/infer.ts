@@ -62,3 +62,38 @@ export function inferColumn(values: unknown[], from: 'csv' | 'json'): ColumnGues
   }
   return guess ?? { type: 'String' };
 }
+
+/** Dimensions a Vector column may have (the service's bounds). */
+export const VECTOR_DIMENSION_MAX = 4096;
+
+/**
+ * The dimension to propose when a column is mapped to Vector: the length shared by every sampled
+ * value that is an array of numbers (CSV cells hold them as JSON), or undefined when they differ
+ * or there is none.
+ */
+export function vectorDimension(values: unknown[], from: 'csv' | 'json'): number | undefined {
+  let dim: number | undefined;
+  for (const raw of values) {
+    if (raw === undefined || raw === null || raw === '') continue;
+    let v = raw;
+    if (from === 'csv' && typeof raw === 'string') {
+      try {
+        v = JSON.parse(raw);
+      } catch {
+        return undefined;
+      }
+    }
+    if (!Array.isArray(v) || v.length === 0 || !v.every((x) => typeof x === 'number')) return undefined;
+    if (dim === undefined) dim = v.length;
+    else if (dim !== v.length) return undefined;
+  }
+  return dim !== undefined && dim <= VECTOR_DIMENSION_MAX ? dim : undefined;
+}
+
+/** The mapping step's dimension text as a dimension, or an error to show. */
+export function parseDimension(text: string): { ok: true; value: number } | { ok: false; error: string } {
+  const n = Number(text.trim());
+  return text.trim() !== '' && Number.isInteger(n) && n >= 1 && n <= VECTOR_DIMENSION_MAX
+    ? { ok: true, value: n }
+    : { ok: false, error: `a whole number from 1 to ${VECTOR_DIMENSION_MAX}` };
+}

@@ -11,7 +11,15 @@ import {
 } from './csv.ts';
 import type { Where } from './filter.ts';
 import { DEFAULT_SORT, pageRequest } from './keyset.ts';
-import { columnsOf, isPlainObject, READ_ONLY_FIELDS, type Row, type SchemaDoc, typeOf } from './wire.ts';
+import {
+  columnsOf,
+  isPlainObject,
+  READ_ONLY_FIELDS,
+  type Row,
+  type SchemaDoc,
+  SYSTEM_FIELDS,
+  typeOf,
+} from './wire.ts';
 
 export const EXPORT_PAGE = 1000;
 
@@ -143,6 +151,22 @@ export interface ImportProgress {
   bytes: number;
 }
 
+/**
+ * A field of the file that the class has no column for and the mapping step did not list (a JSON
+ * field first seen after the sampled start of the file): left out of the rows, and reported.
+ */
+export interface UnknownColumn {
+  name: string;
+  /** The file line of the first row that has it. */
+  line: number;
+  /** Rows that have it. */
+  rows: number;
+}
+
+/** Unknown columns reported per import; names are cut to this length. */
+export const MAX_UNKNOWN_COLUMNS = 100;
+export const MAX_COLUMN_NAME = 200;
+
 export interface StreamResult {
   created: number;
   /** Rows read from the file. */
@@ -152,6 +176,17 @@ export interface StreamResult {
   unreadCount: number;
   /** Rows the service refused. */
   refused: number;
+  /** Fields left out because the class has no such column, in the order first seen. */
+  unknownColumns: UnknownColumn[];
+}
+
+/** A field that is neither a column of the (mapped) class, nor skipped, nor a system field. */
+function isUnknown(plan: ImportPlan, field: string): boolean {
+  return (
+    !plan.skip.has(field) &&
+    !(field in plan.schema.fields) &&
+    !(SYSTEM_FIELDS as readonly string[]).includes(field)
+  );
 }
 
 /**
@@ -164,7 +199,24 @@ export async function importStream(
   send: RowSender,
   onProgress: (p: ImportProgress) => void,
 ): Promise<StreamResult> {
-  const result: StreamResult = { created: 0, rows: 0, unread: [], unreadCount: 0, refused: 0 };
+  const result: StreamResult = {
+    created: 0,
+    rows: 0,
+    unread: [],
+    unreadCount: 0,
+    refused: 0,
+    unknownColumns: [],
+  };
+  const unknown = new Map<string, UnknownColumn>();
+  const noteUnknown = (line: number, fields: Iterable<string>) => {
+    for (const f of fields) {
+      if (!isUnknown(plan, f)) continue;
+      const name = f.slice(0, MAX_COLUMN_NAME);
+      const seen = unknown.get(name);
+      if (seen) seen.rows++;
+      else if (unknown.size < MAX_UNKNOWN_COLUMNS) unknown.set(name, { name, line, rows: 1 });
+    }
+  };
   const progress: ImportProgress = { written: 0, created: 0, read: 0, bytes: 0 };
   const unread = (line: number, reason: string) => {
     result.unreadCount++;
@@ -209,7 +261,10 @@ export async function importStream(
   const takeJson = (entries: JsonEntry[]) => {
     for (const e of entries) {
       if (e.error !== undefined) take(e.line, { ok: false, reason: e.error });
-      else take(e.line, jsonRowToFields(plan, e.value));
+      else {
+        if (isPlainObject(e.value)) noteUnknown(e.line, Object.keys(e.value));
+        take(e.line, jsonRowToFields(plan, e.value));
+      }
     }
   };
   const reader = stream.getReader();
@@ -227,6 +282,7 @@ export async function importStream(
     if (done) break;
   }
   await Promise.all(inflight);
+  result.unknownColumns = [...unknown.values()];
   return result;
 }
 

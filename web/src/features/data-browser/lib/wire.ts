@@ -9,6 +9,8 @@ export { SCHEMA_FIELD_TYPES as FIELD_TYPES } from '@bds/client/protocol';
 export interface FieldSpec {
   type: FieldType;
   targetClass?: string;
+  /** Vector fields: the number of values. */
+  dimension?: number;
   required?: boolean;
   defaultValue?: unknown;
 }

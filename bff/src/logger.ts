@@ -1,9 +1,7 @@
-import { scrub } from '@bds/client/protocol';
+import { FILTERED, scrub } from '@bds/client/protocol';
 import type { Request, RequestHandler } from 'express';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { ConsoleUser } from './context.ts';
-
-export const FILTERED = '[FILTERED]';
 
 /**
  * A pino logger whose every record goes through the client library's `scrub()` and whose every

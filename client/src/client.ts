@@ -7,7 +7,7 @@ import {
   InvalidSessionError,
   ServerError,
 } from './errors.ts';
-import { RESPONSE_HEADERS } from './protocol/headers.ts';
+import { HEADERS, RESPONSE_HEADERS } from './protocol/headers.ts';
 import type { JobStatus } from './protocol/hooks.ts';
 
 export type { JobStatus } from './protocol/hooks.ts';
@@ -267,15 +267,15 @@ export class Client {
 
   /** The headers a call with these options sends. */
   headersFor(auth: ResolvedAuth, installationId?: string): Record<string, string> {
-    const h: Record<string, string> = { 'X-Backend-Application-Id': this.applicationId };
+    const h: Record<string, string> = { [HEADERS.applicationId]: this.applicationId };
     const o = this.options;
-    if (o.restAPIKey) h['X-Backend-REST-API-Key'] = o.restAPIKey;
-    if (o.javaScriptKey) h['X-Backend-JavaScript-Key'] = o.javaScriptKey;
-    if (o.clientKey) h['X-Backend-Client-Key'] = o.clientKey;
-    if (auth.kind === 'master' && o.masterKey && !isClientMode()) h['X-Backend-Master-Key'] = o.masterKey;
-    if (auth.kind === 'session') h['X-Backend-Session-Token'] = auth.token;
+    if (o.restAPIKey) h[HEADERS.restAPIKey] = o.restAPIKey;
+    if (o.javaScriptKey) h[HEADERS.javascriptKey] = o.javaScriptKey;
+    if (o.clientKey) h[HEADERS.clientKey] = o.clientKey;
+    if (auth.kind === 'master' && o.masterKey && !isClientMode()) h[HEADERS.masterKey] = o.masterKey;
+    if (auth.kind === 'session') h[HEADERS.sessionToken] = auth.token;
     const inst = installationId ?? o.installationId;
-    if (inst) h['X-Backend-Installation-Id'] = inst;
+    if (inst) h[HEADERS.installationId] = inst;
     return h;
   }
 

@@ -9,6 +9,7 @@ import {
   type Result,
   ServerError,
 } from '@bds/client';
+import { CREDENTIAL_FIELDS } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import { type BffContext, type ConsoleUser, consoleUserOf } from '../context.ts';
@@ -53,7 +54,7 @@ function secretsOf(ctx: BffContext): string[] {
 /** Replaces every configured key value found in a string by `[FILTERED]`. */
 export function redactText(text: string, secrets: string[]): string {
   let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join('[FILTERED]');
+  for (const s of secrets) if (out.includes(s)) out = out.split(s).join(FILTERED);
   return out;
 }
 
@@ -70,7 +71,7 @@ export function redactSecrets(value: unknown, secrets: string[]): unknown {
   return value;
 }
 
-const CREDENTIAL_FIELDS = new Set(['sessionToken', 'authData', 'password']);
+const CREDENTIALS = new Set<string>(CREDENTIAL_FIELDS);
 
 /**
  * Replaces session tokens, authData and passwords (at any depth) by `[FILTERED]`: the console
@@ -80,8 +81,7 @@ export function hideCredentials<T>(value: T): T {
   if (Array.isArray(value)) return value.map((v) => hideCredentials(v)) as T;
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value))
-      out[k] = CREDENTIAL_FIELDS.has(k) ? FILTERED : hideCredentials(v);
+    for (const [k, v] of Object.entries(value)) out[k] = CREDENTIALS.has(k) ? FILTERED : hideCredentials(v);
     return out as T;
   }
   return value;

@@ -3,6 +3,9 @@ import { HEADERS } from './headers.ts';
 
 export const FILTERED = '[FILTERED]';
 
+/** The fields of a user that hold a credential: what the console never shows (a subset of SECRET_KEYS). */
+export const CREDENTIAL_FIELDS = ['password', 'sessionToken', 'authData'] as const;
+
 /** Keys whose values are replaced by `[FILTERED]`, matched case-insensitively (SPEC rule 1). */
 export const SECRET_KEYS: readonly string[] = [
   'password',

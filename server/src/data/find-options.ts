@@ -1,8 +1,9 @@
-import { invalidQuery } from '../kernel/errors.ts';
+import { z } from 'zod';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import { keyPathProblem } from '../kernel/names.ts';
 import type { Path, QueryNode } from '../kernel/query.ts';
 import type { OrderKey } from '../kernel/records.ts';
-import { jsonProblem } from '../kernel/validate.ts';
+import { jsonProblem, parseInput } from '../kernel/validate.ts';
 import { parseWhere, type QueryLimits } from '../query/parse.ts';
 
 export interface FindOptions {
@@ -22,75 +23,175 @@ export interface ComplexityLimits extends QueryLimits {
   includeCount?: number;
 }
 
-const FIND_PARAMS = new Set(['where', 'order', 'limit', 'skip', 'keys', 'excludeKeys', 'include', 'count']);
-const GET_PARAMS = new Set(['keys', 'excludeKeys', 'include']);
-
-function listParam(value: unknown, name: string): string[] {
+/** A list parameter as sent: `a,b` or repeated (`?keys=a&keys=b`); blanks dropped. */
+function splitList(value: unknown): string[] {
   if (value === undefined || value === '') return [];
   const items = Array.isArray(value) ? value.map(String) : String(value).split(',');
-  const out = items.map((s) => s.trim()).filter(Boolean);
-  for (const item of out) {
-    if (item !== '*' && keyPathProblem(item)) throw invalidQuery(`Invalid ${name}: ${JSON.stringify(item)}.`);
-  }
-  return out;
+  return items.map((s) => s.trim()).filter(Boolean);
 }
 
-function intParam(value: unknown, name: string): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isInteger(n) || n < 0) throw invalidQuery(`Invalid ${name}: it must be a whole number >= 0.`);
-  // Past 2^53 a number is no longer exact; no class holds that many rows anyway.
-  return Math.min(n, Number.MAX_SAFE_INTEGER);
-}
+/** `keys`, `excludeKeys`, `include`: key paths (or `*`). */
+const listParam = (name: string) =>
+  z.preprocess(
+    splitList,
+    z.array(
+      z.string().refine((item) => item === '*' || !keyPathProblem(item), {
+        error: (iss) => `Invalid ${name}: ${JSON.stringify(iss.input)}.`,
+      }),
+    ),
+  );
 
-function parseOrder(value: unknown): OrderKey[] {
-  if (value === undefined || value === '') return [];
-  const items = Array.isArray(value) ? value.map(String) : String(value).split(',');
-  return items
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((item) => {
-      const descending = item.startsWith('-');
-      const key = descending ? item.slice(1) : item;
-      if (keyPathProblem(key)) throw invalidQuery(`Invalid order: ${JSON.stringify(item)}.`);
-      return { path: key.split('.') as Path, descending };
-    });
-}
+/** `limit`, `skip`: a whole number >= 0, as a number or its text (past 2^53 it is capped). */
+const intParam = (name: string) => {
+  const error = `Invalid ${name}: it must be a whole number >= 0.`;
+  return z.optional(
+    z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z.optional(
+        z.coerce
+          .number({ error })
+          .refine((n) => Number.isInteger(n) && n >= 0, { error })
+          // Past 2^53 a number is no longer exact; no class holds that many rows anyway.
+          .transform((n) => Math.min(n, Number.MAX_SAFE_INTEGER)),
+      ),
+    ),
+  );
+};
 
-function checkParams(params: Record<string, unknown>, allowed: Set<string>): void {
-  for (const key of Object.keys(params)) {
-    if (!allowed.has(key)) throw invalidQuery(`Invalid parameter for query: ${key}`);
-  }
-}
+const orderKey = (item: string) => (item.startsWith('-') ? item.slice(1) : item);
+const orderParam = z.preprocess(
+  splitList,
+  z.array(
+    z
+      .string()
+      .refine((item) => !keyPathProblem(orderKey(item)), {
+        error: (iss) => `Invalid order: ${JSON.stringify(iss.input)}.`,
+      })
+      .transform(
+        (item): OrderKey => ({ path: orderKey(item).split('.') as Path, descending: item.startsWith('-') }),
+      ),
+  ),
+);
 
-function checkIncludes(include: string[], limits: ComplexityLimits): void {
-  const maxCount = limits.includeCount;
-  if (maxCount !== undefined && maxCount >= 0 && include.length > maxCount) {
-    throw invalidQuery(`Include count of ${include.length} exceeds the maximum of ${maxCount}.`);
-  }
-  const maxDepth = limits.includeDepth;
-  for (const path of include) {
-    const depth = path.split('.').length;
-    if (maxDepth !== undefined && maxDepth >= 0 && depth > maxDepth) {
-      throw invalidQuery(`Include depth of ${depth} exceeds the maximum of ${maxDepth}.`);
+const COUNT_ON = [true, 1, '1', 'true'] as const;
+const COUNT_OFF = ['0', 'false', 0, false, ''] as const;
+const countParam = z.optional(
+  z
+    .literal([...COUNT_ON, ...COUNT_OFF], { error: 'Invalid count: use count=1.' })
+    .transform((v) => (COUNT_ON as readonly unknown[]).includes(v)),
+);
+
+/** `include`: key paths, at most `includeCount` of them, each at most `includeDepth` deep. */
+const includeParam = (limits: ComplexityLimits) =>
+  listParam('include').check((ctx) => {
+    const include = ctx.value;
+    const maxCount = limits.includeCount;
+    if (maxCount !== undefined && maxCount >= 0 && include.length > maxCount) {
+      ctx.issues.push({
+        code: 'custom',
+        input: include,
+        message: `Include count of ${include.length} exceeds the maximum of ${maxCount}.`,
+      });
+      return;
     }
-  }
-}
+    const maxDepth = limits.includeDepth;
+    if (maxDepth === undefined || maxDepth < 0) return;
+    for (const path of include) {
+      const depth = path.split('.').length;
+      if (depth > maxDepth) {
+        ctx.issues.push({
+          code: 'custom',
+          input: include,
+          message: `Include depth of ${depth} exceeds the maximum of ${maxDepth}.`,
+        });
+        return;
+      }
+    }
+  });
 
-function parseWhereParam(raw: unknown, limits: ComplexityLimits): QueryNode {
-  if (raw === undefined || raw === '') return { type: 'and', children: [] };
-  let where = raw;
-  if (typeof raw === 'string') {
+/**
+ * `where`: JSON text (or an object, from a `_method: GET` body), within the nesting limit, parsed
+ * into the query AST; a parse error keeps its own code.
+ */
+const whereParam = (limits: ComplexityLimits) =>
+  z.unknown().transform((raw, ctx): QueryNode => {
+    if (raw === undefined || raw === '') return { type: 'and', children: [] };
+    const fail = (message: string, code: number = ErrorCode.INVALID_QUERY) => {
+      ctx.issues.push({ code: 'custom', input: raw, message, params: { code } });
+      return z.NEVER;
+    };
+    let where = raw;
+    if (typeof raw === 'string') {
+      try {
+        where = JSON.parse(raw);
+      } catch {
+        return fail('Invalid where: it is not valid JSON.');
+      }
+    }
+    const problem = jsonProblem(where);
+    if (problem) return fail(`Invalid where: it ${problem}.`);
     try {
-      where = JSON.parse(raw);
-    } catch {
-      throw invalidQuery('Invalid where: it is not valid JSON.');
+      return parseWhere(where, limits);
+    } catch (err) {
+      if (err instanceof BdsError) return fail(err.message, err.code);
+      throw err;
     }
-  }
-  const problem = jsonProblem(where);
-  if (problem) throw invalidQuery(`Invalid where: it ${problem}.`);
-  return parseWhere(where, limits);
+  });
+
+/**
+ * The parameters a request may name, checked first: an unknown one is refused before any value
+ * is looked at (in the order the request gives them).
+ */
+const onlyParams = (names: readonly string[]) =>
+  z.strictObject(Object.fromEntries(names.map((n) => [n, z.optional(z.unknown())])), {
+    error: (iss) =>
+      iss.code === 'unrecognized_keys' ? `Invalid parameter for query: ${iss.keys[0]}` : undefined,
+  });
+
+/** The checks run in the order of the keys below, and the first failing one answers. */
+const findParams = (limits: ComplexityLimits) =>
+  onlyParams(['where', 'order', 'limit', 'skip', 'keys', 'excludeKeys', 'include', 'count']).pipe(
+    z.object({
+      include: z.optional(includeParam(limits)),
+      order: z.optional(orderParam),
+      count: countParam,
+      limit: intParam('limit'),
+      where: z.optional(whereParam(limits)),
+      skip: intParam('skip'),
+      keys: z.optional(listParam('keys')),
+      excludeKeys: z.optional(listParam('excludeKeys')),
+    }),
+  );
+
+const getParams = (limits: ComplexityLimits) =>
+  onlyParams(['keys', 'excludeKeys', 'include']).pipe(
+    z.object({
+      include: z.optional(includeParam(limits)),
+      keys: z.optional(listParam('keys')),
+      excludeKeys: z.optional(listParam('excludeKeys')),
+    }),
+  );
+
+/**
+ * The schemas depend on the caller's limits: built once per limits object (the options' own, or
+ * none at all for the master key).
+ */
+function cached<T>(build: (limits: ComplexityLimits) => T): (limits: ComplexityLimits) => T {
+  const unlimited = build({});
+  const byLimits = new WeakMap<ComplexityLimits, T>();
+  return (limits) => {
+    if (Object.keys(limits).length === 0) return unlimited;
+    let schema = byLimits.get(limits);
+    if (!schema) {
+      schema = build(limits);
+      byLimits.set(limits, schema);
+    }
+    return schema;
+  };
 }
+
+const findSchema = cached(findParams);
+const getSchema = cached(getParams);
 
 /** Parses and checks the parameters of a find (query string or `_method: GET` body). */
 export function parseFindOptions(
@@ -98,25 +199,16 @@ export function parseFindOptions(
   limits: ComplexityLimits,
   maxLimit: number,
 ): FindOptions {
-  checkParams(params, FIND_PARAMS);
-  const include = listParam(params.include, 'include');
-  checkIncludes(include, limits);
-  const order = parseOrder(params.order);
-  const countParam = params.count;
-  const count = countParam === true || countParam === 1 || countParam === '1' || countParam === 'true';
-  if (countParam !== undefined && !count && !['0', 'false', 0, false, ''].includes(countParam as never)) {
-    throw invalidQuery('Invalid count: use count=1.');
-  }
-  const limit = intParam(params.limit, 'limit');
+  const p = parseInput(findSchema(limits), params, ErrorCode.INVALID_QUERY);
   return {
-    where: parseWhereParam(params.where, limits),
-    order,
-    limit: Math.min(limit ?? 100, maxLimit),
-    skip: intParam(params.skip, 'skip') ?? 0,
-    count,
-    keys: params.keys === undefined ? undefined : listParam(params.keys, 'keys'),
-    excludeKeys: listParam(params.excludeKeys, 'excludeKeys'),
-    include,
+    where: p.where ?? { type: 'and', children: [] },
+    order: p.order ?? [],
+    limit: Math.min(p.limit ?? 100, maxLimit),
+    skip: p.skip ?? 0,
+    count: p.count ?? false,
+    keys: p.keys,
+    excludeKeys: p.excludeKeys ?? [],
+    include: p.include ?? [],
   };
 }
 
@@ -124,12 +216,6 @@ export function parseGetOptions(
   params: Record<string, unknown>,
   limits: ComplexityLimits,
 ): Pick<FindOptions, 'keys' | 'excludeKeys' | 'include'> {
-  checkParams(params, GET_PARAMS);
-  const include = listParam(params.include, 'include');
-  checkIncludes(include, limits);
-  return {
-    keys: params.keys === undefined ? undefined : listParam(params.keys, 'keys'),
-    excludeKeys: listParam(params.excludeKeys, 'excludeKeys'),
-    include,
-  };
+  const p = parseInput(getSchema(limits), params, ErrorCode.INVALID_QUERY);
+  return { keys: p.keys, excludeKeys: p.excludeKeys ?? [], include: p.include ?? [] };
 }

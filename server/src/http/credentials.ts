@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { COMPAT_HEADER_PREFIX, HEADERS, PRIMARY_HEADER_PREFIX } from '@bds/client/protocol';
 import type { ServiceOptions } from '../config/options.ts';
 import { BdsError, ErrorCode, unauthorized } from '../kernel/errors.ts';
 import { safeEqual } from '../kernel/ids.ts';
@@ -15,15 +16,16 @@ export interface Credentials {
   requestId?: string;
 }
 
-const HEADERS: Array<[keyof Credentials, string]> = [
-  ['applicationId', 'application-id'],
-  ['restAPIKey', 'rest-api-key'],
-  ['javascriptKey', 'javascript-key'],
-  ['clientKey', 'client-key'],
-  ['masterKey', 'master-key'],
-  ['sessionToken', 'session-token'],
-  ['installationId', 'installation-id'],
-  ['requestId', 'request-id'],
+/** The credentials read from headers (PROTOCOL.md "Credentials"); names from the protocol table. */
+const HEADER_KEYS: Array<keyof Credentials & keyof typeof HEADERS> = [
+  'applicationId',
+  'restAPIKey',
+  'javascriptKey',
+  'clientKey',
+  'masterKey',
+  'sessionToken',
+  'installationId',
+  'requestId',
 ];
 
 /** Body fields of the "POST with _method" form that carry credentials. */
@@ -39,8 +41,15 @@ const BODY_FIELDS: Array<[keyof Credentials, string]> = [
 /** Body fields SDKs add to the `_method` form that are not data. */
 const BODY_META = ['_method', '_ClientVersion', '_RevocableSession', '_ContentType', '_context'];
 
-/** Header names, built once: [credential, X-Backend- name, X-Parse- name]. */
-const HEADER_NAMES = HEADERS.map(([key, name]) => [key, `x-backend-${name}`, `x-parse-${name}`] as const);
+/** Header names, built once and lower-cased as node gives them: [credential, X-Backend- name, X-Parse- name]. */
+const HEADER_NAMES = HEADER_KEYS.map((key) => {
+  const suffix = HEADERS[key].slice(PRIMARY_HEADER_PREFIX.length);
+  return [
+    key,
+    (PRIMARY_HEADER_PREFIX + suffix).toLowerCase(),
+    (COMPAT_HEADER_PREFIX + suffix).toLowerCase(),
+  ] as const;
+});
 
 export function credentialsFromHeaders(headers: IncomingHttpHeaders): Credentials {
   const creds: Credentials = {};

@@ -4,12 +4,14 @@ import { BdsError } from './errors.ts';
 /**
  * Validation at the edge with zod: the first issue becomes a protocol error. Its text is the
  * schema's own message; its code is `code`, unless the failing check names another in
- * `params.code` (a refinement that answers, say, 105 where the rest answer 107).
+ * `params.code` (a refinement that answers, say, 105 where the rest answer 107). A record key
+ * that fails answers with its own check's text, not the record's.
  */
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, code: number): z.output<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
+  let issue = result.error.issues[0]!;
+  while (issue.code === 'invalid_key' && issue.issues.length > 0) issue = issue.issues[0]!;
   const issueCode =
     issue.code === 'custom' ? (issue.params as { code?: number } | undefined)?.code : undefined;
   throw new BdsError(issueCode ?? code, issue.message);

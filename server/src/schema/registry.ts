@@ -1,5 +1,6 @@
 import { isObject } from '@bds/client/protocol';
-import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
+import { z } from 'zod';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import { classNameProblem, fieldNameProblem, isValidClassName } from '../kernel/names.ts';
 import {
   CLP_OPERATIONS,
@@ -10,9 +11,11 @@ import {
   SCHEMA_FIELD_TYPES,
   SYSTEM_CLASS_FIELDS,
 } from '../kernel/schema.ts';
+import { parseInput } from '../kernel/validate.ts';
 import type { SchemaChange, StorageAdapter } from '../storage/adapter.ts';
 import { sameType, typeMismatch } from './values.ts';
 
+const CLP_OPERATION_KEYS = new Set<string>(CLP_OPERATIONS);
 const CLP_KEYS = new Set<string>([...CLP_OPERATIONS, 'protectedFields', 'readUserFields', 'writeUserFields']);
 
 export function classNotFound(className: string): BdsError {
@@ -235,6 +238,53 @@ function checkDocumentClassName(className: string, doc: Record<string, unknown>)
   }
 }
 
+/** Shapes of the schema document (POST/PUT /schemas), checked with zod; names and what exists are checked in code. */
+const fieldsDocument = z.record(z.string(), z.unknown(), {
+  error: 'fields must be an object of name -> {type}.',
+});
+const indexesDocument = z.record(z.string(), z.unknown(), {
+  error: 'indexes must be an object of name -> {field: 1}.',
+});
+const clpDocument = z.record(z.string(), z.unknown(), { error: 'classLevelPermissions must be an object.' });
+
+const isDeleteOp = (spec: unknown): boolean => isObject(spec) && spec.__op === 'Delete';
+
+/** A field's definition names a type (answered with 107 when it does not). */
+const fieldTyped = (name: string) => {
+  const error = `Field ${name} needs {"type": <type>}.`;
+  return z.looseObject({ type: z.string({ error }) }, { error });
+};
+
+const POINTER_TYPES = ['Pointer', 'Relation'] as const;
+const PLAIN_TYPES = SCHEMA_FIELD_TYPES.filter(
+  (t) => t !== 'Vector' && !(POINTER_TYPES as readonly string[]).includes(t),
+) as [FieldDef['type'], ...FieldDef['type'][]];
+
+/** What each type needs beside its name (answered with 111): the definition as stored. */
+const fieldDefinition = (name: string): z.ZodType<FieldDef> => {
+  const withTarget = (type: (typeof POINTER_TYPES)[number]) => {
+    const error = `Field ${name} of type ${type} needs a targetClass that is a valid class name.`;
+    return z.object({
+      type: z.literal(type),
+      targetClass: z.string({ error }).refine(isValidClassName, { error }),
+    });
+  };
+  const error = `Field ${name} of type Vector needs a dimension between 1 and 4096.`;
+  return z.discriminatedUnion(
+    'type',
+    [
+      withTarget('Pointer'),
+      withTarget('Relation'),
+      z.object({
+        type: z.literal('Vector'),
+        dimension: z.int({ error }).min(1, { error }).max(4096, { error }),
+      }),
+      z.object({ type: z.enum(PLAIN_TYPES) }),
+    ],
+    { error: (iss) => `Invalid field type: ${String((iss.input as { type?: unknown } | undefined)?.type)}.` },
+  );
+};
+
 function parseFieldChanges(
   raw: unknown,
   allowDelete: boolean,
@@ -242,49 +292,44 @@ function parseFieldChanges(
   const add: Array<[string, FieldDef]> = [];
   const remove: string[] = [];
   if (raw === undefined) return { add, remove };
-  if (!isObject(raw))
-    throw new BdsError(ErrorCode.INVALID_JSON, 'fields must be an object of name -> {type}.');
-  for (const [name, spec] of Object.entries(raw)) {
+  parseInput(fieldsDocument, raw, ErrorCode.INVALID_JSON);
+  for (const [name, spec] of Object.entries(raw as Record<string, unknown>)) {
     const problem = fieldNameProblem(name);
     if (problem) throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${name} (${problem}).`);
     if (name in DEFAULT_FIELDS) {
       throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Field ${name} is built in and cannot be changed.`);
     }
-    if (isObject(spec) && spec.__op === 'Delete') {
+    if (isDeleteOp(spec)) {
       if (!allowDelete)
         throw new BdsError(ErrorCode.INVALID_JSON, `Field ${name} cannot be deleted from a new class.`);
       remove.push(name);
       continue;
     }
-    if (!isObject(spec) || typeof spec.type !== 'string') {
-      throw new BdsError(ErrorCode.INVALID_JSON, `Field ${name} needs {"type": <type>}.`);
-    }
-    const type = spec.type as FieldDef['type'];
-    if (!(SCHEMA_FIELD_TYPES as readonly string[]).includes(type))
-      throw incorrectType(`Invalid field type: ${spec.type}.`);
-    if (type === 'Pointer' || type === 'Relation') {
-      const target = spec.targetClass;
-      if (typeof target !== 'string' || !isValidClassName(target)) {
-        throw incorrectType(`Field ${name} of type ${type} needs a targetClass that is a valid class name.`);
-      }
-      add.push([name, { type, targetClass: target }]);
-    } else if (type === 'Vector') {
-      const dimension = spec.dimension;
-      if (
-        typeof dimension !== 'number' ||
-        !Number.isInteger(dimension) ||
-        dimension < 1 ||
-        dimension > 4096
-      ) {
-        throw incorrectType(`Field ${name} of type Vector needs a dimension between 1 and 4096.`);
-      }
-      add.push([name, { type, dimension }]);
-    } else {
-      add.push([name, { type }]);
-    }
+    parseInput(fieldTyped(name), spec, ErrorCode.INVALID_JSON);
+    add.push([name, parseInput(fieldDefinition(name), spec, ErrorCode.INCORRECT_TYPE)]);
   }
   return { add, remove };
 }
+
+/** An index's keys: fields of the class that can be indexed, each 1 or -1, at least one. */
+const indexKeys = (name: string, schema: ClassSchema) => {
+  const error = `Index ${name} needs {field: 1 or -1}.`;
+  return z
+    .record(
+      z.string().refine(
+        (field) => {
+          const def = schema.fields[field];
+          return def !== undefined && def.type !== 'Relation' && def.type !== 'ACL';
+        },
+        { error: (iss) => `Field ${String(iss.input)} does not exist, cannot add index ${name}.` },
+      ),
+      z.literal([1, -1], {
+        error: (iss) => `Index ${name}: direction of ${String(iss.path?.[0])} must be 1 or -1.`,
+      }),
+      { error },
+    )
+    .refine((keys) => Object.keys(keys).length > 0, { error });
+};
 
 function parseIndexChanges(
   raw: unknown,
@@ -294,13 +339,12 @@ function parseIndexChanges(
   const add: Array<[string, Record<string, 1 | -1>]> = [];
   const remove: string[] = [];
   if (raw === undefined) return { add, remove };
-  if (!isObject(raw))
-    throw new BdsError(ErrorCode.INVALID_JSON, 'indexes must be an object of name -> {field: 1}.');
-  for (const [name, spec] of Object.entries(raw)) {
+  parseInput(indexesDocument, raw, ErrorCode.INVALID_JSON);
+  for (const [name, spec] of Object.entries(raw as Record<string, unknown>)) {
     if (!/^[A-Za-z0-9_]+$/.test(name) || name === '_id_') {
       throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Invalid index name: ${name}.`);
     }
-    if (isObject(spec) && spec.__op === 'Delete') {
+    if (isDeleteOp(spec)) {
       if (!existing.has(name)) {
         throw new BdsError(
           ErrorCode.INVALID_SCHEMA_OPERATION,
@@ -312,77 +356,59 @@ function parseIndexChanges(
     }
     if (existing.has(name))
       throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Index ${name} exists, cannot update.`);
-    if (!isObject(spec) || Object.keys(spec).length === 0) {
-      throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Index ${name} needs {field: 1 or -1}.`);
-    }
-    const keys: Record<string, 1 | -1> = {};
-    for (const [field, dir] of Object.entries(spec)) {
-      const def = schema.fields[field];
-      if (!def || def.type === 'Relation' || def.type === 'ACL') {
-        throw new BdsError(
-          ErrorCode.INVALID_SCHEMA_OPERATION,
-          `Field ${field} does not exist, cannot add index ${name}.`,
-        );
-      }
-      if (dir !== 1 && dir !== -1) {
-        throw new BdsError(
-          ErrorCode.INVALID_SCHEMA_OPERATION,
-          `Index ${name}: direction of ${field} must be 1 or -1.`,
-        );
-      }
-      keys[field] = dir;
-    }
-    add.push([name, keys]);
+    add.push([name, parseInput(indexKeys(name, schema), spec, ErrorCode.INVALID_SCHEMA_OPERATION)]);
   }
   return { add, remove };
 }
 
+const fieldList = (error: z.core.$ZodErrorMap | string) => z.array(z.string({ error }), { error });
+
+/** What each key of classLevelPermissions holds (its name is checked first). */
+const clpEntry = (key: string) => {
+  if (key === 'readUserFields' || key === 'writeUserFields') {
+    return fieldList(`${key} must be an array of field names.`);
+  }
+  const error = `classLevelPermissions.${key} must be an object.`;
+  if (key === 'protectedFields') {
+    return z.record(
+      z.string(),
+      fieldList((iss) => `protectedFields.${String(iss.path?.[0])} must be an array of field names.`),
+      { error },
+    );
+  }
+  return z.record(z.string(), z.unknown(), { error });
+};
+
+/** What a principal of an operation's entry holds: `true`, or for pointerFields a list of fields. */
+const principalEntry = (key: string, principal: string) =>
+  principal === 'pointerFields'
+    ? fieldList(`${key}.pointerFields must be an array of field names.`)
+    : z.literal(true, { error: `${key}.${principal} must be true.` });
+
+const isPrincipal = (principal: string): boolean =>
+  principal === 'requiresAuthentication' ||
+  principal === 'pointerFields' ||
+  principal === '*' ||
+  principal.startsWith('role:') ||
+  /^[A-Za-z0-9]+$/.test(principal);
+
 /** Shape check of classLevelPermissions; what each entry means is enforced by access/. */
 export function parseClp(raw: unknown): Record<string, unknown> {
-  if (!isObject(raw)) throw new BdsError(ErrorCode.INVALID_JSON, 'classLevelPermissions must be an object.');
+  parseInput(clpDocument, raw, ErrorCode.INVALID_JSON);
   const clp: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     if (!CLP_KEYS.has(key)) {
       throw new BdsError(
         ErrorCode.INVALID_JSON,
         `${key} is not a valid operation for class level permissions.`,
       );
     }
-    if (key === 'readUserFields' || key === 'writeUserFields') {
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-        throw new BdsError(ErrorCode.INVALID_JSON, `${key} must be an array of field names.`);
-      }
-    } else if (!isObject(value)) {
-      throw new BdsError(ErrorCode.INVALID_JSON, `classLevelPermissions.${key} must be an object.`);
-    } else if (key === 'protectedFields') {
-      for (const [pattern, fields] of Object.entries(value)) {
-        if (!Array.isArray(fields) || !fields.every((f) => typeof f === 'string')) {
-          throw new BdsError(
-            ErrorCode.INVALID_JSON,
-            `protectedFields.${pattern} must be an array of field names.`,
-          );
-        }
-      }
-    } else {
-      for (const [principal, v] of Object.entries(value)) {
-        const ok =
-          principal === 'requiresAuthentication' ||
-          principal === 'pointerFields' ||
-          principal === '*' ||
-          principal.startsWith('role:') ||
-          /^[A-Za-z0-9]+$/.test(principal);
-        if (!ok)
+    parseInput(clpEntry(key), value, ErrorCode.INVALID_JSON);
+    if (CLP_OPERATION_KEYS.has(key)) {
+      for (const [principal, v] of Object.entries(value as Record<string, unknown>)) {
+        if (!isPrincipal(principal))
           throw new BdsError(ErrorCode.INVALID_JSON, `${principal} is not a valid principal in ${key}.`);
-        if (principal === 'pointerFields') {
-          if (!Array.isArray(v) || !v.every((f) => typeof f === 'string')) {
-            throw new BdsError(
-              ErrorCode.INVALID_JSON,
-              `${key}.pointerFields must be an array of field names.`,
-            );
-          }
-        } else if (v !== true) {
-          throw new BdsError(ErrorCode.INVALID_JSON, `${key}.${principal} must be true.`);
-        }
+        parseInput(principalEntry(key, principal), v, ErrorCode.INVALID_JSON);
       }
     }
     clp[key] = value;

@@ -1,5 +1,7 @@
 /** A structural diff of two JSON values (an audit entry's before and after), by path. */
 
+import { isObject } from '@bds/client/protocol';
+
 export type JsonChangeKind = 'added' | 'removed' | 'changed';
 
 export interface JsonChange {
@@ -10,9 +12,6 @@ export interface JsonChange {
   after?: unknown;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 const KEY = /^[A-Za-z_$][\w$]*$/;
 const join = (base: string, key: string): string =>
   KEY.test(key) ? (base ? `${base}.${key}` : key) : `${base}[${JSON.stringify(key)}]`;
@@ -21,7 +20,7 @@ const join = (base: string, key: string): string =>
 export function diffJson(before: unknown, after: unknown, path = ''): JsonChange[] {
   if (before === undefined) before = null;
   if (after === undefined) after = null;
-  if (isRecord(before) && isRecord(after)) {
+  if (isObject(before) && isObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     return keys.flatMap((k) => {
       const p = join(path, k);

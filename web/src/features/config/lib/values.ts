@@ -1,5 +1,7 @@
 /** Config parameter values: their wire type, an editable text form, and parsing back. */
 
+import { isObject } from '@bds/client/protocol';
+
 export type ParamType = 'string' | 'number' | 'boolean' | 'date' | 'geopoint' | 'object' | 'array' | 'null';
 
 export const PARAM_TYPES: ParamType[] = [
@@ -13,17 +15,14 @@ export const PARAM_TYPES: ParamType[] = [
   'null',
 ];
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 export function typeOfValue(value: unknown): ParamType {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'string') return 'string';
   if (typeof value === 'number') return 'number';
   if (typeof value === 'boolean') return 'boolean';
   if (Array.isArray(value)) return 'array';
-  if (isRecord(value) && value.__type === 'Date' && typeof value.iso === 'string') return 'date';
-  if (isRecord(value) && value.__type === 'GeoPoint') return 'geopoint';
+  if (isObject(value) && value.__type === 'Date' && typeof value.iso === 'string') return 'date';
+  if (isObject(value) && value.__type === 'GeoPoint') return 'geopoint';
   return 'object';
 }
 
@@ -38,9 +37,9 @@ export function toText(value: unknown, type: ParamType = typeOfValue(value)): st
     case 'boolean':
       return String(value);
     case 'date':
-      return isRecord(value) ? String(value.iso) : '';
+      return isObject(value) ? String(value.iso) : '';
     case 'geopoint':
-      return isRecord(value) ? `${value.latitude}, ${value.longitude}` : '';
+      return isObject(value) ? `${value.latitude}, ${value.longitude}` : '';
     default:
       return JSON.stringify(value, null, 2);
   }
@@ -108,7 +107,7 @@ export function parseText(text: string, type: ParamType): Parsed {
         return { ok: false, error: `invalid JSON: ${(err as Error).message}` };
       }
       if (type === 'array' && !Array.isArray(value)) return { ok: false, error: 'must be a JSON array' };
-      if (type === 'object' && !isRecord(value)) return { ok: false, error: 'must be a JSON object' };
+      if (type === 'object' && !isObject(value)) return { ok: false, error: 'must be a JSON object' };
       return { ok: true, value };
     }
   }
@@ -117,7 +116,7 @@ export function parseText(text: string, type: ParamType): Parsed {
 /** JSON with sorted keys: equal values give equal strings. */
 export function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  if (isRecord(value)) {
+  if (isObject(value)) {
     return `{${Object.keys(value)
       .sort()
       .map((k) => `${JSON.stringify(k)}:${stableStringify(value[k])}`)

@@ -276,3 +276,45 @@ describe('the log level filters the request lines', () => {
     }
   });
 });
+
+describe('requiresAuthentication: a signed-in caller passes through $relatedTo', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startService();
+  });
+  afterAll(() => t.close());
+
+  it('answers the related rows to a session, and 101 to an anonymous caller', async () => {
+    const clp = Object.fromEntries(
+      ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'].map((op) => [op, LOCKED]),
+    );
+    await t.request('POST', '/schemas/Open', {
+      as: 'master',
+      body: { fields: { label: { type: 'String' } } },
+    });
+    await t.request('POST', '/schemas/Locked', {
+      as: 'master',
+      body: {
+        fields: { title: { type: 'String' }, rel: { type: 'Relation', targetClass: 'Open' } },
+        classLevelPermissions: clp,
+      },
+    });
+    const open = await t.request('POST', '/classes/Open', { as: 'master', body: { label: 'open' } });
+    const owner = await t.request('POST', '/classes/Locked', {
+      as: 'master',
+      body: {
+        title: 'owner',
+        ACL: { '*': { read: true } },
+        rel: { __op: 'AddRelation', objects: [pointer('Open', open.json.objectId)] },
+      },
+    });
+    const query = { where: { $relatedTo: { object: pointer('Locked', owner.json.objectId), key: 'rel' } } };
+    const { token } = await createUser(t);
+    const signedIn = await t.request('GET', '/classes/Open', { sessionToken: token, query });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.json.results.map((r: { label: string }) => r.label)).toEqual(['open']);
+    const anonymous = await t.request('GET', '/classes/Open', { query });
+    expect(anonymous.status).toBe(404);
+    expect(anonymous.json).toEqual({ code: 101, error: NEEDS_AUTH });
+  });
+});

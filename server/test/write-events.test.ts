@@ -1,8 +1,18 @@
 import { fileURLToPath } from 'node:url';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decideMasterSurface } from '../src/access/class.ts';
 import type { WriteEvent } from '../src/index.ts';
-import { type RequestOptions, startService, type TestResponse, type TestService } from './helpers/service.ts';
+import { anonymous, MASTER, makeCaller } from '../src/kernel/caller.ts';
+import { ctxOf } from '../src/kernel/context.ts';
+import { type FakePush, startFakePush } from './helpers/fake-push.ts';
+import {
+  KEYS,
+  type RequestOptions,
+  startService,
+  type TestResponse,
+  type TestService,
+} from './helpers/service.ts';
 
 /**
  * Every write route emits exactly the events of the one write pipeline, after commit: one row per
@@ -12,6 +22,8 @@ import { type RequestOptions, startService, type TestResponse, type TestService 
  */
 interface Row {
   name: string;
+  /** A service started with other options (see VARIANTS); the main one otherwise. */
+  service?: Variant;
   setup?: (v: Vars, t: TestService) => Promise<void>;
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
@@ -19,14 +31,22 @@ interface Row {
   sessionToken?: string;
   headers?: Record<string, string>;
   body?: unknown;
+  /** A body sent as is (an HTML form); `{name}` placeholders are filled as in `body`. */
+  rawBody?: string;
   status: number;
   events: Array<[className: string, op: WriteEvent['op'], count: number]>;
   source?: WriteEvent['source'];
-  /** For writes done after the answer (mail tokens): wait until this many events arrived. */
-  settle?: (v: Vars, t: TestService) => Promise<void>;
+  /** For writes done after the answer (mail tokens, push delivery): wait until they are done. */
+  settle?: (v: Vars, t: TestService, res: TestResponse) => Promise<void>;
 }
 
 type Vars = Record<string, string>;
+
+/**
+ * Services started with options the main one does not have, each started when a row first needs
+ * it: push (against the local APNs/FCM fakes), analytics stored as rows, idempotency claims.
+ */
+type Variant = 'push' | 'analyticsStore' | 'idempotency';
 
 const EVENTS_CLOUD = fileURLToPath(new URL('./fixtures/events-cloud.ts', import.meta.url));
 
@@ -41,6 +61,28 @@ async function waitForMail(t: TestService, to: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`no mail to ${to}`);
+}
+
+/** The one-time token of the latest `page` link (reset, verify_email) mailed to `to`. */
+async function tokenMailed(t: TestService, to: string, page: 'reset' | 'verify_email'): Promise<string> {
+  await waitForMail(t, to);
+  const res = await t.request('GET', '/devMailbox', { as: 'master' });
+  const mails = (res.json.results as Array<{ to: string; text: string }>).filter((m) => m.to === to);
+  const m = new RegExp(`/apps/[^/]+/${page}\\?token=([0-9a-f]{64})`).exec(mails.at(-1)!.text);
+  if (!m) throw new Error(`no ${page} link mailed to ${to}`);
+  return m[1]!;
+}
+
+/** A push's status row once its delivery has ended. */
+async function pushDone(t: TestService, res: TestResponse): Promise<void> {
+  const id = res.headers.get('X-Backend-Push-Status-Id');
+  if (!id) throw new Error(`no push status id: ${res.text}`);
+  for (let i = 0; i < 750; i++) {
+    const row = await t.request('GET', `/classes/_PushStatus/${id}`, { as: 'master' });
+    if (row.json.status === 'succeeded' || row.json.status === 'failed') return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`push ${id} did not end`);
 }
 
 const fill = (text: string, v: Vars) =>
@@ -347,6 +389,84 @@ const rows: Row[] = [
       await waitForMail(t, 'reset1@example.com');
     },
   },
+  {
+    name: 'verification mail request: the verification token is written',
+    setup: async (_v, t) => {
+      await signUp(t, 'verify1', { email: 'verify1@example.com' });
+    },
+    method: 'POST',
+    path: '/verificationEmailRequest',
+    body: { email: 'verify1@example.com' },
+    status: 200,
+    events: [['_User', 'update', 1]],
+    source: 'account',
+    settle: async (_v, t) => {
+      await waitForMail(t, 'verify1@example.com');
+    },
+  },
+  {
+    name: 'the verification link: the user’s email verified, the token spent',
+    setup: async (v, t) => {
+      await signUp(t, 'verify2', { email: 'verify2@example.com' });
+      await t.request('POST', '/verificationEmailRequest', { body: { email: 'verify2@example.com' } });
+      v.token = await tokenMailed(t, 'verify2@example.com', 'verify_email');
+    },
+    method: 'GET',
+    path: `/apps/${KEYS.appId}/verify_email?token={token}`,
+    as: 'none',
+    status: 200,
+    events: [['_User', 'update', 1]],
+    source: 'account',
+  },
+  {
+    name: 'the reset link’s form: the new password, and every session of the user revoked',
+    setup: async (v, t) => {
+      await signUp(t, 'reset2', { email: 'reset2@example.com' });
+      await login(t, 'reset2');
+      await t.request('POST', '/requestPasswordReset', { body: { email: 'reset2@example.com' } });
+      v.token = await tokenMailed(t, 'reset2@example.com', 'reset');
+    },
+    method: 'POST',
+    path: `/apps/${KEYS.appId}/reset`,
+    as: 'none',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    rawBody: 'token={token}&new_password=pw2&confirm_password=pw2',
+    status: 200,
+    events: [
+      ['_User', 'update', 1],
+      ['_Session', 'delete', 2],
+    ],
+    source: 'account',
+  },
+  {
+    name: 'master changes a session',
+    setup: async (v, t) => {
+      const u = await signUp(t, 'sessupdate');
+      const me = await t.request('GET', '/sessions/me', { sessionToken: u.sessionToken });
+      v.session = me.json.objectId;
+    },
+    method: 'PUT',
+    path: '/sessions/{session}',
+    as: 'master',
+    body: { installationId: 'moved-device' },
+    status: 200,
+    events: [['_Session', 'update', 1]],
+    source: 'rest',
+  },
+  {
+    name: 'master changes a session through /classes/_Session',
+    setup: async (v, t) => {
+      const u = await signUp(t, 'sessupdate2');
+      const me = await t.request('GET', '/sessions/me', { sessionToken: u.sessionToken });
+      v.session = me.json.objectId;
+    },
+    method: 'PUT',
+    path: '/classes/_Session/{session}',
+    as: 'master',
+    body: { installationId: 'moved-device-2' },
+    status: 200,
+    events: [['_Session', 'update', 1]],
+  },
   // ---- roles and installations ----
   {
     name: 'create a role',
@@ -399,6 +519,30 @@ const rows: Row[] = [
     body: { channels: ['news'] },
     status: 200,
     events: [['_Installation', 'update', 1]],
+  },
+  {
+    name: 'delete a role',
+    setup: async (v, t) => {
+      v.role = await create(t, '/roles', { name: 'Dropped', ACL: {} });
+    },
+    method: 'DELETE',
+    path: '/roles/{role}',
+    as: 'master',
+    status: 200,
+    events: [['_Role', 'delete', 1]],
+    source: 'rest',
+  },
+  {
+    name: 'delete an installation (master)',
+    setup: async (v, t) => {
+      v.inst = await create(t, '/installations', { installationId: 'inst-3', deviceType: 'ios' });
+    },
+    method: 'DELETE',
+    path: '/installations/{inst}',
+    as: 'master',
+    status: 200,
+    events: [['_Installation', 'delete', 1]],
+    source: 'rest',
   },
   // ---- cloud code, webhooks, jobs ----
   {
@@ -457,6 +601,50 @@ const rows: Row[] = [
     events: [['_Hooks', 'delete', 1]],
   },
   {
+    name: 'register a trigger webhook',
+    setup: async (_v, t) => {
+      await t.request('POST', '/schemas/HookTarget', { as: 'master', body: {} });
+    },
+    method: 'POST',
+    path: '/hooks/triggers',
+    as: 'master',
+    body: { className: 'HookTarget', triggerName: 'afterSave', url: 'https://receiver.example/t/save' },
+    status: 201,
+    events: [['_Hooks', 'create', 1]],
+    source: 'system',
+  },
+  {
+    name: 'change a trigger webhook url',
+    setup: async (_v, t) => {
+      await t.request('POST', '/schemas/HookTarget', { as: 'master', body: {} });
+      await t.request('POST', '/hooks/triggers', {
+        as: 'master',
+        body: { className: 'HookTarget', triggerName: 'afterDelete', url: 'https://receiver.example/t/a' },
+      });
+    },
+    method: 'PUT',
+    path: '/hooks/triggers/HookTarget/afterDelete',
+    as: 'master',
+    body: { url: 'https://receiver.example/t/b' },
+    status: 200,
+    events: [['_Hooks', 'update', 1]],
+  },
+  {
+    name: 'delete a trigger webhook',
+    setup: async (_v, t) => {
+      await t.request('POST', '/schemas/HookTarget', { as: 'master', body: {} });
+      await t.request('POST', '/hooks/triggers', {
+        as: 'master',
+        body: { className: 'HookTarget', triggerName: 'beforeDelete', url: 'https://receiver.example/t/a' },
+      });
+    },
+    method: 'DELETE',
+    path: '/hooks/triggers/HookTarget/beforeDelete',
+    as: 'master',
+    status: 200,
+    events: [['_Hooks', 'delete', 1]],
+  },
+  {
     name: 'run a job: its status row, then its progress and end',
     method: 'POST',
     path: '/jobs/countNotes',
@@ -479,6 +667,101 @@ const rows: Row[] = [
     body: { jobName: 'countNotes', cron: '0 0 1 1 *' },
     status: 201,
     events: [['_JobSchedule', 'create', 1]],
+  },
+  // ---- push, analytics, idempotency ----
+  {
+    name: 'send a push: its status row, then running, progress and end; the badge incremented',
+    service: 'push',
+    setup: async (_v, t) => {
+      await create(t, '/installations', {
+        installationId: 'push-device-1',
+        deviceType: 'ios',
+        deviceToken: 'apns-token-1',
+        badge: 0,
+      });
+    },
+    method: 'POST',
+    path: '/push',
+    as: 'master',
+    body: { where: { installationId: 'push-device-1' }, data: { alert: 'hi', badge: 'Increment' } },
+    status: 200,
+    events: [
+      ['_PushStatus', 'create', 1],
+      ['_PushStatus', 'update', 3],
+      ['_Installation', 'update', 1],
+    ],
+    source: 'system',
+    settle: async (_v, t, res) => {
+      await pushDone(t, res);
+    },
+  },
+  {
+    name: 'schedule a push: its status row, scheduled',
+    service: 'push',
+    method: 'POST',
+    path: '/push',
+    as: 'master',
+    body: { channels: ['later'], data: { alert: 'later' }, push_time: '2099-01-01T00:00:00.000Z' },
+    status: 200,
+    events: [
+      ['_PushStatus', 'create', 1],
+      ['_PushStatus', 'update', 1],
+    ],
+    source: 'system',
+  },
+  {
+    name: 'an analytics event with the default adapter: nothing written',
+    method: 'POST',
+    path: '/events/AppOpened',
+    body: { dimensions: { os: 'ios' } },
+    status: 200,
+    events: [],
+  },
+  {
+    name: 'an analytics event with the store adapter: one _AnalyticsEvent row',
+    service: 'analyticsStore',
+    method: 'POST',
+    path: '/events/AppOpened',
+    body: { dimensions: { os: 'ios' } },
+    status: 200,
+    events: [['_AnalyticsEvent', 'create', 1]],
+    source: 'system',
+  },
+  {
+    name: 'a request id on a guarded path: the _Idempotency claim, then the write',
+    service: 'idempotency',
+    setup: async (_v, t) => {
+      await create(t, '/classes/Order', { title: 'first' });
+    },
+    method: 'POST',
+    path: '/classes/Order',
+    as: 'master',
+    headers: { 'X-Backend-Request-Id': 'events-req-1' },
+    body: { title: 'once' },
+    status: 201,
+    events: [
+      ['_Idempotency', 'create', 1],
+      ['Order', 'create', 1],
+    ],
+  },
+  {
+    name: 'a repeated request id writes nothing',
+    service: 'idempotency',
+    setup: async (_v, t) => {
+      const first = await t.request('POST', '/classes/Order', {
+        as: 'master',
+        headers: { 'X-Backend-Request-Id': 'events-req-2' },
+        body: { title: 'first' },
+      });
+      if (first.status !== 201) throw new Error(first.text);
+    },
+    method: 'POST',
+    path: '/classes/Order',
+    as: 'master',
+    headers: { 'X-Backend-Request-Id': 'events-req-2' },
+    body: { title: 'again' },
+    status: 400,
+    events: [],
   },
   // ---- config, schemas, purge ----
   {
@@ -539,6 +822,29 @@ const rows: Row[] = [
 describe('every write route emits the pipeline’s events', () => {
   let t: TestService;
   const seen: WriteEvent[] = [];
+  const variants = new Map<Variant, TestService>();
+  let fakePush: FakePush | undefined;
+
+  /** The service a row runs on: the main one, or a variant started with its options on first use. */
+  const serviceFor = async (variant: Variant | undefined): Promise<TestService> => {
+    if (!variant) return t;
+    let s = variants.get(variant);
+    if (!s) {
+      let options: Record<string, unknown>;
+      if (variant === 'push') {
+        fakePush = await startFakePush();
+        options = { push: fakePush.options };
+      } else if (variant === 'analyticsStore') {
+        options = { analytics: { adapter: 'store' } };
+      } else {
+        options = { idempotency: { paths: ['classes/.*'] } };
+      }
+      s = await startService(options);
+      s.service.core.events.subscribe((e) => seen.push(e));
+      variants.set(variant, s);
+    }
+    return s;
+  };
 
   beforeAll(async () => {
     t = await startService({ requestComplexity: { batchRequestLimit: 100 }, cloud: EVENTS_CLOUD });
@@ -547,6 +853,8 @@ describe('every write route emits the pipeline’s events', () => {
   });
   afterAll(async () => {
     await t?.close();
+    for (const s of variants.values()) await s.close();
+    await fakePush?.close();
   });
 
   const tally = (events: WriteEvent[]) => {
@@ -558,20 +866,22 @@ describe('every write route emits the pipeline’s events', () => {
 
   for (const row of rows) {
     it(row.name, async () => {
+      const s = await serviceFor(row.service);
       const v: Vars = { code: totp.generate() };
-      if (row.setup) await row.setup(v, t);
+      if (row.setup) await row.setup(v, s);
       // Setup's background work (mail) must not spill into the counted window.
       await new Promise((r) => setTimeout(r, 20));
       seen.length = 0;
       const body = row.body === undefined ? undefined : JSON.parse(fill(JSON.stringify(row.body), v));
-      const res: TestResponse = await t.request(row.method, fill(row.path, v), {
+      const res: TestResponse = await s.request(row.method, fill(row.path, v), {
         as: row.as,
         body,
+        rawBody: row.rawBody === undefined ? undefined : fill(row.rawBody, v),
         headers: row.headers,
         sessionToken: row.sessionToken ? fill(row.sessionToken, v) : undefined,
       });
       expect(res.status, res.text).toBe(row.status);
-      if (row.settle) await row.settle(v, t);
+      if (row.settle) await row.settle(v, s, res);
       const expected = Object.fromEntries(
         row.events
           .filter(([, , n]) => n > 0)
@@ -625,5 +935,207 @@ describe('every write route emits the pipeline’s events', () => {
     ).rejects.toThrow('roll back');
     expect(published).toEqual([]);
     off();
+  });
+});
+
+describe('the pipeline’s order: authorize, validate, before-triggers, validate again, store', () => {
+  let t: TestService;
+  const seen: WriteEvent[] = [];
+  const reached: string[] = [];
+  let ada: { objectId: string; sessionToken: string };
+  const MISMATCH = { code: 111, error: 'schema mismatch for count; expected Number but got String' };
+  const NO_ADD_FIELD = { code: 119, error: 'Permission denied for action addField on class Typed.' };
+
+  beforeAll(async () => {
+    t = await startService();
+    t.service.core.events.subscribe((e) => seen.push(e));
+    const res = await t.request('POST', '/schemas/Typed', {
+      as: 'master',
+      body: {
+        fields: { title: { type: 'String' }, count: { type: 'Number' } },
+        classLevelPermissions: {
+          find: { '*': true },
+          get: { '*': true },
+          count: { '*': true },
+          create: { '*': true },
+          update: { '*': true },
+          delete: { '*': true },
+          addField: {},
+        },
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    ada = await signUp(t, 'typed-ada');
+    // Registered at run time on the service's own cloud registry: the pipeline asks it per write.
+    t.service.cloud.registry.definitions().beforeSave('Typed', (req) => {
+      const object = req.object!;
+      reached.push(String(object.title));
+      if (object.title === 'to-a-string') object.count = 'many';
+      if (object.title === 'adds-a-field') object.extra = 1;
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const write = (method: 'POST' | 'PUT', path: string, body: Record<string, unknown>) =>
+    t.request(method, path, { sessionToken: ada.sessionToken, body });
+  const rowCount = async () =>
+    (await t.request('GET', '/classes/Typed', { as: 'master', query: { count: 1, limit: 0 } })).json.count;
+
+  it('a body that fails validation never reaches the before-trigger', async () => {
+    reached.length = 0;
+    seen.length = 0;
+    const res = await write('POST', '/classes/Typed', { title: 'sent-wrong', count: 'many' });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual(MISMATCH);
+    expect(reached).toEqual([]);
+    expect(seen).toEqual([]);
+  });
+
+  it('a beforeSave that sets a wrong type is refused like a client sending it (create)', async () => {
+    const before = await rowCount();
+    reached.length = 0;
+    seen.length = 0;
+    const res = await write('POST', '/classes/Typed', { title: 'to-a-string', count: 1 });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual(MISMATCH);
+    expect(reached).toEqual(['to-a-string']);
+    expect(seen).toEqual([]);
+    expect(await rowCount()).toBe(before);
+  });
+
+  it('a beforeSave that sets a wrong type is refused like a client sending it (update)', async () => {
+    const created = await write('POST', '/classes/Typed', { title: 'fine', count: 1 });
+    expect(created.status, created.text).toBe(201);
+    const id = created.json.objectId as string;
+    const client = await write('PUT', `/classes/Typed/${id}`, { count: 'many' });
+    expect(client.status).toBe(400);
+    expect(client.json).toEqual(MISMATCH);
+    seen.length = 0;
+    const res = await write('PUT', `/classes/Typed/${id}`, { title: 'to-a-string' });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual(MISMATCH);
+    expect(seen).toEqual([]);
+    const row = await t.request('GET', `/classes/Typed/${id}`, { as: 'master' });
+    expect(row.json).toMatchObject({ title: 'fine', count: 1 });
+  });
+
+  it('a field a beforeSave adds needs addField, as when the client sends it', async () => {
+    const client = await write('POST', '/classes/Typed', { title: 'client-adds', extra: 1 });
+    expect(client.status).toBe(400);
+    expect(client.json).toEqual(NO_ADD_FIELD);
+    seen.length = 0;
+    const res = await write('POST', '/classes/Typed', { title: 'adds-a-field' });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual(NO_ADD_FIELD);
+    expect(seen).toEqual([]);
+    const schema = await t.request('GET', '/schemas/Typed', { as: 'master' });
+    expect(schema.json.fields.extra).toBeUndefined();
+  });
+});
+
+describe('schema changes, config and purge are authorized in the pipeline itself', () => {
+  let t: TestService;
+  const seen: WriteEvent[] = [];
+  const REFUSED = { code: 119, message: 'unauthorized: master key is required', status: 403 };
+
+  beforeAll(async () => {
+    t = await startService();
+    await create(t, '/classes/Kept', { n: 1 });
+    const config = await t.request('PUT', '/config', { as: 'master', body: { params: { greeting: 'hi' } } });
+    expect(config.status, config.text).toBe(200);
+    t.service.core.events.subscribe((e) => seen.push(e));
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const callers = [
+    ['an anonymous caller', anonymous()],
+    ['a signed-in user', makeCaller({ user: { objectId: 'someUser01' }, sessionToken: 'r:x' })],
+    ['an installation', anonymous('device-1')],
+  ] as const;
+
+  for (const [name, caller] of callers) {
+    it(`${name} is refused 119 by every master-only write, nothing written, no event`, async () => {
+      const { writes } = t.service.data;
+      seen.length = 0;
+      for (const source of ['rest', 'cloud', 'system'] as const) {
+        const ctx = ctxOf(caller, source);
+        await expect(
+          writes.createClass(ctx, 'Sneaky', { fields: { a: { type: 'String' } } }),
+        ).rejects.toMatchObject(REFUSED);
+        await expect(
+          writes.updateClass(ctx, 'Kept', { fields: { b: { type: 'Number' } } }),
+        ).rejects.toMatchObject(REFUSED);
+        await expect(writes.deleteClass(ctx, 'Kept')).rejects.toMatchObject(REFUSED);
+        await expect(writes.purge(ctx, 'Kept')).rejects.toMatchObject(REFUSED);
+        await expect(writes.updateConfig(ctx, { greeting: 'pwned' }, {})).rejects.toMatchObject(REFUSED);
+      }
+      expect(seen).toEqual([]);
+      expect(t.service.core.schemas.get('Sneaky')).toBeUndefined();
+      expect(Object.keys(t.service.core.schemas.get('Kept')!.fields)).not.toContain('b');
+      const rows = await t.request('GET', '/classes/Kept', { as: 'master', query: { count: 1, limit: 0 } });
+      expect(rows.json.count).toBe(1);
+      const config = await t.request('GET', '/config', { as: 'master' });
+      expect(config.json.params).toEqual({ greeting: 'hi' });
+    });
+  }
+
+  it('the decider: a Verdict like the other layers’, master-only for everyone but the master key', () => {
+    expect(decideMasterSurface(anonymous(), 'schema', 'Kept')).toEqual({
+      allowed: false,
+      layer: 'system',
+      rule: 'system.masterOnly',
+      code: 119,
+      message: 'unauthorized: master key is required',
+      reason: 'changing a class schema (Kept) is master-only',
+    });
+    expect(decideMasterSurface(makeCaller({ user: { objectId: 'u1' } }), 'config')).toMatchObject({
+      allowed: false,
+      rule: 'system.masterOnly',
+      reason: 'changing the config is master-only',
+    });
+    expect(decideMasterSurface(MASTER, 'purge', 'Kept')).toEqual({
+      allowed: true,
+      layer: 'master',
+      rule: 'master',
+      reason: 'purging a class (Kept) is allowed with the master key',
+    });
+  });
+
+  it('the master key passes the same step', async () => {
+    const ctx = ctxOf(MASTER, 'system');
+    const { writes } = t.service.data;
+    seen.length = 0;
+    await writes.createClass(ctx, 'Allowed', {});
+    await writes.purge(ctx, 'Allowed');
+    await writes.updateConfig(ctx, { greeting: 'hello' }, {});
+    await writes.deleteClass(ctx, 'Allowed');
+    expect(seen.map((e) => `${e.className} ${e.op}`)).toEqual([
+      '_SCHEMA create',
+      'Allowed purge',
+      '_GlobalConfig update',
+      '_SCHEMA delete',
+    ]);
+  });
+
+  it('the routes answer what they answered before: 403, 119, the master-key text', async () => {
+    const cases: Array<[string, string, unknown]> = [
+      ['POST', '/schemas/Sneaky', {}],
+      ['PUT', '/schemas/Kept', { fields: { b: { type: 'Number' } } }],
+      ['DELETE', '/schemas/Kept', undefined],
+      ['DELETE', '/purge/Kept', undefined],
+      ['PUT', '/config', { params: { greeting: 'pwned' } }],
+    ];
+    for (const [method, path, body] of cases) {
+      const res = await t.request(method, path, { body });
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.json, `${method} ${path}`).toEqual({
+        code: 119,
+        error: 'unauthorized: master key is required',
+      });
+    }
   });
 });

@@ -65,6 +65,27 @@ export function decideClass(facts: ClassFacts): Verdict {
   return decideClp(facts.schema, op, caller);
 }
 
+/** Surfaces only the master key reaches (SPEC "Master-key-only surfaces") that write. */
+export type MasterSurface = 'schema' | 'config' | 'purge';
+
+const SURFACE_NAMES: Record<MasterSurface, string> = {
+  schema: 'changing a class schema',
+  config: 'changing the config',
+  purge: 'purging a class',
+};
+
+/**
+ * The decider of the master-only write surfaces that are not rows of a class: schema changes
+ * (create, update, delete a class), config updates and purge. Only the master key passes; any
+ * other caller is refused as on every master-only surface (119 `unauthorized: master key is
+ * required`, HTTP 403).
+ */
+export function decideMasterSurface(caller: Caller, surface: MasterSurface, className?: string): Verdict {
+  const what = `${SURFACE_NAMES[surface]}${className ? ` (${className})` : ''}`;
+  if (caller.isMaster) return allow('master', 'master', `${what} is allowed with the master key`);
+  return masterOnly(`${what} is master-only`);
+}
+
 /** `_Session`: never reachable from other queries; a user reads and deletes only their own sessions. */
 function sessionRule(facts: ClassFacts): Verdict {
   const { op, caller } = facts;

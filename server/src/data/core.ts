@@ -16,6 +16,13 @@ export interface Core {
   fileUrl?: (name: string) => string;
   /** Before-write triggers (cloud code, webhooks); none until something registers them. */
   triggers?: WriteTriggers;
+  /**
+   * Rules of built-in classes kept outside data/ (`_Hooks`, `_JobSchedule`), with the triggers'
+   * interface: part of the pipeline's validate step. They run before the body is checked against
+   * the schema (so they answer their own codes and texts), and again on whatever the before-write
+   * triggers changed (a row is checked as finally written).
+   */
+  writeRules?: WriteTriggers;
   /** beforeFind / afterFind (cloud code); none until something registers them. */
   readTriggers?: ReadTriggers;
   /** beforeLogin / afterLogin / afterLogout (cloud code). */

@@ -1,4 +1,5 @@
 import { isObject } from '@bds/client/protocol';
+import { decideMasterSurface, type MasterSurface } from '../access/class.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode, notFound } from '../kernel/errors.ts';
 import type { WriteEvent } from '../kernel/events.ts';
@@ -54,8 +55,11 @@ export interface UpdateOptions {
  * The one write pipeline. Every write of every kind, whoever makes it (REST, batch members, the
  * account rules, the console through the API, cloud code later), passes here:
  *
- *   authorize (access/ deciders) -> validate -> before-write triggers -> store, atomically ->
- *   after commit, one event per change on the event bus.
+ *   authorize (access/ deciders) -> validate -> before-write triggers -> validate what they
+ *   changed -> store, atomically -> after commit, one event per change on the event bus.
+ *
+ * Schema changes, config updates and purge authorize through the master-only surface decider
+ * (access/class.ts): the pipeline refuses a non-master caller whatever the route checked.
  *
  * Nothing else writes to the store, except the store's own start-up migrations.
  */
@@ -88,6 +92,25 @@ export class WritePipeline {
     }
   }
 
+  /**
+   * The authorize step of the master-only surfaces that are not rows (schema changes, config,
+   * purge): decided here whatever the route checked before, so no caller can forget it.
+   */
+  private authorizeSurface(ctx: Ctx, surface: MasterSurface, className?: string): void {
+    const verdict = decideMasterSurface(ctx.caller, surface, className);
+    if (!verdict.allowed) throw denial(verdict);
+  }
+
+  /** Whether the before-write triggers (`triggers`) or the built-in classes' rules (`writeRules`) apply. */
+  private has(
+    kind: 'triggers' | 'writeRules',
+    className: string,
+    op: 'create' | 'update' | 'delete',
+  ): boolean {
+    return this.core[kind]?.hasBefore(className, op) ?? false;
+  }
+
+  /** Runs the before-write triggers, or the built-in classes' rules, on a pending write. */
   private async beforeTrigger(
     ctx: Ctx,
     op: 'create' | 'update' | 'delete',
@@ -95,8 +118,9 @@ export class WritePipeline {
     objectId: string | null,
     body: Record<string, unknown> | null,
     original: Row | null,
+    kind: 'triggers' | 'writeRules' = 'triggers',
   ): Promise<Record<string, unknown> | null> {
-    const triggers = this.core.triggers;
+    const triggers = this.core[kind];
     if (!triggers?.hasBefore(className, op)) return body;
     const changed = await triggers.before({
       op,
@@ -131,18 +155,22 @@ export class WritePipeline {
     if (className === '_Installation' && isObject(body)) {
       body = { ...body, installationId: installationIdForCreate(caller, body) };
     }
-    if (this.core.triggers && isObject(body)) {
-      body = await this.beforeTrigger(ctx, 'create', className, options.objectId ?? null, body, null);
+    const { store, options: opts } = this.core;
+    // Validate what the caller sent, then let the before-triggers change it, then validate what
+    // they answered: a trigger cannot store a value the caller could not have sent.
+    const pendingId = options.objectId ?? null;
+    const rules = this.has('writeRules', className, 'create');
+    if (rules && isObject(body))
+      body = await this.beforeTrigger(ctx, 'create', className, pendingId, body, null, 'writeRules');
+    let parsed = this.validateCreate(ctx, className, body);
+    if (this.has('triggers', className, 'create') && isObject(body)) {
+      body = await this.beforeTrigger(ctx, 'create', className, pendingId, body, null);
+      if (rules && isObject(body)) {
+        body = await this.beforeTrigger(ctx, 'create', className, pendingId, body, null, 'writeRules');
+      }
+      parsed = this.validateCreate(ctx, className, body);
     }
-    const { schemas, store, options: opts } = this.core;
-    const schema = schemas.get(className);
-    const parsed = parseWriteBody(body, 'create', schema?.fields ?? {});
-    if (className === '_Role') {
-      const name = parsed.writes.find((w) => w.field === 'name' && w.kind === 'set');
-      checkRoleName(name && name.kind === 'set' ? name.value : undefined);
-    }
-    this.checkAddField(ctx, schema, parsed);
-    checkAccountFields(className, parsed);
+    const schema = this.core.schemas.get(className);
     const objectId = options.objectId ?? chosen?.objectId ?? newObjectId();
     const createdAt = new Date().toISOString();
     const write = async () => {
@@ -179,14 +207,23 @@ export class WritePipeline {
     const { schemas, store } = this.core;
     const schema = schemas.get(className);
     if (!schema) throw notFound();
-    if (this.core.triggers?.hasBefore(className, 'update') && isObject(body)) {
-      const original = await this.reads.byId(schema, objectId, access);
+    const rules = this.has('writeRules', className, 'update');
+    const triggered = this.has('triggers', className, 'update');
+    let original: Row | null = null;
+    if ((rules || triggered) && isObject(body)) {
+      original = (await this.reads.byId(schema, objectId, access)) ?? null;
       if (!original) throw notFound();
-      body = await this.beforeTrigger(ctx, 'update', className, objectId, body, original);
     }
-    const parsed = parseWriteBody(body, 'update', schema.fields);
-    this.checkAddField(ctx, schema, parsed);
-    checkAccountFields(className, parsed);
+    if (rules && isObject(body))
+      body = await this.beforeTrigger(ctx, 'update', className, objectId, body, original, 'writeRules');
+    let parsed = this.validateUpdate(ctx, className, schema, body);
+    if (triggered && isObject(body)) {
+      body = await this.beforeTrigger(ctx, 'update', className, objectId, body, original);
+      if (rules && isObject(body)) {
+        body = await this.beforeTrigger(ctx, 'update', className, objectId, body, original, 'writeRules');
+      }
+      parsed = this.validateUpdate(ctx, className, this.core.schemas.get(className) ?? schema, body);
+    }
     const updatedAt = options.touch === false ? null : new Date().toISOString();
     // Values produced by operations (Increment, Add...) come back to the caller.
     const returning = [
@@ -230,9 +267,11 @@ export class WritePipeline {
     const access = rowAccess(this.core, ctx.caller, className, 'delete');
     const schema = this.core.schemas.get(className);
     if (!schema) throw notFound();
-    if (this.core.triggers?.hasBefore(className, 'delete')) {
+    const rules = this.has('writeRules', className, 'delete');
+    if (rules || this.has('triggers', className, 'delete')) {
       const original = await this.reads.byId(schema, objectId, access);
       if (!original) throw notFound();
+      if (rules) await this.beforeTrigger(ctx, 'delete', className, objectId, null, original, 'writeRules');
       await this.beforeTrigger(ctx, 'delete', className, objectId, null, original);
     }
     const deleted = await this.core.store.delete(schema, objectId, access);
@@ -240,8 +279,9 @@ export class WritePipeline {
     this.emit(ctx, { op: 'delete', className, objectId, before: deleted, after: null });
   }
 
-  /** Every row of a class (master only: the route checks). */
+  /** Every row of a class (master only). One `purge` event for the class, no rows carried. */
   async purge(ctx: Ctx, className: string): Promise<void> {
+    this.authorizeSurface(ctx, 'purge', className);
     checkClassName(className);
     const schema = this.core.schemas.get(className);
     if (!schema) return;
@@ -254,6 +294,31 @@ export class WritePipeline {
     if (ctx.caller.isMaster || !schema || parsed.types.size === 0) return;
     const verdict = classVerdict(this.core, ctx.caller, schema.className, 'addField');
     if (!verdict.allowed) throw denial(verdict);
+  }
+
+  /**
+   * The validate step of a create: the body against the class's schema as it stands, the built-in
+   * classes' rules, and addField when the body adds fields. Runs on the body the caller sent and
+   * again on the body the before-triggers answered.
+   */
+  private validateCreate(ctx: Ctx, className: string, body: unknown): ParsedWrite {
+    const schema = this.core.schemas.get(className);
+    const parsed = parseWriteBody(body, 'create', schema?.fields ?? {});
+    if (className === '_Role') {
+      const name = parsed.writes.find((w) => w.field === 'name' && w.kind === 'set');
+      checkRoleName(name && name.kind === 'set' ? name.value : undefined);
+    }
+    this.checkAddField(ctx, schema, parsed);
+    checkAccountFields(className, parsed);
+    return parsed;
+  }
+
+  /** The validate step of an update (before and after the before-triggers, as for a create). */
+  private validateUpdate(ctx: Ctx, className: string, schema: ClassSchema, body: unknown): ParsedWrite {
+    const parsed = parseWriteBody(body, 'update', schema.fields);
+    this.checkAddField(ctx, schema, parsed);
+    checkAccountFields(className, parsed);
+    return parsed;
   }
 
   /** Rules of built-in classes on update that read what the write changes; inside its transaction. */
@@ -331,7 +396,7 @@ export class WritePipeline {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Schemas (master only: the routes check)
+  // Schemas (master only: decided in the authorize step, whatever the route checked)
   // -------------------------------------------------------------------------------------------
 
   private emitSchema(
@@ -350,6 +415,7 @@ export class WritePipeline {
   }
 
   async createClass(ctx: Ctx, className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
+    this.authorizeSurface(ctx, 'schema', className);
     const schema = this.core.schemas.planCreate(className, doc);
     await this.core.store.createClass(schema);
     this.core.schemas.set(schema);
@@ -358,6 +424,7 @@ export class WritePipeline {
   }
 
   async updateClass(ctx: Ctx, className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
+    this.authorizeSurface(ctx, 'schema', className);
     const before = this.core.schemas.get(className);
     const { schema, change } = this.core.schemas.planUpdate(className, doc);
     await this.core.store.changeSchema(schema, change);
@@ -368,6 +435,7 @@ export class WritePipeline {
 
   /** Drops an empty class that is not built in. */
   async deleteClass(ctx: Ctx, className: string): Promise<void> {
+    this.authorizeSurface(ctx, 'schema', className);
     checkClassName(className);
     const { schemas, store } = this.core;
     const existing = schemas.get(className);
@@ -381,7 +449,7 @@ export class WritePipeline {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Config (master only: the route checks)
+  // Config (master only: decided in the authorize step, whatever the route checked)
   // -------------------------------------------------------------------------------------------
 
   /** Applies a change to the config: `{__op: "Delete"}` removes a parameter; flags set masterKeyOnly. */
@@ -390,6 +458,7 @@ export class WritePipeline {
     params: Record<string, unknown>,
     masterKeyOnly: Record<string, boolean>,
   ): Promise<void> {
+    this.authorizeSurface(ctx, 'config');
     const { store } = this.core;
     await store.transaction(async () => {
       const before = await store.getConfig();

@@ -109,13 +109,17 @@ describe('security review 2: roles and inherited roles', () => {
   });
 
   it('a non-master caller cannot pick an objectId or write system columns', async () => {
-    for (const body of [
-      { objectId: 'chosen1234' },
-      { createdAt: '2000-01-01T00:00:00.000Z' },
-      { _rperm: ['*'] },
-    ]) {
+    for (const [body, error] of [
+      [{ objectId: 'chosen1234' }, 'objectId is an invalid field name.'],
+      [{ createdAt: '2000-01-01T00:00:00.000Z' }, 'createdAt is an invalid field name.'],
+      [
+        { _rperm: ['*'] },
+        'Invalid field name: _rperm (field names start with a letter and hold only letters, digits and _).',
+      ],
+    ] as const) {
       const r = await t.request('POST', '/classes/Note', { sessionToken: alice.token, body });
       expect(r.status, `${JSON.stringify(body)} ${r.text}`).toBe(400);
+      expect(r.json).toEqual({ code: 105, error });
     }
   });
 });
@@ -154,6 +158,7 @@ describe('security review 2: requiresAuthentication and pointer permissions', ()
       query: { where: { to: { $inQuery: { className: 'Mine', where: {} } } } },
     });
     expect(anon.status).toBe(400);
+    expect(anon.json).toEqual({ code: 119, error: 'Permission denied for action find on class Mine.' });
     const upd = await t.request('PUT', `/classes/Mine/${ids.aliceMine}`, {
       sessionToken: bob.token,
       body: { body: 'changed' },
@@ -180,7 +185,8 @@ describe('security review 2: sessions are scoped to their user', () => {
       if ('count' in q) expect(r.json.count).toBe(1);
     }
     const anon = await t.request('GET', '/sessions', {});
-    expect(anon.status).toBeGreaterThanOrEqual(400);
+    expect(anon.status, anon.text).toBe(400);
+    expect(anon.json).toEqual({ code: 209, error: 'Session token required: send X-Backend-Session-Token.' });
     expect(anon.text).not.toContain('r:');
   });
 });

@@ -119,25 +119,36 @@ describe('security review: hidden _User columns and secrets', () => {
         query: { where: { [col]: { $exists: true } } },
       });
       expect(where.status, `${col} ${where.text}`).toBe(400);
+      expect(where.json).toEqual({
+        code: 102,
+        error: `Invalid where: invalid key name "${col}" (field names start with a letter and hold only letters, digits and _).`,
+      });
       for (const param of ['keys', 'order', 'excludeKeys', 'include']) {
         const r = await t.request('GET', '/classes/_User', {
           sessionToken: alice.token,
           query: { [param]: col },
         });
         expect(r.status, `${param}=${col}: ${r.text}`).toBe(400);
+        expect(r.json).toEqual({ code: 102, error: `Invalid ${param}: "${col}".` });
       }
     }
   });
 
   it('password, authData and email cannot be queried, selected by $select or sorted on', async () => {
     for (const field of ['password', 'authData', 'email', 'authData.anonymous.id']) {
+      const refused = {
+        code: 119,
+        error: `This user is not allowed to query ${field.split('.')[0]} on class _User.`,
+      };
       const where = await t.request('GET', '/users', {
         sessionToken: alice.token,
         query: { where: { [field]: { $exists: true } } },
       });
       expect(where.status, where.text).toBe(400);
+      expect(where.json).toEqual(refused);
       const order = await t.request('GET', '/users', { sessionToken: alice.token, query: { order: field } });
       expect(order.status, order.text).toBe(400);
+      expect(order.json).toEqual(refused);
       const select = await t.request('GET', '/classes/Doc', {
         sessionToken: alice.token,
         query: {
@@ -145,6 +156,7 @@ describe('security review: hidden _User columns and secrets', () => {
         },
       });
       expect(select.status, select.text).toBe(400);
+      expect(select.json).toEqual(refused);
       const inQuery = await t.request('GET', '/classes/Doc', {
         sessionToken: carol.token,
         query: {
@@ -156,6 +168,7 @@ describe('security review: hidden _User columns and secrets', () => {
         },
       });
       expect(inQuery.status, inQuery.text).toBe(400);
+      expect(inQuery.json).toEqual(refused);
     }
   });
 
@@ -190,6 +203,10 @@ describe('security review: hidden _User columns and secrets', () => {
     }
     const viaEncoded = await t.request('GET', '/classes/%5FSession', { sessionToken: alice.token });
     expect(viaEncoded.status).toBe(400);
+    expect(viaEncoded.json).toEqual({
+      code: 119,
+      error: 'Permission denied for action find on class _Session.',
+    });
     expect(text(viaEncoded)).not.toContain(bob.token);
     const sub = await t.request('GET', '/classes/Doc', {
       sessionToken: alice.token,
@@ -198,7 +215,7 @@ describe('security review: hidden _User columns and secrets', () => {
       },
     });
     expect(sub.status).toBe(400);
-    expect(sub.json.code).toBe(119);
+    expect(sub.json).toEqual({ code: 119, error: 'Permission denied for action find on class _Session.' });
   });
 
   it('a user cannot read, change or delete another user session', async () => {
@@ -211,11 +228,16 @@ describe('security review: hidden _User columns and secrets', () => {
       body: { user: pointer('_User', alice.id) },
     });
     expect(put.status).toBe(403);
+    expect(put.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
     const putEnc = await t.request('PUT', `/classes/%5FSession/${aliceSessionId}`, {
       sessionToken: alice.token,
       body: { expiresAt: { __type: 'Date', iso: '2100-01-01T00:00:00.000Z' } },
     });
     expect(putEnc.status).toBe(400);
+    expect(putEnc.json).toEqual({
+      code: 119,
+      error: 'Permission denied for action update on class _Session.',
+    });
     const del = await t.request('DELETE', `/sessions/${bobSessionId}`, { sessionToken: alice.token });
     expect(del.json.code).toBe(101);
     const batch = await t.request('POST', '/batch', {
@@ -238,12 +260,26 @@ describe('security review: hidden _User columns and secrets', () => {
   });
 
   it('cross-user _User writes are refused on every alias and through batch', async () => {
-    for (const p of [`/users/${bob.id}`, `/classes/_User/${bob.id}`, `/classes/%5FUser/${bob.id}`]) {
+    const insufficient = (action: string) => ({
+      code: 206,
+      error: `Insufficient auth to ${action} user ${bob.id}.`,
+    });
+    for (const p of [`/users/${bob.id}`, `/classes/_User/${bob.id}`]) {
       const r = await t.request('PUT', p, { sessionToken: alice.token, body: { username: 'pwned' } });
-      expect(r.status, `${p} ${r.text}`).toBeGreaterThanOrEqual(400);
+      expect(r.status, `${p} ${r.text}`).toBe(400);
+      expect(r.json).toEqual(insufficient('update'));
       const d = await t.request('DELETE', p, { sessionToken: alice.token });
-      expect(d.status, `${p} ${d.text}`).toBeGreaterThanOrEqual(400);
+      expect(d.status, `${p} ${d.text}`).toBe(400);
+      expect(d.json).toEqual(insufficient('delete'));
     }
+    // The escaped alias is not the user route: the class rules refuse it.
+    const encoded = `/classes/%5FUser/${bob.id}`;
+    const r = await t.request('PUT', encoded, { sessionToken: alice.token, body: { username: 'pwned' } });
+    expect(r.status, r.text).toBe(400);
+    expect(r.json).toEqual({ code: 119, error: 'Permission denied for action update on class _User.' });
+    const d = await t.request('DELETE', encoded, { sessionToken: alice.token });
+    expect(d.status, d.text).toBe(400);
+    expect(d.json).toEqual({ code: 119, error: 'Permission denied for action delete on class _User.' });
     const b = await t.request('POST', '/batch', {
       sessionToken: alice.token,
       body: {
@@ -251,7 +287,8 @@ describe('security review: hidden _User columns and secrets', () => {
         requests: [{ method: 'PUT', path: `/classes/_User/${bob.id}`, body: { username: 'pwned' } }],
       },
     });
-    expect(b.status).toBeGreaterThanOrEqual(400);
+    expect(b.status, b.text).toBe(400);
+    expect(b.json).toEqual(insufficient('update'));
     const row = await t.request('GET', `/users/${bob.id}`, { as: 'master' });
     expect(row.json.username).toBe('bob');
   });
@@ -267,7 +304,10 @@ describe('security review: master-only surfaces', () => {
     '_Audience',
   ];
   it('master-only classes are unreachable by REST, batch, include and subqueries', async () => {
+    const masterOnly = { code: 119, error: 'unauthorized: master key is required' };
     for (const c of masterOnlyClasses) {
+      // _GlobalConfig is not a class name at all on the class routes (the config has its own route).
+      const reserved = c === '_GlobalConfig';
       for (const [m, p] of [
         ['GET', `/classes/${c}`],
         ['GET', `/classes/${c}/x`],
@@ -279,17 +319,24 @@ describe('security review: master-only surfaces', () => {
           sessionToken: carol.token,
           body: m === 'GET' || m === 'DELETE' ? undefined : {},
         });
-        expect(r.status, `${m} ${p} ${r.text}`).toBeGreaterThanOrEqual(400);
+        expect(r.status, `${m} ${p} ${r.text}`).toBe(reserved ? 400 : 403);
+        expect(r.json, `${m} ${p}`).toEqual(
+          reserved
+            ? { code: 103, error: `Invalid class name: "${c}". The name ${c} is reserved.` }
+            : masterOnly,
+        );
       }
       const sub = await t.request('GET', '/classes/Doc', {
         sessionToken: carol.token,
         query: { where: { ref: { $inQuery: { className: c, where: {} } } } },
       });
-      expect(sub.status, sub.text).toBeGreaterThanOrEqual(400);
+      expect(sub.status, sub.text).toBe(reserved ? 400 : 403);
+      expect(sub.json, c).toEqual(reserved ? { code: 103, error: `Invalid class name: ${c}.` } : masterOnly);
     }
     for (const p of ['/schemas', '/schemas/Doc', '/devMailbox']) {
       const r = await t.request('GET', p, { sessionToken: carol.token });
       expect(r.status, p).toBe(403);
+      expect(r.json, p).toEqual(masterOnly);
     }
     for (const [m, p] of [
       ['PUT', '/config'],
@@ -300,6 +347,7 @@ describe('security review: master-only surfaces', () => {
     ] as const) {
       const r = await t.request(m, p, { sessionToken: carol.token, body: { params: { a: 1 } } });
       expect(r.status, `${m} ${p}`).toBe(403);
+      expect(r.json, `${m} ${p}`).toEqual(masterOnly);
       const b = await t.request('POST', '/batch', {
         sessionToken: carol.token,
         body: { requests: [{ method: m, path: p, body: { params: { a: 1 } } }] },
@@ -327,7 +375,8 @@ describe('security review: master-only surfaces', () => {
         sessionToken: alice.token,
         body: { users: { __op: 'AddRelation', objects: [pointer('_User', alice.id)] } },
       });
-      expect(r.status, r.text).toBeGreaterThanOrEqual(400);
+      expect(r.status, r.text).toBe(400);
+      expect(r.json).toEqual({ code: 119, error: 'Permission denied for action update on class _Role.' });
     }
     const create = await t.request('POST', '/roles', {
       sessionToken: alice.token,
@@ -385,7 +434,7 @@ describe('security review: row ACL and protectedFields on records', () => {
     for (const q of probes) {
       const r = await t.request('GET', '/classes/Doc', { sessionToken: alice.token, query: q });
       expect(r.status, `${JSON.stringify(q)} ${r.text}`).toBe(400);
-      expect(r.json.code).toBe(119);
+      expect(r.json).toEqual({ code: 119, error: 'This user is not allowed to query secret on class Doc.' });
       // The role exempted from protection may query it.
       const staff = await t.request('GET', '/classes/Doc', { sessionToken: carol.token, query: q });
       expect(staff.status, `${JSON.stringify(q)} ${staff.text}`).toBe(200);
@@ -505,7 +554,7 @@ describe('security review: row ACL and protectedFields on records', () => {
       },
     });
     expect(b.status).toBe(404);
-    expect(b.json.code).toBe(101);
+    expect(b.json).toEqual({ code: 101, error: 'Object not found.' });
     const row = await t.request('GET', `/classes/Doc/${ids.public}`, { as: 'master' });
     expect(row.json.title).not.toBe('changed-by-batch');
   });
@@ -524,7 +573,8 @@ describe('security review: row ACL and protectedFields on records', () => {
       sessionToken: bob.token,
       query: { where: { $relatedTo: { object: pointer('_Session', bobSessionId), key: 'user' } } },
     });
-    expect(s.status).toBeGreaterThanOrEqual(400);
+    expect(s.status, s.text).toBe(400);
+    expect(s.json).toEqual({ code: 119, error: 'Permission denied for action get on class _Session.' });
   });
 });
 
@@ -538,41 +588,64 @@ describe('security review: crafted names cannot inject SQL', () => {
           query: { [param]: name },
         });
         expect(r.status, `${param}=${name} ${r.text}`).toBe(400);
+        expect(r.json).toEqual({ code: 102, error: `Invalid ${param}: ${JSON.stringify(name)}.` });
       }
       const w = await t.request('GET', '/classes/Doc', {
         sessionToken: alice.token,
         query: { where: { [name]: 1 } },
       });
       expect(w.status, w.text).toBe(400);
+      expect(w.json).toEqual({
+        code: 102,
+        error: `Invalid where: invalid key name ${JSON.stringify(name)} (field names start with a letter and hold only letters, digits and _).`,
+      });
       const sub = await t.request('GET', '/classes/Doc', {
         sessionToken: alice.token,
         query: { where: { ref: { $inQuery: { className: name, where: {} } } } },
       });
       expect(sub.status, sub.text).toBe(400);
+      expect(sub.json).toEqual({ code: 103, error: `Invalid class name: ${name}.` });
       const sel = await t.request('GET', '/classes/Doc', {
         sessionToken: alice.token,
         query: { where: { title: { $select: { query: { className: 'Doc', where: {} }, key: name } } } },
       });
       expect(sel.status, sel.text).toBe(400);
+      expect(sel.json).toEqual({ code: 102, error: `Invalid where: $select key ${JSON.stringify(name)}.` });
       const rel = await t.request('GET', '/classes/Doc', {
         sessionToken: alice.token,
         query: { where: { $relatedTo: { object: pointer('Doc', ids.public), key: name } } },
       });
       expect(rel.status, rel.text).toBe(400);
+      expect(rel.json).toEqual({
+        code: 102,
+        error: `Invalid where: $relatedTo key ${JSON.stringify(name)}.`,
+      });
       const cls = await t.request('GET', `/classes/${encodeURIComponent(name)}`, {
         sessionToken: alice.token,
       });
       expect(cls.status, cls.text).toBe(400);
+      expect(cls.json).toEqual({
+        code: 103,
+        error: `Invalid class name: ${JSON.stringify(name)}. Class names start with a letter and hold only letters, digits and _.`,
+      });
       const body = await t.request('PUT', `/classes/Doc/${ids.public}`, {
         sessionToken: alice.token,
         body: { [name]: 1 },
       });
       expect(body.status, body.text).toBe(400);
+      expect(body.json).toEqual({
+        code: 105,
+        error: `Invalid field name: ${name} (field names start with a letter and hold only letters, digits and _).`,
+      });
       const relOp = await t.request('PUT', `/classes/Doc/${ids.public}`, {
         sessionToken: alice.token,
         body: { [name]: { __op: 'AddRelation', objects: [pointer('Doc', ids.public)] } },
       });
       expect(relOp.status, relOp.text).toBe(400);
+      expect(relOp.json).toEqual({
+        code: 105,
+        error: `Invalid field name: ${name} (field names start with a letter and hold only letters, digits and _).`,
+      });
     }
     const still = await t.request('GET', '/classes/Doc', { as: 'master', query: { count: 1, limit: 0 } });
     expect(still.json.count).toBeGreaterThan(0);
@@ -606,6 +679,7 @@ describe('security review: _Installation', () => {
     }
     const find = await t.request('GET', '/installations', { headers: header('victim-installation-1') });
     expect(find.status).toBe(403);
+    expect(find.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
     const sub = await t.request('GET', '/classes/Doc', {
       sessionToken: alice.token,
       query: {
@@ -615,10 +689,12 @@ describe('security review: _Installation', () => {
       },
     });
     expect(sub.status).toBe(403);
+    expect(sub.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
     const del = await t.request('DELETE', `/installations/${id}`, {
       headers: header('victim-installation-1'),
     });
     expect(del.status).toBe(403);
+    expect(del.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
   });
 
   it('protectedFields on _Installation apply to get and include', async () => {
@@ -642,5 +718,9 @@ describe('security review: _Installation', () => {
       query: { where: { deviceToken: 'victim-token-2' }, count: 1, limit: 0 },
     });
     expect(cnt.status).toBe(400);
+    expect(cnt.json).toEqual({
+      code: 119,
+      error: 'This user is not allowed to query deviceToken on class _Installation.',
+    });
   });
 });

@@ -1,5 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RequestOptions, startService, type TestService } from './service.ts';
+import { KEYS, type RequestOptions, startService, type TestService } from './service.ts';
+
+/**
+ * Text that must never appear in any answer, checked on every row that returns a body: stack
+ * frames and error class names of Node or the store (an internal error leaking out), the master key,
+ * and the internal _User columns and password hash format.
+ */
+export const NEVER_IN_ANSWERS: readonly string[] = [
+  '    at ',
+  '\\n    at ',
+  'node:internal',
+  'Error:',
+  'TypeError',
+  'ReferenceError',
+  'RangeError',
+  'SyntaxError',
+  'SqliteError',
+  'SQLITE_',
+  KEYS.masterKey,
+  '_hashed_password',
+  '_perishable_token',
+  '_email_verify_token',
+  '_auth_anonymous_id',
+  'scrypt$',
+];
 
 /**
  * One row per behaviour (the PocketBase style): a request, the status and protocol code it must
@@ -17,7 +41,10 @@ export interface Scenario extends RequestOptions {
   expect?: unknown;
   /** Substrings the error text must contain. */
   errorContains?: string;
-  /** Substrings that must not appear in the raw response text. */
+  /**
+   * Substrings that must not appear in the raw response text, besides NEVER_IN_ANSWERS and the
+   * table's own list; `{name}` is replaced as in `path` (e.g. another user's session token).
+   */
   notContains?: string[];
   /** Runs before the request (after the shared setup). */
   before?: (ctx: ScenarioContext) => Promise<void>;
@@ -41,7 +68,12 @@ function fill(text: string, vars: Record<string, string>): string {
 export function runScenarios(
   title: string,
   scenarios: Scenario[],
-  options: { serviceOptions?: Record<string, unknown>; setup?: (ctx: ScenarioContext) => Promise<void> } = {},
+  options: {
+    serviceOptions?: Record<string, unknown>;
+    setup?: (ctx: ScenarioContext) => Promise<void>;
+    /** Added to every row's `notContains` (e.g. `{otherToken}`: a session token no row may show). */
+    notContains?: string[];
+  } = {},
 ): void {
   describe(title, () => {
     const ctx = { vars: {} } as ScenarioContext;
@@ -72,7 +104,11 @@ export function runScenarios(
         if (s.code !== undefined) expect(res.json?.code, res.text).toBe(s.code);
         if (s.expect !== undefined) expect(res.json).toMatchObject(s.expect as object);
         if (s.errorContains !== undefined) expect(res.json?.error ?? '').toContain(s.errorContains);
-        for (const bad of s.notContains ?? []) expect(res.text).not.toContain(bad);
+        if (res.text)
+          for (const bad of NEVER_IN_ANSWERS) expect(res.text, 'never in an answer').not.toContain(bad);
+        for (const bad of [...(options.notContains ?? []), ...(s.notContains ?? [])]) {
+          expect(res.text).not.toContain(fill(bad, ctx.vars));
+        }
         if (res.status >= 500) expect(res.text).not.toMatch(/at .+\.ts:\d+/);
         if (s.after) await s.after(ctx, res);
       });

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakePush, startFakePush } from '../../server/test/helpers/fake-push.ts';
 import { KEYS, startService, type TestService } from '../../server/test/helpers/service.ts';
 import { AuthenticationError, createClient, type LogEntry } from '../src/index.node.ts';
 
@@ -95,6 +96,56 @@ describe('client aggregate and trackEvent', () => {
     const rows = await m.request('GET', '/classes/_AnalyticsEvent', { useMasterKey: true });
     expect(rows.success && rows.data.results).toMatchObject([
       { name: 'Opened', at: { __type: 'Date', iso: at.toISOString() }, hour: '2026-05-05T05' },
+    ]);
+  });
+});
+
+describe('client sendPush', () => {
+  let fake: FakePush;
+  let pushSvc: TestService;
+  beforeAll(async () => {
+    fake = await startFakePush();
+    pushSvc = await startService({ push: fake.options });
+  });
+  afterAll(async () => {
+    await pushSvc.close();
+    await fake.close();
+  });
+
+  it('sends with the master key against the real service and answers the push status id', async () => {
+    const m = createClient({
+      serverURL: pushSvc.url,
+      applicationId: KEYS.appId,
+      restAPIKey: KEYS.restAPIKey,
+      masterKey: KEYS.masterKey,
+    });
+    const inst = await m.request('POST', '/installations', {
+      useMasterKey: true,
+      body: { installationId: 'client-push-1', deviceType: 'android', deviceToken: 'tok-client-1' },
+    });
+    expect(inst.success).toBe(true);
+    const res = await m.sendPush({
+      where: { installationId: 'client-push-1' },
+      data: { alert: 'From the client' },
+    });
+    expect(res).toMatchObject({ success: true, status: 200, data: { result: true } });
+    if (!res.success) return;
+    const id = res.data.pushStatusId!;
+    expect(id).toMatch(/^\w{10}$/);
+    let status: Record<string, unknown> | undefined;
+    for (let i = 0; i < 300 && status?.status !== 'succeeded'; i++) {
+      const got = await m.request('GET', `/classes/_PushStatus/${id}`, { useMasterKey: true });
+      if (got.success) status = got.data as Record<string, unknown>;
+      if (status?.status !== 'succeeded') await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toMatchObject({
+      objectId: id,
+      status: 'succeeded',
+      numSent: 1,
+      sentPerType: { android: 1 },
+    });
+    expect(fake.sends.map((s) => [s.provider, s.token, s.body.message.notification.body])).toEqual([
+      ['fcm', 'tok-client-1', 'From the client'],
     ]);
   });
 });

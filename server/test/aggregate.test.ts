@@ -10,9 +10,18 @@ const SALES = [
     qty: 10,
     tags: ['red', 'sweet'],
     sold: '2026-01-02T00:00:00.000Z',
+    meta: { size: 1 },
   },
   { item: 'pear', category: 'fruit', price: 4, qty: 5, tags: ['green'], sold: '2026-01-05T00:00:00.000Z' },
-  { item: 'kale', category: 'veg', price: 2, qty: 7, tags: [], sold: '2026-01-03T00:00:00.000Z' },
+  {
+    item: 'kale',
+    category: 'veg',
+    price: 2,
+    qty: 7,
+    tags: [],
+    sold: '2026-01-03T00:00:00.000Z',
+    meta: { size: 1 },
+  },
   {
     item: 'leek',
     category: 'veg',
@@ -161,6 +170,139 @@ describe('POST /aggregate', () => {
     ]);
     expect(res.json.results).toHaveLength(1);
     expect(res.json.results[0].cat).toMatchObject([{ name: 'veg', aisle: 2 }]);
+  });
+
+  it('a $match after $unwind or $group takes the full where language: $regex, $exists, $all, dates, dot paths', async () => {
+    const names = (res: { json: { results: Array<{ item?: string }> } }) =>
+      res.json.results.map((r) => r.item);
+    const regex = await aggregate([
+      { $unwind: '$tags' },
+      { $match: { tags: { $regex: '^GR', $options: 'i' } } },
+      { $sort: { item: 1 } },
+    ]);
+    expect(regex.status, regex.text).toBe(200);
+    expect(names(regex)).toEqual(['leek', 'pear']);
+    const missing = await aggregate([
+      { $unwind: { path: '$tags', preserveNullAndEmptyArrays: true } },
+      { $match: { tags: { $exists: false } } },
+      { $sort: { item: 1 } },
+    ]);
+    expect(names(missing)).toEqual(['fig', 'kale']);
+    const present = await aggregate([
+      { $unwind: '$tags' },
+      { $match: { tags: { $exists: true, $nin: ['green', 'red'] } } },
+      { $sort: { item: 1 } },
+    ]);
+    expect(present.json.results.map((r: { tags: string }) => r.tags)).toEqual(['sweet', 'long']);
+    // $push makes the $group stream; its arrays, dates and keys are then matched in memory.
+    const grouped = (match: unknown) =>
+      aggregate([
+        {
+          $group: {
+            _id: { c: '$category', cheap: '$price' },
+            items: { $push: '$item' },
+            sold: { $max: '$sold' },
+            n: { $sum: 1 },
+          },
+        },
+        { $match: match },
+        { $sort: { 'objectId.cheap': 1 } },
+      ]);
+    const keys = (res: { json: { results: Array<{ objectId: unknown }> } }) =>
+      res.json.results.map((r) => r.objectId);
+    expect(keys(await grouped({ '_id.c': 'veg', 'objectId.cheap': { $gt: 2 } }))).toEqual([
+      { c: 'veg', cheap: 5 },
+    ]);
+    expect(keys(await grouped({ items: { $all: ['pear'] }, n: 1 }))).toEqual([{ c: 'fruit', cheap: 4 }]);
+    expect(
+      keys(await grouped({ sold: { $gte: { __type: 'Date', iso: '2026-01-04T00:00:00.000Z' } } })),
+    ).toEqual([
+      { c: 'fruit', cheap: 4 },
+      { c: 'fruit', cheap: 9 },
+    ]);
+    const all = await aggregate([
+      { $group: { _id: '$category', tags: { $push: '$tags' }, items: { $addToSet: '$item' } } },
+      { $match: { items: { $all: ['apple', 'fig'] } } },
+    ]);
+    expect(all.json.results).toEqual([
+      {
+        objectId: 'fruit',
+        tags: expect.arrayContaining([['red', 'sweet'], ['green']]),
+        items: expect.arrayContaining(['apple', 'pear', 'fig']),
+      },
+    ]);
+    // A date held as an ISO string (createdAt, renamed) compares as a date with a Date operand.
+    const renamed = await aggregate([
+      { $project: { item: 1, when: '$createdAt', _id: 0 } },
+      { $match: { when: { $lte: { __type: 'Date', iso: '2999-01-01T00:00:00.000Z' } }, item: 'fig' } },
+    ]);
+    expect(renamed.json.results).toEqual([{ item: 'fig', when: expect.any(String) }]);
+    // An Object key reached by a dot path, and $or/$nor, after $project.
+    const nested = await aggregate([
+      { $project: { item: 1, info: '$meta', _id: 0 } },
+      { $match: { $or: [{ 'info.size': { $gte: 2 } }, { item: 'kale' }], $nor: [{ item: 'fig' }] } },
+      { $sort: { item: 1 } },
+    ]);
+    expect(nested.status, nested.text).toBe(200);
+    expect(names(nested)).toEqual(['kale']);
+  });
+
+  it('a streamed $match answers the same 102 as a class query for a where its values do not allow', async () => {
+    const res = await aggregate([
+      { $group: { _id: '$category', n: { $sum: 1 }, items: { $push: '$item' } } },
+      { $match: { n: { $regex: '^1' } } },
+    ]);
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({
+      code: 102,
+      error: 'Invalid where: $regex needs a String field, n is Number.',
+    });
+  });
+
+  it('bypasses CLP and protectedFields, not only the ACL (master only route)', async () => {
+    await t.request('POST', '/schemas/Vault', {
+      as: 'master',
+      body: {
+        className: 'Vault',
+        fields: { label: { type: 'String' }, pin: { type: 'String' } },
+        classLevelPermissions: {
+          find: {},
+          get: {},
+          count: {},
+          create: {},
+          update: {},
+          delete: {},
+          addField: {},
+          protectedFields: { '*': ['pin'] },
+        },
+      },
+    });
+    const made = await t.request('POST', '/classes/Vault', {
+      as: 'master',
+      body: { label: 'a', pin: '1234', ACL: {} },
+    });
+    expect(made.status, made.text).toBe(201);
+    const refused = await t.request('GET', '/classes/Vault', { as: 'rest' });
+    expect(refused.status).toBe(400);
+    expect(refused.json).toEqual({ code: 119, error: 'Permission denied for action find on class Vault.' });
+    const res = await aggregate(
+      [
+        { $match: { pin: '1234' } },
+        { $project: { label: 1, pin: 1, _id: 0 } },
+        { $match: { pin: { $regex: '^12' } } },
+      ],
+      'Vault',
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.results).toEqual([{ label: 'a', pin: '1234' }]);
+    const grouped = await aggregate([{ $group: { _id: '$pin', n: { $sum: 1 } } }], 'Vault');
+    expect(grouped.json.results).toEqual([{ objectId: '1234', n: 1 }]);
+    const denied = await t.request('POST', '/aggregate/Vault', {
+      as: 'rest',
+      body: { pipeline: [{ $match: {} }] },
+    });
+    expect(denied.status).toBe(403);
+    expect(denied.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
   });
 
   it('streams a large class in pages without a limit', async () => {

@@ -188,6 +188,30 @@ for (const adapter of ['fs', 'database'] as const) {
       expect((await fetch(`${t.url}/files/test-app/${up.json.name}`)).status).toBe(200);
     });
 
+    it('File values nested in Array and Object fields count as references in the orphan report', async () => {
+      const inArray = await upload(t, 'in-array.txt', 'a');
+      const inObject = await upload(t, 'in-object.txt', 'b');
+      const loose = await upload(t, 'loose.txt', 'c');
+      const created = await t.request('POST', '/classes/Album', {
+        as: 'master',
+        body: {
+          pages: [{ caption: 'one', image: { __type: 'File', name: inArray.json.name } }],
+          meta: { cover: { deep: [{ __type: 'File', name: inObject.json.name }] } },
+        },
+      });
+      expect(created.status, created.text).toBe(201);
+      const names = async () =>
+        (await t.request('GET', '/files/orphans', { as: 'master' })).json.results.map(
+          (f: { name: string }) => f.name,
+        );
+      const report = await names();
+      expect(report).toContain(loose.json.name);
+      expect(report).not.toContain(inArray.json.name);
+      expect(report).not.toContain(inObject.json.name);
+      await t.request('DELETE', `/classes/Album/${created.json.objectId}`, { as: 'master' });
+      expect(await names()).toEqual(expect.arrayContaining([inArray.json.name, inObject.json.name]));
+    });
+
     it("a user's own row (sign-up, login, /users/me) carries File urls rebuilt like any read", async () => {
       const up = await upload(t, 'me.png', 'png', {
         ...credentialHeaders('master'),

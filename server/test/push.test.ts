@@ -4,6 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService } from '../src/index.ts';
 import { MASTER } from '../src/kernel/caller.ts';
+import { silentLogger } from '../src/kernel/log.ts';
+import { PushService } from '../src/push/service.ts';
 import { type FakePush, startFakePush } from './helpers/fake-push.ts';
 import { runScenarios } from './helpers/scenarios.ts';
 import { credentialHeaders, KEYS, startService, type TestService } from './helpers/service.ts';
@@ -205,6 +207,26 @@ describe('push', () => {
     expect(Date.parse(done.startedAt.iso)).toBeGreaterThanOrEqual(Date.parse(at));
   });
 
+  it('a push whose every send fails ends failed, with numFailed, counts per type and the reasons', async () => {
+    await install('i-allbad-1', { deviceType: 'ios', deviceToken: 'bad-all-1', channels: ['doomed'] });
+    await install('i-allbad-2', { deviceType: 'android', deviceToken: 'bad-all-2', channels: ['doomed'] });
+    const res = await t.request('POST', '/push', {
+      as: 'master',
+      body: { channels: ['doomed'], data: { alert: 'nobody hears this' } },
+    });
+    expect(res.status, res.text).toBe(200);
+    const status = await finished(t, res.headers.get('x-backend-push-status-id')!);
+    expect(status).toMatchObject({
+      status: 'failed',
+      errorMessage: 'No notification was delivered.',
+      numSent: 0,
+      numFailed: 2,
+      failedPerType: { ios: 1, android: 1 },
+      failureReasons: { Unregistered: 1, UNREGISTERED: 1 },
+    });
+    expect(status.sentPerType).toEqual({});
+  });
+
   it('_PushStatus is master only', async () => {
     const res = await t.request('GET', '/classes/_PushStatus', { as: 'rest' });
     expect(res).toMatchObject({
@@ -317,6 +339,157 @@ describe('a stop during a push', () => {
     } finally {
       await fake.close();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a slow provider', () => {
+  let fake: FakePush;
+  let t: TestService;
+  beforeAll(async () => {
+    fake = await startFakePush({ delayMs: 100 });
+    t = await startService({ push: { ...fake.options, batchSize: 4, concurrency: 3 } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('shows the push running, and never has more sends in flight than the concurrency bound', async () => {
+    for (let i = 0; i < 12; i++) {
+      const res = await t.request('POST', '/installations', {
+        as: 'master',
+        body: {
+          installationId: `i-slow-${i}`,
+          deviceType: i % 2 ? 'ios' : 'android',
+          deviceToken: `tok-slow-${i}`,
+          channels: ['slow'],
+        },
+      });
+      expect(res.status, res.text).toBe(201);
+    }
+    fake.resetPeak();
+    const res = await t.request('POST', '/push', {
+      as: 'master',
+      body: { channels: ['slow'], data: { alert: 'tortoise' } },
+    });
+    const id = res.headers.get('x-backend-push-status-id')!;
+    // 12 sends of 100 ms, 3 at a time: the push runs for at least 400 ms.
+    const running = await waitFor(async () => {
+      const r = await t.request('GET', `/classes/_PushStatus/${id}`, { as: 'master' });
+      return r.json.status === 'running' ? r.json : undefined;
+    });
+    expect(running.startedAt).toMatchObject({ __type: 'Date' });
+    expect(running.numSent).toBeLessThan(12);
+    expect(running).not.toHaveProperty('finishedAt');
+    const done = await finished(t, id);
+    expect(done).toMatchObject({ status: 'succeeded', numSent: 12, sentPerType: { ios: 6, android: 6 } });
+    expect(fake.peakInFlight).toBeLessThanOrEqual(3);
+    expect(fake.peakInFlight).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('an expired push', () => {
+  it('a push whose expiration_time has passed when it is due ends failed without sending', async () => {
+    const fake = await startFakePush();
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'bds-push-'));
+    const options = { ...KEYS, dataDir, port: 0, host: '127.0.0.1', logLevel: 'warn', push: fake.options };
+    try {
+      const first = await createService(options);
+      const { url } = await first.listen(0, '127.0.0.1');
+      const headers = { ...credentialHeaders('master'), 'Content-Type': 'application/json' };
+      await fetch(`${url}/installations`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ installationId: 'i-expired', deviceType: 'ios', deviceToken: 'tok-expired' }),
+      });
+      const now = Date.now();
+      const res = await fetch(`${url}/push`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          where: { installationId: 'i-expired' },
+          data: { alert: 'too late' },
+          push_time: new Date(now + 800).toISOString(),
+          expiration_time: new Date(now + 1000).toISOString(),
+        }),
+      });
+      expect(res.status).toBe(200);
+      const id = res.headers.get('x-backend-push-status-id')!;
+      // Stopped while scheduled; started again after its expiry: it is due, and expired.
+      await first.close();
+      await new Promise((r) => setTimeout(r, Math.max(0, now + 1100 - Date.now())));
+      const second = await createService(options);
+      const again = await second.listen(0, '127.0.0.1');
+      try {
+        const status = await waitFor(async () => {
+          const r = await fetch(`${again.url}/classes/_PushStatus/${id}`, { headers });
+          const json: any = await r.json();
+          return json.status === 'failed' ? json : undefined;
+        });
+        expect(status).toMatchObject({
+          status: 'failed',
+          errorMessage: 'The push expired before it was sent.',
+          numSent: 0,
+          numFailed: 0,
+        });
+        expect(status).not.toHaveProperty('startedAt');
+        expect(fake.sends).toEqual([]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await fake.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('resume after a start', () => {
+  it('pages through every unfinished push, not only the first page', async () => {
+    const fake = await startFakePush();
+    const t = await startService({ push: fake.options });
+    const ctx = { caller: MASTER, source: 'system' as const, context: {} };
+    const row = (status: string, pushTime: string) => ({
+      pushTime: { __type: 'Date', iso: pushTime },
+      source: 'rest',
+      query: '{"installationId":"nobody"}',
+      payload: '{"alert":"x"}',
+      status,
+      numSent: 0,
+      numFailed: 0,
+      ACL: {},
+    });
+    const past = new Date(Date.now() - 1000).toISOString();
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const ids: Record<string, string[]> = { running: [], pending: [], scheduled: [] };
+    for (const status of ['running', 'pending', 'scheduled', 'running', 'pending', 'running', 'scheduled']) {
+      const created = await t.service.data.writes.create(
+        ctx,
+        '_PushStatus',
+        row(status, status === 'scheduled' ? future : past),
+      );
+      ids[status]!.push(created.objectId);
+    }
+    // A page of 2: the 7 unfinished pushes take 4 pages.
+    const push = new PushService(t.service.data, silentLogger(), 2);
+    try {
+      await push.resume();
+      const statusOf = async (id: string) =>
+        (await t.request('GET', `/classes/_PushStatus/${id}`, { as: 'master' })).json;
+      for (const id of ids.running!) {
+        expect(await statusOf(id)).toMatchObject({
+          status: 'failed',
+          errorMessage: 'The service stopped while this push was running.',
+        });
+      }
+      for (const id of ids.pending!) expect(await finished(t, id)).toMatchObject({ status: 'succeeded' });
+      for (const id of ids.scheduled!) expect((await statusOf(id)).status).toBe('scheduled');
+      expect((push as unknown as { timers: Map<string, unknown> }).timers.size).toBe(2);
+    } finally {
+      await push.close();
+      await t.close();
+      await fake.close();
     }
   });
 });

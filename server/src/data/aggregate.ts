@@ -1,17 +1,20 @@
+import { isObject } from '@bds/client/protocol';
 import type { GroupStage, Projection, Stage } from '../kernel/aggregate.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { invalidQuery, masterKeyRequired } from '../kernel/errors.ts';
 import { MATCH_ALL, type Path, type QueryNode } from '../kernel/query.ts';
 import type { OrderKey, Row } from '../kernel/records.ts';
-import type { ClassSchema } from '../kernel/schema.ts';
+import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
 import { parsePipeline } from '../query/aggregate.ts';
-import { comparable, compareValues, matchesDoc, valueAt } from '../query/doc-match.ts';
+import { instantOf } from '../query/fields.ts';
+import { compileMatcher, type RowMatcher } from '../query/match.ts';
 import { parseWhere } from '../query/parse.ts';
 import { checkClassName } from '../schema/registry.ts';
 import { groupInSql } from '../storage/sql/aggregate.ts';
 import { and } from './authorize.ts';
 import type { Core } from './core.ts';
 import { fillFileUrls } from './file-urls.ts';
+import { resolveForMemory } from './resolve.ts';
 
 /** Rows read from the store per page while a stage streams. */
 const PAGE = 1000;
@@ -44,7 +47,7 @@ export class Aggregator {
     } else {
       ({ docs, rest } = await this.leading(schema, stages));
     }
-    for (const stage of rest) docs = this.apply(docs, stage);
+    for (const stage of rest) docs = this.apply(ctx, schema, docs, stage);
     const out: Row[] = [];
     for await (const doc of docs) out.push(doc);
     return out;
@@ -183,10 +186,10 @@ export class Aggregator {
     yield* rows;
   }
 
-  private apply(docs: Docs, stage: Stage): Docs {
+  private apply(ctx: Ctx, schema: ClassSchema, docs: Docs, stage: Stage): Docs {
     switch (stage.stage) {
       case 'match':
-        return filter(docs, (d) => matchesDoc(d, stage.where as Record<string, unknown>));
+        return this.match(ctx, schema, docs, stage.node);
       case 'group':
         return group(docs, stage.group);
       case 'project':
@@ -206,6 +209,17 @@ export class Aggregator {
       case 'vectorSearch':
         throw invalidQuery('$vectorSearch must be the first stage of the pipeline.');
     }
+  }
+
+  /**
+   * A `$match` over documents that are no longer rows of the class (after $group, $project,
+   * $unwind or $lookup): the one in-memory matcher of the where AST (query/match.ts), so the full
+   * where language applies with the semantics of the SQL path. Subqueries are answered by the store
+   * first, as for realtime; each document's fields are typed by the values it holds (`docMatcher`).
+   */
+  private async *match(ctx: Ctx, schema: ClassSchema, docs: Docs, node: QueryNode): Docs {
+    const test = docMatcher(await resolveForMemory(this.core, ctx.caller, schema, node));
+    for await (const d of docs) if (test(d)) yield d;
   }
 
   /** `$lookup`: the rows of `from` whose `foreignField` equals the document's `localField` (one query per document). */
@@ -233,8 +247,135 @@ export class Aggregator {
   }
 }
 
-async function* filter(docs: Docs, keep: (d: Row) => boolean): Docs {
-  for await (const d of docs) if (keep(d)) yield d;
+/** Where a streamed document's id is matched: its `objectId` may hold a group key of any type. */
+const DOC_ID = '\u0000id';
+
+/** The where with `objectId` paths moved to `DOC_ID` (so they are typed by value, not as the String column). */
+function moveIdPaths(node: QueryNode): QueryNode {
+  switch (node.type) {
+    case 'and':
+    case 'or':
+    case 'nor':
+      return { ...node, children: node.children.map(moveIdPaths) };
+    case 'relatedTo':
+    case 'acl':
+      return node;
+    default: {
+      const [head, ...tail] = node.path;
+      return head === 'objectId' ? { ...node, path: [DOC_ID, ...tail] } : node;
+    }
+  }
+}
+
+/** The top-level fields a where reads, and those it compares with a date (a string there reads as one). */
+function fieldsRead(node: QueryNode, read: Set<string>, dated: Set<string>): void {
+  switch (node.type) {
+    case 'and':
+    case 'or':
+    case 'nor':
+      for (const child of node.children) fieldsRead(child, read, dated);
+      return;
+    case 'relatedTo':
+    case 'acl':
+      return;
+    default: {
+      const field = node.path[0]!;
+      read.add(field);
+      const values = node.type === 'compare' ? [node.value] : 'values' in node ? node.values : [];
+      if (node.path.length === 1 && values.some((v) => isObject(v) && v.__type === 'Date')) dated.add(field);
+    }
+  }
+}
+
+/** The field type a document's value stands for; `undefined` for null or absent (the field is missing). */
+function typeOfValue(value: unknown, dated: boolean): FieldDef | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return { type: 'Array' };
+  switch (typeof value) {
+    case 'number':
+      return { type: 'Number' };
+    case 'boolean':
+      return { type: 'Boolean' };
+    case 'string':
+      return { type: dated && instantOf(value) !== undefined ? 'Date' : 'String' };
+  }
+  if (isObject(value)) {
+    switch (value.__type) {
+      case 'Date':
+      case 'File':
+      case 'GeoPoint':
+      case 'Polygon':
+      case 'Bytes':
+        return { type: value.__type };
+      case 'Pointer':
+      case 'Relation':
+        return { type: value.__type, targetClass: String(value.className) };
+    }
+    return { type: 'Object' };
+  }
+  return { type: 'Object' };
+}
+
+/**
+ * Compiles a resolved where for streamed documents: a document has no class schema, so each one is
+ * typed by the values of the fields the where reads, and the matcher compiled for that typing
+ * (once per distinct typing; a where on a field holding an array where an object is expected
+ * answers the same 102 as on a class).
+ */
+export function docMatcher(where: QueryNode): (doc: Row) => boolean {
+  const node = moveIdPaths(where);
+  const read = new Set<string>();
+  const dated = new Set<string>();
+  fieldsRead(node, read, dated);
+  const fields = [...read];
+  const movesId = read.has(DOC_ID);
+  const compiled = new Map<string, RowMatcher>();
+  return (doc) => {
+    const view: Row = movesId ? { ...doc, [DOC_ID]: doc.objectId } : doc;
+    const defs: Record<string, FieldDef> = {};
+    let signature = '';
+    for (const field of fields) {
+      const def = typeOfValue(Object.hasOwn(view, field) ? view[field] : undefined, dated.has(field));
+      if (def) defs[field] = def;
+      signature += `${def?.type ?? ''}${def?.targetClass ? `<${def.targetClass}>` : ''}\u0000`;
+    }
+    let test = compiled.get(signature);
+    if (!test) {
+      test = compileMatcher(node, { className: '', fields: defs, classLevelPermissions: {}, indexes: {} });
+      compiled.set(signature, test);
+    }
+    return test(view);
+  };
+}
+
+/** The value at a path of a document (own properties of objects only). */
+function valueAt(doc: unknown, path: Path): unknown {
+  let node = doc;
+  for (const key of path) {
+    if (!isObject(node) || !Object.hasOwn(node, key)) return undefined;
+    node = node[key];
+  }
+  return node;
+}
+
+/** The scalar a wire value sorts and groups as: dates by their instant text, pointers by objectId. */
+function comparable(value: unknown): unknown {
+  if (isObject(value)) {
+    if (value.__type === 'Date') return value.iso;
+    if (value.__type === 'Pointer' || value.__type === 'Object') return value.objectId;
+  }
+  return value;
+}
+
+/** Orders two values: numbers and strings by themselves, null and missing first. */
+function compareValues(a: unknown, b: unknown): number {
+  const x = comparable(a);
+  const y = comparable(b);
+  if (x === y) return 0;
+  if (x === undefined || x === null) return -1;
+  if (y === undefined || y === null) return 1;
+  if (typeof x === 'number' && typeof y === 'number') return x - y;
+  return String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
 }
 
 async function* map(docs: Docs, fn: (d: Row) => Row): Docs {

@@ -1,7 +1,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomSecret } from '../kernel/ids.ts';
 import { type FileAdapter, measured, type StoredFile } from './adapter.ts';
@@ -40,7 +39,7 @@ export class FsFileAdapter implements FileAdapter {
     const tmp = path.join(this.tmpDir, randomSecret());
     const counted = measured(source, limit);
     try {
-      await pipeline(Readable.from(counted.chunks), createWriteStream(tmp, { flags: 'wx' }));
+      await pipeline(counted.chunks, createWriteStream(tmp, { flags: 'wx' }));
       const file: StoredFile = {
         name,
         contentType,

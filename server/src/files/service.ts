@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { isObject } from '@bds/client/protocol';
 import type { ServiceOptions } from '../config/options.ts';
 import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
@@ -148,7 +148,8 @@ export class Files {
       res.end();
       return status;
     }
-    await pipeline(Readable.from(this.adapter.read(file, start, end)), res);
+    // The chunks go straight to the response, one at a time with its back-pressure (no buffering stream between).
+    await pipeline(this.adapter.read(file, start, end), res);
     return status;
   }
 
@@ -157,14 +158,17 @@ export class Files {
     if (!isStoredName(name) || !(await this.adapter.delete(name))) throw fileNotFound();
   }
 
-  /** Stored files that no File field of any row references (master only). */
+  /**
+   * Stored files that no row references (master only): a File field, or a File value anywhere
+   * inside an Array or Object field, counts as a reference.
+   */
   async orphans(ctx: Ctx): Promise<Array<StoredFile & { url: string }>> {
     if (!ctx.caller.isMaster) throw masterKeyRequired();
     const referenced = new Set<string>();
     const system = ctxOf(MASTER, 'system');
     for (const schema of this.data.core.schemas.all()) {
       const fields = Object.entries(schema.fields)
-        .filter(([, def]) => def.type === 'File')
+        .filter(([, def]) => def.type === 'File' || def.type === 'Array' || def.type === 'Object')
         .map(([field]) => field);
       if (fields.length === 0) continue;
       let after = '';
@@ -172,16 +176,13 @@ export class Files {
         const { results } = await this.data.reads.find(system, schema.className, {
           where: JSON.stringify(after ? { objectId: { $gt: after } } : {}),
           order: 'objectId',
-          limit: '1000',
+          limit: String(ORPHAN_PAGE),
           keys: fields.join(','),
         });
         for (const row of results as Row[]) {
-          for (const f of fields) {
-            const v = row[f] as { name?: unknown } | undefined;
-            if (typeof v?.name === 'string') referenced.add(v.name);
-          }
+          for (const f of fields) collectFileNames(row[f], referenced);
         }
-        if (results.length < 1000) break;
+        if (results.length < ORPHAN_PAGE) break;
         after = String(results.at(-1)!.objectId);
       }
     }
@@ -190,6 +191,22 @@ export class Files {
       if (!referenced.has(file.name)) out.push({ ...file, url: this.url(file.name) });
     }
     return out;
+  }
+}
+
+/** Rows read per page by the orphan report. */
+const ORPHAN_PAGE = 1000;
+
+/** Adds the name of every File value in `value` (itself, or nested in arrays and objects). */
+function collectFileNames(value: unknown, into: Set<string>): void {
+  if (Array.isArray(value)) {
+    for (const element of value) collectFileNames(element, into);
+  } else if (isObject(value)) {
+    if (value.__type === 'File') {
+      if (typeof value.name === 'string') into.add(value.name);
+      return;
+    }
+    for (const inner of Object.values(value)) collectFileNames(inner, into);
   }
 }
 

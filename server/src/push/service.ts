@@ -67,6 +67,8 @@ export class PushService {
   constructor(
     private readonly data: Data,
     private readonly log: Logger,
+    /** `_PushStatus` rows read per page when resuming after a start. */
+    private readonly resumePage = 1000,
   ) {}
 
   get configured(): boolean {
@@ -150,25 +152,35 @@ export class PushService {
     return id;
   }
 
-  /** After a (re)start: arms scheduled pushes, runs pending ones, and fails those a stop interrupted. */
+  /**
+   * After a (re)start: arms scheduled pushes, runs pending ones, and fails those a stop interrupted.
+   * Every unfinished push, page by page (by objectId: a status changed here leaves no gap).
+   */
   async resume(): Promise<void> {
-    const { results } = await this.data.reads.find(system(), '_PushStatus', {
-      where: JSON.stringify({ status: { $in: ['pending', 'scheduled', 'running'] } }),
-      limit: '1000',
-    });
-    for (const row of results) {
-      const id = row.objectId as string;
-      if (row.status === 'running') {
-        await this.setStatus(id, {
-          status: 'failed',
-          errorMessage: INTERRUPTED,
-          finishedAt: { __type: 'Date', iso: new Date().toISOString() },
-        });
-      } else if (row.status === 'scheduled') {
-        this.schedule(id, Date.parse((row.pushTime as { iso: string }).iso));
-      } else {
-        this.start(id);
+    const unfinished = { status: { $in: ['pending', 'scheduled', 'running'] } };
+    let after = '';
+    for (;;) {
+      const { results } = await this.data.reads.find(system(), '_PushStatus', {
+        where: JSON.stringify(after ? { $and: [unfinished, { objectId: { $gt: after } }] } : unfinished),
+        order: 'objectId',
+        limit: String(this.resumePage),
+      });
+      for (const row of results) {
+        const id = row.objectId as string;
+        if (row.status === 'running') {
+          await this.setStatus(id, {
+            status: 'failed',
+            errorMessage: INTERRUPTED,
+            finishedAt: { __type: 'Date', iso: new Date().toISOString() },
+          });
+        } else if (row.status === 'scheduled') {
+          this.schedule(id, Date.parse((row.pushTime as { iso: string }).iso));
+        } else {
+          this.start(id);
+        }
       }
+      if (results.length < this.resumePage) return;
+      after = results.at(-1)!.objectId as string;
     }
   }
 

@@ -144,6 +144,20 @@ function vectorSearch(raw: Record<string, unknown>): Stage {
   };
 }
 
+/** A `$match` where with `_id` (as `$group` and `$project` name it) read as `objectId`, also in dot paths. */
+function idKeys(where: unknown): unknown {
+  if (!isObject(where)) return where;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(where)) {
+    if (key === '$and' || key === '$or' || key === '$nor') {
+      out[key] = Array.isArray(value) ? value.map(idKeys) : value;
+    } else if (key === '_id' || key.startsWith('_id.')) {
+      out[`objectId${key.slice(3)}`] = value;
+    } else out[key] = value;
+  }
+  return out;
+}
+
 function stage(raw: unknown, index: number): Stage {
   const entries = isObject(raw) ? Object.entries(raw) : [];
   if (entries.length !== 1)
@@ -153,7 +167,7 @@ function stage(raw: unknown, index: number): Stage {
   const [name, value] = entries[0]!;
   switch (name) {
     case '$match':
-      return { stage: 'match', where: object(value, '$match'), node: parseWhere(value) };
+      return { stage: 'match', where: object(value, '$match'), node: parseWhere(idKeys(value)) };
     case '$group': {
       const { _id, ...rest } = object(value, '$group');
       if (!('_id' in (value as object))) throw invalidQuery('$group needs an _id (null groups every row).');

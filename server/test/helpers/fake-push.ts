@@ -23,6 +23,9 @@ export interface FakePush {
   sends: FakeSend[];
   /** Requests refused for bad credentials. */
   refused: number;
+  /** The most sends (both providers) that were in flight at once since the start or `resetPeak`. */
+  readonly peakInFlight: number;
+  resetPeak(): void;
   close(): Promise<void>;
 }
 
@@ -42,10 +45,20 @@ export async function startFakePush(opts: { delayMs?: number } = {}): Promise<Fa
     'RS256',
   );
   const sends: FakeSend[] = [];
-  const state = { refused: 0 };
+  const state = { refused: 0, inFlight: 0, peak: 0 };
   const accessTokens = new Set<string>();
   const verifiedTokens = new Set<string>();
-  const wait = () => (opts.delayMs ? new Promise((r) => setTimeout(r, opts.delayMs)) : Promise.resolve());
+  const delay = () => (opts.delayMs ? new Promise((r) => setTimeout(r, opts.delayMs)) : Promise.resolve());
+  /** Holds a send for `delayMs`, counting the sends in flight meanwhile. */
+  const wait = async () => {
+    state.inFlight++;
+    state.peak = Math.max(state.peak, state.inFlight);
+    try {
+      await delay();
+    } finally {
+      state.inFlight--;
+    }
+  };
 
   const apns = http2.createServer();
   apns.on('stream', (stream, headers) => {
@@ -168,6 +181,12 @@ export async function startFakePush(opts: { delayMs?: number } = {}): Promise<Fa
     sends,
     get refused() {
       return state.refused;
+    },
+    get peakInFlight() {
+      return state.peak;
+    },
+    resetPeak() {
+      state.peak = state.inFlight;
     },
     options: {
       apns: {

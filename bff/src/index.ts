@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import express, { type ErrorRequestHandler, type Express, type Router } from 'express';
 import type { DestinationStream, Logger } from 'pino';
 import { createAppRegistry } from './apps.ts';
@@ -27,6 +27,8 @@ export interface BffDeps {
   registerApiRoutes?: RegisterApiRoutes;
   /** Where log lines go (default stdout). */
   logStream?: DestinationStream;
+  /** The console sessions' clock (idle and absolute timeouts, login throttle); default Date.now. */
+  now?: () => number;
 }
 
 export interface Bff {
@@ -36,6 +38,38 @@ export interface Bff {
   logger: Logger;
   listen(port?: number, host?: string): Promise<{ url: string; port: number; server: Server }>;
   close(): Promise<void>;
+}
+
+/** Node's largest request line plus headers (its default `maxHeaderSize`). */
+const MAX_HEADER_BYTES = 16 * 1024;
+/** The service's code for an oversized request (ErrorCode.OBJECT_TOO_LARGE). */
+const OBJECT_TOO_LARGE = 116;
+
+/**
+ * Requests Node refuses before Express sees them (request line and headers over 16 KB, malformed
+ * HTTP) get the bff's `{code, error}` shape instead of Node's empty 431 or 400.
+ */
+function answerClientErrors(server: Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify(
+      tooLarge
+        ? {
+            code: OBJECT_TOO_LARGE,
+            error: `The request line and headers exceed the limit of ${MAX_HEADER_BYTES} bytes.`,
+          }
+        : { code: BffCode.badRequest, error: 'The request is not valid HTTP.' },
+    );
+    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    socket.end(
+      `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
 }
 
 const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
@@ -49,7 +83,7 @@ const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
 /**
  * The console's backend-for-frontend: sessions and security middleware around the API routes,
  * plus the built SPA. Mount order on /bff/: no-store, JSON body, CSRF, login/logout/session, the
- * session check, read-only enforcement, per-app access, then the API routes.
+ * session check, read-only enforcement, sign out everywhere, per-app access, then the API routes.
  */
 export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDeps = {}): Promise<Bff> {
   const options = validateBffOptions(input);
@@ -61,7 +95,7 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
   const registerApiRoutes = deps.registerApiRoutes ?? defaultApiRoutes;
   const filters = openSavedFilters(options.dataDir);
   const ctx: BffContext = { apps, audit, filters };
-  const sessions = createSessions(options);
+  const sessions = createSessions(options, deps.now);
 
   const app = express();
   app.disable('x-powered-by');
@@ -77,6 +111,7 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
   sessions.registerRoutes(bff);
   bff.use(sessions.requireUser);
   bff.use(readOnlyGuard);
+  sessions.registerAdminRoutes(bff);
   bff.use('/apps/:appId', appAccessGuard);
   await registerApiRoutes(bff, ctx);
   bff.use((_req, res) => sendError(res, 404, BffCode.badRequest, 'No such console route.'));
@@ -103,7 +138,8 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
     ctx,
     logger,
     async listen(port = options.port, host = options.host) {
-      const server = createServer(app);
+      const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+      answerClientErrors(server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {

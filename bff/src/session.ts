@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { getIronSession, type IronSession } from 'iron-session';
 import { Secret, TOTP } from 'otpauth';
 import { z } from 'zod';
-import type { ConsoleUser } from './context.ts';
+import { type ConsoleUser, consoleUserOf } from './context.ts';
 import { BffCode, sendError } from './errors.ts';
 import type { BffOptions, ConsoleUserConfig } from './options.ts';
 import { verifyPassword } from './passwords.ts';
@@ -13,12 +13,124 @@ import { LoginThrottle } from './throttle.ts';
 
 export const SESSION_COOKIE = 'bds_console';
 export const SESSION_SECRET_FILE = 'console-session-secret';
+/** The server-side session records (one bff process per data dir). */
+export const SESSIONS_FILE = 'console-sessions.json';
+/** Older sessions of a user are ended when a login would exceed this many. */
+export const MAX_SESSIONS_PER_USER = 50;
+
+export const NOT_LOGGED_IN = 'Not logged in.';
+export const SESSION_EXPIRED = 'Session expired; log in again.';
 
 interface SessionData {
   username?: string;
-  /** ms since epoch */
-  createdAt?: number;
+  /** The id of the server-side record; a cookie whose record is gone is refused. */
+  sid?: string;
+  /** ms since epoch: the idle timeout counts from here (the record's createdAt, the absolute one). */
   lastSeen?: number;
+}
+
+/** What the bff keeps per console session, in `<dataDir>/console-sessions.json`. */
+interface SessionRecord {
+  username: string;
+  /** ms since epoch: the absolute timeout counts from here. */
+  createdAt: number;
+  /** `credentialOf(user)` at login: a changed password or MFA secret ends the session. */
+  credential: string;
+}
+
+/** A fingerprint of what a console user logs in with (password hash and MFA secret). */
+export function credentialOf(user: Pick<ConsoleUserConfig, 'passwordHash' | 'mfaSecret'>): string {
+  return createHash('sha256')
+    .update(`${user.passwordHash}\0${user.mfaSecret ?? ''}`)
+    .digest('base64url')
+    .slice(0, 22);
+}
+
+/**
+ * Server-side console sessions: the cookie names a record, and a cookie is only good while its
+ * record lives. Logout deletes that session's record (other browsers of the user stay logged in),
+ * "sign out everywhere" deletes every record of the user, and a record whose user is gone or
+ * whose credential changed (password or MFA secret replaced in the config) is dropped. Kept in
+ * memory and written through to a 0600 file on every change (logins and logouts, not requests),
+ * so sessions survive a restart and revocations stay revoked; a lost or unreadable file ends
+ * every session (fail closed).
+ */
+export class SessionStore {
+  private readonly records = new Map<string, SessionRecord>();
+  private readonly file: string;
+
+  constructor(
+    dataDir: string,
+    private readonly isValid: (record: SessionRecord) => boolean,
+  ) {
+    this.file = path.join(dataDir, SESSIONS_FILE);
+    let stored: unknown;
+    try {
+      stored = JSON.parse(readFileSync(this.file, 'utf8'));
+    } catch (err) {
+      // Missing or corrupt: no session survives.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !(err instanceof SyntaxError)) throw err;
+    }
+    const sessions = (stored as { sessions?: unknown } | undefined)?.sessions;
+    if (sessions && typeof sessions === 'object') {
+      for (const [sid, r] of Object.entries(sessions as Record<string, Partial<SessionRecord>>)) {
+        if (
+          r &&
+          typeof r.username === 'string' &&
+          typeof r.createdAt === 'number' &&
+          typeof r.credential === 'string'
+        ) {
+          const record = { username: r.username, createdAt: r.createdAt, credential: r.credential };
+          if (this.isValid(record)) this.records.set(sid, record);
+        }
+      }
+    }
+    if (stored !== undefined && this.records.size !== Object.keys(sessions ?? {}).length) this.persist();
+  }
+
+  get(sid: string): SessionRecord | undefined {
+    return this.records.get(sid);
+  }
+
+  /** A new session for the user; returns its id. */
+  create(username: string, createdAt: number, credential: string): string {
+    for (const [sid, r] of this.records) if (!this.isValid(r)) this.records.delete(sid);
+    const own = [...this.records].filter(([, r]) => r.username === username);
+    own.sort((a, b) => a[1].createdAt - b[1].createdAt);
+    for (const [sid] of own.slice(0, Math.max(0, own.length - MAX_SESSIONS_PER_USER + 1))) {
+      this.records.delete(sid);
+    }
+    const sid = randomBytes(18).toString('base64url');
+    this.records.set(sid, { username, createdAt, credential });
+    this.persist();
+    return sid;
+  }
+
+  delete(sid: string): void {
+    if (this.records.delete(sid)) this.persist();
+  }
+
+  /** Ends every session of the user; returns how many there were. */
+  deleteUser(username: string): number {
+    let n = 0;
+    for (const [sid, r] of this.records) {
+      if (r.username === username) {
+        this.records.delete(sid);
+        n++;
+      }
+    }
+    if (n) this.persist();
+    return n;
+  }
+
+  private persist(): void {
+    mkdirSync(path.dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify({ sessions: Object.fromEntries(this.records) })}\n`, {
+      mode: 0o600,
+    });
+    renameSync(tmp, this.file);
+  }
 }
 
 /**
@@ -74,26 +186,38 @@ export function publicUser(user: ConsoleUserConfig): ConsoleUser {
 }
 
 export interface Sessions {
-  /** POST /login, POST /logout, GET /session on the /bff router. */
+  /** POST /login, POST /logout (ends this session), GET /session on the /bff router. */
   registerRoutes(router: Router): void;
+  /**
+   * POST /logout-everywhere: ends every session of the calling console user (theirs only, in every
+   * browser). Mounted behind the session check and the read-only guard, so admins only.
+   */
+  registerAdminRoutes(router: Router): void;
   /** Sets req.consoleUser or answers 401. */
   requireUser: RequestHandler;
 }
 
-export function createSessions(options: BffOptions): Sessions {
+/** `now`: the clock of the idle and absolute timeouts and the login throttle (tests inject one). */
+export function createSessions(options: BffOptions, now: () => number = Date.now): Sessions {
   const password = resolveSessionSecret(options);
   const users = new Map(options.consoleUsers.map((u) => [u.username, u]));
-  const throttle = new LoginThrottle(options.loginThrottle);
+  const credentials = new Map(options.consoleUsers.map((u) => [u.username, credentialOf(u)]));
+  const throttle = new LoginThrottle(options.loginThrottle, now);
   const lastTotpStep = new Map<string, number>();
   const idleMs = options.idleTimeoutSeconds * 1000;
   const absoluteMs = options.absoluteTimeoutSeconds * 1000;
   const touchEveryMs = Math.min(60_000, Math.floor(idleMs / 10));
+  const store = new SessionStore(
+    options.dataDir,
+    (r) => credentials.get(r.username) === r.credential && now() - r.createdAt <= absoluteMs,
+  );
 
   const open = (req: Request, res: Response): Promise<IronSession<SessionData>> =>
     getIronSession<SessionData>(req, res, {
       password,
       cookieName: SESSION_COOKIE,
-      // The seal outlives the absolute timeout by iron's clock skew; createdAt/lastSeen decide.
+      // The seal outlives the absolute timeout by iron's clock skew; the record's createdAt and
+      // the cookie's lastSeen decide.
       ttl: options.absoluteTimeoutSeconds + 60,
       cookieOptions: {
         maxAge: options.absoluteTimeoutSeconds,
@@ -107,21 +231,25 @@ export function createSessions(options: BffOptions): Sessions {
   /** The current console user, or the reason there is none. Refreshes the idle timer. */
   const current = async (req: Request, res: Response): Promise<ConsoleUser | string> => {
     const session = await open(req, res);
-    if (!session.username) return 'Not logged in.';
-    const now = Date.now();
-    const user = users.get(session.username);
+    if (!session.username) return NOT_LOGGED_IN;
+    const t = now();
+    // The record names the user. Records whose user is gone or whose credential changed were
+    // dropped when the store loaded (console users do not change while the bff runs).
+    const record = typeof session.sid === 'string' ? store.get(session.sid) : undefined;
+    const user = record ? users.get(record.username) : undefined;
     if (
       !user ||
-      typeof session.createdAt !== 'number' ||
       typeof session.lastSeen !== 'number' ||
-      now - session.createdAt > absoluteMs ||
-      now - session.lastSeen > idleMs
+      t - record!.createdAt > absoluteMs ||
+      t - session.lastSeen > idleMs
     ) {
+      // Every copy of this cookie ends with it.
+      if (record) store.delete(session.sid!);
       session.destroy();
-      return 'Session expired; log in again.';
+      return SESSION_EXPIRED;
     }
-    if (now - session.lastSeen >= touchEveryMs) {
-      session.lastSeen = now;
+    if (t - session.lastSeen >= touchEveryMs) {
+      session.lastSeen = t;
       await session.save();
     }
     return publicUser(user);
@@ -170,10 +298,12 @@ export function createSessions(options: BffOptions): Sessions {
     }
     throttle.success([keys[1]!]);
     const session = await open(req, res);
-    const now = Date.now();
+    // A login replaces the session this browser had.
+    if (typeof session.sid === 'string') store.delete(session.sid);
+    const t = now();
     session.username = user.username;
-    session.createdAt = now;
-    session.lastSeen = now;
+    session.sid = store.create(user.username, t, credentials.get(user.username)!);
+    session.lastSeen = t;
     await session.save();
     res.json({ user: publicUser(user) });
   };
@@ -184,6 +314,7 @@ export function createSessions(options: BffOptions): Sessions {
       router.post('/login', login);
       router.post('/logout', async (req, res) => {
         const session = await open(req, res);
+        if (typeof session.sid === 'string') store.delete(session.sid);
         session.destroy();
         res.json({ ok: true });
       });
@@ -191,6 +322,15 @@ export function createSessions(options: BffOptions): Sessions {
         const user = await current(req, res);
         if (typeof user === 'string') return sendError(res, 401, BffCode.forbidden, user);
         res.json({ user });
+      });
+    },
+    registerAdminRoutes(router) {
+      router.post('/logout-everywhere', async (req, res) => {
+        const ended = store.deleteUser(consoleUserOf(req).username);
+        // The session check may have refreshed the cookie: clear it instead.
+        res.removeHeader('set-cookie');
+        (await open(req, res)).destroy();
+        res.json({ ok: true, ended });
       });
     },
   };

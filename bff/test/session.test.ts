@@ -213,39 +213,88 @@ describe('console login and sessions', () => {
       { username: 'admin', password: TEST_PASSWORD },
       { headers: { 'X-Forwarded-For': '10.4.0.1' } },
     );
+    const old = c.cookie;
+    expect(old).toMatch(/^bds_console=Fe26\.2\*/);
+    // The same cookie in a second jar (a copy taken before logout): it works until the logout.
+    const copy = { headers: { Cookie: old } };
+    expect((await t.anonymous().get('/bff/session', copy)).status).toBe(200);
     const out = await c.post('/bff/logout');
     expect(out.status).toBe(200);
     expect(out.headers.getSetCookie()[0]).toMatch(/bds_console=;.*Max-Age=0/i);
-    expect((await c.get('/bff/session')).status).toBe(401);
+    expect(c.cookie).toBe('');
+    expect((await c.get('/bff/session')).json).toEqual({ code: 119, error: 'Not logged in.' });
+    // Replaying the cookie kept from before the logout: expired at once, on every route.
+    for (const path of ['/bff/session', '/bff/apps', '/bff/apps/test-app/schemas']) {
+      const replay = await t.anonymous().get(path, copy);
+      expect(replay.status, path).toBe(401);
+      expect(replay.json, path).toEqual({ code: 119, error: 'Session expired; log in again.' });
+    }
+    const write = await t.anonymous().post('/bff/apps/test-app/classes/Replay', { a: 1 }, copy);
+    expect(write.status).toBe(401);
+    expect(write.json).toEqual({ code: 119, error: 'Session expired; log in again.' });
   });
 });
 
-describe('session timeouts', () => {
+describe('session timeouts (injected clock)', () => {
+  // Idle 60 s, absolute 300 s, on a clock the test moves: no real waiting, no timing windows.
+  let clock = Date.UTC(2030, 0, 1);
+  const advance = (seconds: number) => {
+    clock += seconds * 1000;
+  };
   let t: StartedBff;
   beforeAll(async () => {
-    t = await startBff({ options: { idleTimeoutSeconds: 1, absoluteTimeoutSeconds: 3 } });
+    t = await startBff({
+      options: { idleTimeoutSeconds: 60, absoluteTimeoutSeconds: 300 },
+      deps: { now: () => clock },
+    });
   });
   afterAll(async () => {
     await t?.close();
   });
 
-  it('ends a session after the idle timeout', async () => {
+  it('ends a session after the idle timeout, not before', async () => {
     const admin = await t.login('admin');
+    advance(60);
     expect((await admin.get('/bff/session')).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1_300));
+    // Activity moved the idle timer: 60 s from the last request is still fine.
+    advance(60);
+    expect((await admin.get('/bff/session')).status).toBe(200);
+    advance(60.001);
     const res = await admin.get('/bff/session');
     expect(res.status).toBe(401);
     expect(res.json).toEqual({ code: 119, error: 'Session expired; log in again.' });
   });
 
-  it('ends an active session after the absolute timeout', async () => {
+  it('once a session expired, every copy of its cookie is refused, however fresh', async () => {
+    const a = await t.login('admin');
+    // A copy of the cookie that stays active, while the original idles.
+    const b = t.anonymous();
+    advance(30);
+    expect((await b.get('/bff/session', { headers: { Cookie: a.cookie } })).status).toBe(200);
+    const fresh = b.cookie;
+    expect(fresh).not.toBe(a.cookie);
+    advance(30.001);
+    expect((await a.get('/bff/session')).json).toEqual({
+      code: 119,
+      error: 'Session expired; log in again.',
+    });
+    advance(1);
+    const res = await b.get('/bff/session', { headers: { Cookie: fresh } });
+    expect(res.status).toBe(401);
+    expect(res.json).toEqual({ code: 119, error: 'Session expired; log in again.' });
+  });
+
+  it('ends an active session after the absolute timeout, however recent the last request', async () => {
     const admin = await t.login('admin');
-    const started = Date.now();
-    while (Date.now() - started < 2_600) {
-      expect((await admin.get('/bff/session')).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 400));
+    // Requests every 50 s (well inside the 60 s idle timeout) up to exactly 300 s after login.
+    for (let elapsed = 50; elapsed <= 300; elapsed += 50) {
+      advance(50);
+      expect((await admin.get('/bff/session')).status, `${elapsed} s after login`).toBe(200);
     }
-    await new Promise((r) => setTimeout(r, 600));
-    expect((await admin.get('/bff/session')).status).toBe(401);
+    // 1 ms past the absolute timeout, 1 ms after the last request: only the absolute check trips.
+    advance(0.001);
+    const res = await admin.get('/bff/session');
+    expect(res.status).toBe(401);
+    expect(res.json).toEqual({ code: 119, error: 'Session expired; log in again.' });
   });
 });

@@ -5,7 +5,9 @@ import { hashPassword } from '../passwords.ts';
 
 const USAGE = `usage: npm run console:user -- add <name> [--read-only] [--mfa] [--apps id1,id2]
 Prints the console user entry (JSON) for the bff config's "consoleUsers".
-The password comes from BDS_CONSOLE_PASSWORD, or is asked for on a terminal.`;
+The password comes from BDS_CONSOLE_PASSWORD, or is asked for on a terminal.
+Replacing a user's entry (new password or MFA secret) or removing it ends every console
+session of that user when the bff next starts.`;
 
 function fail(message: string): never {
   console.error(`[bds] ${message}`);

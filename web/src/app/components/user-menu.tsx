@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { logout } from '../../features/auth/api/session.ts';
+import { api } from '../../lib/api.ts';
 import type { ConsoleUser } from '../../lib/session.ts';
 import { sessionKey } from '../../lib/session.ts';
 import { toast } from '../../lib/toast.ts';
@@ -21,10 +22,12 @@ export function UserMenu({ user, onShowShortcuts }: { user: ConsoleUser; onShowS
     return () => document.removeEventListener('mousedown', close);
   }, [open]);
 
-  const doLogout = async () => {
+  /** Plain logout ends this browser's session; "everywhere" ends every session of this user. */
+  const doLogout = async (everywhere = false) => {
     setOpen(false);
     try {
-      await logout();
+      if (everywhere) await api.post<{ ok: true; ended: number }>('/logout-everywhere');
+      else await logout();
     } catch (err) {
       toast.error(err, 'Logout failed');
       return;
@@ -32,7 +35,7 @@ export function UserMenu({ user, onShowShortcuts }: { user: ConsoleUser; onShowS
     queryClient.clear();
     queryClient.setQueryData(sessionKey, null);
     navigate('/login', { replace: true });
-    toast.info('Logged out');
+    toast.info(everywhere ? 'Signed out everywhere' : 'Logged out');
   };
 
   const item = 'block w-full px-3 py-1.5 text-left text-sm hover:bg-slate-100 dark:hover:bg-slate-700';
@@ -70,9 +73,20 @@ export function UserMenu({ user, onShowShortcuts }: { user: ConsoleUser; onShowS
           >
             Keyboard shortcuts <span className="float-right text-slate-400">?</span>
           </button>
-          <button type="button" role="menuitem" className={item} onClick={doLogout}>
+          <button type="button" role="menuitem" className={item} onClick={() => doLogout()}>
             Log out
           </button>
+          {user.role === 'admin' && (
+            <button
+              type="button"
+              role="menuitem"
+              className={item}
+              title="End your console sessions in every browser"
+              onClick={() => doLogout(true)}
+            >
+              Sign out everywhere
+            </button>
+          )}
         </div>
       )}
     </div>

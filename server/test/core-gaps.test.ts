@@ -82,6 +82,37 @@ async function login(t: TestService, username: string, password: string) {
   return res.json as { sessionToken: string };
 }
 
+/**
+ * Class Open (with `openFields`) and class Locked behind LOCKED for every operation, holding one
+ * public row whose relation `rel` points to the one Open row.
+ */
+async function seedLockedOwner(
+  t: TestService,
+  openFields: Record<string, unknown>,
+): Promise<{ openId: string; ownerId: string }> {
+  const clp = Object.fromEntries(
+    ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'].map((op) => [op, LOCKED]),
+  );
+  await t.request('POST', '/schemas/Open', { as: 'master', body: { fields: openFields } });
+  await t.request('POST', '/schemas/Locked', {
+    as: 'master',
+    body: {
+      fields: { title: { type: 'String' }, rel: { type: 'Relation', targetClass: 'Open' } },
+      classLevelPermissions: clp,
+    },
+  });
+  const open = await t.request('POST', '/classes/Open', { as: 'master', body: { label: 'open' } });
+  const owner = await t.request('POST', '/classes/Locked', {
+    as: 'master',
+    body: {
+      title: 'original',
+      ACL: { '*': { read: true, write: true } },
+      rel: { __op: 'AddRelation', objects: [pointer('Open', open.json.objectId)] },
+    },
+  });
+  return { openId: open.json.objectId as string, ownerId: owner.json.objectId as string };
+}
+
 const refused = (
   name: string,
   s: Omit<Scenario, 'name' | 'status' | 'code' | 'errorContains'>,
@@ -149,31 +180,12 @@ runScenarios(
   {
     setup: async (ctx) => {
       const { t, vars } = ctx;
-      const clp = Object.fromEntries(
-        ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'].map((op) => [op, LOCKED]),
-      );
-      await t.request('POST', '/schemas/Open', {
-        as: 'master',
-        body: { fields: { label: { type: 'String' }, target: { type: 'Pointer', targetClass: 'Locked' } } },
+      const { openId, ownerId } = await seedLockedOwner(t, {
+        label: { type: 'String' },
+        target: { type: 'Pointer', targetClass: 'Locked' },
       });
-      await t.request('POST', '/schemas/Locked', {
-        as: 'master',
-        body: {
-          fields: { title: { type: 'String' }, rel: { type: 'Relation', targetClass: 'Open' } },
-          classLevelPermissions: clp,
-        },
-      });
-      const open = await t.request('POST', '/classes/Open', { as: 'master', body: { label: 'open' } });
-      const row = await t.request('POST', '/classes/Locked', {
-        as: 'master',
-        body: {
-          title: 'original',
-          ACL: { '*': { read: true, write: true } },
-          rel: { __op: 'AddRelation', objects: [pointer('Open', open.json.objectId)] },
-        },
-      });
-      vars.row = row.json.objectId;
-      await t.request('PUT', `/classes/Open/${open.json.objectId}`, {
+      vars.row = ownerId;
+      await t.request('PUT', `/classes/Open/${openId}`, {
         as: 'master',
         body: { target: pointer('Locked', vars.row!) },
       });
@@ -285,30 +297,8 @@ describe('requiresAuthentication: a signed-in caller passes through $relatedTo',
   afterAll(() => t.close());
 
   it('answers the related rows to a session, and 101 to an anonymous caller', async () => {
-    const clp = Object.fromEntries(
-      ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'].map((op) => [op, LOCKED]),
-    );
-    await t.request('POST', '/schemas/Open', {
-      as: 'master',
-      body: { fields: { label: { type: 'String' } } },
-    });
-    await t.request('POST', '/schemas/Locked', {
-      as: 'master',
-      body: {
-        fields: { title: { type: 'String' }, rel: { type: 'Relation', targetClass: 'Open' } },
-        classLevelPermissions: clp,
-      },
-    });
-    const open = await t.request('POST', '/classes/Open', { as: 'master', body: { label: 'open' } });
-    const owner = await t.request('POST', '/classes/Locked', {
-      as: 'master',
-      body: {
-        title: 'owner',
-        ACL: { '*': { read: true } },
-        rel: { __op: 'AddRelation', objects: [pointer('Open', open.json.objectId)] },
-      },
-    });
-    const query = { where: { $relatedTo: { object: pointer('Locked', owner.json.objectId), key: 'rel' } } };
+    const { ownerId } = await seedLockedOwner(t, { label: { type: 'String' } });
+    const query = { where: { $relatedTo: { object: pointer('Locked', ownerId), key: 'rel' } } };
     const { token } = await createUser(t);
     const signedIn = await t.request('GET', '/classes/Open', { sessionToken: token, query });
     expect(signedIn.status).toBe(200);

@@ -1,6 +1,7 @@
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, login, openSession, type Session } from './helpers/browser.ts';
+import { dataControls as ui } from './helpers/data-controls.ts';
 import { type Product, startProduct } from './helpers/product.ts';
 
 let product: Product;
@@ -23,32 +24,105 @@ afterAll(async () => {
   await product?.close();
 });
 
-/** A state-changing call to the bff from the logged-in page (session cookie + CSRF header). */
-async function bff(s: Session, method: string, path: string, body: unknown): Promise<number> {
-  return Number(
-    await s.page.evaluate(
-      async ([m, p, b]) => {
-        const res = await fetch(`/bff${p}`, {
-          method: m,
-          headers: { 'Content-Type': 'application/json', 'X-Console-CSRF': '1' },
-          body: JSON.stringify(b),
-        });
-        return res.status;
-      },
-      [method, path, body] as const,
-    ),
-  );
+const dataUrl = (cls = '') => `/apps/${product.appId}/data${cls ? `/${cls}` : ''}`;
+
+/** Creates a class with the class list's "new class name" input and its Create class button. */
+async function createClass(page: Page, cls: string): Promise<void> {
+  await page.goto(dataUrl());
+  await ui.newClassName(page).fill(cls);
+  await ui.createClass(page).click();
+  await page
+    .getByRole('navigation', { name: 'classes' })
+    .getByRole('link', { name: cls, exact: true })
+    .click();
+  await page.waitForURL(`**${dataUrl(cls)}`);
+  await page.getByTestId('grid').waitFor();
 }
 
+/** Add row on the open class; the new row's objectId (from the bff's answer). */
+async function addRow(page: Page, cls: string): Promise<string> {
+  const [res] = await Promise.all([
+    page.waitForResponse(
+      (r) => r.request().method() === 'POST' && new URL(r.url()).pathname.endsWith(`/classes/${cls}`),
+    ),
+    ui.addRow(page).click(),
+  ]);
+  expect(res.status()).toBe(201);
+  return ((await res.json()) as { objectId: string }).objectId;
+}
+
+/** Selects one row and clicks Delete; answers the confirmation; returns what it asked. */
+async function deleteRow(page: Page, id: string, accept: boolean): Promise<string> {
+  await ui.selectRow(page, id).check();
+  const asked = new Promise<string>((resolve) =>
+    page.once('dialog', (dialog) => {
+      resolve(dialog.message());
+      void (accept ? dialog.accept() : dialog.dismiss());
+    }),
+  );
+  await ui.deleteRows(page).click();
+  return asked;
+}
+
+const restIds = async (cls: string) =>
+  ((await product.rest('GET', `/classes/${cls}?order=createdAt`)).json.results as { objectId: string }[]).map(
+    (r) => r.objectId,
+  );
+
 describe('audit page', () => {
-  it('lists console changes with user, action and target, filters by action, shows the diff', async () => {
+  it('lists the changes made in the console UI with user, action and target, filters by action, shows the diff', async () => {
     const s = await session();
     const { page, screenshot, problems } = s;
     await login(page);
     const app = `/apps/${product.appId}`;
-    expect(await bff(s, 'PUT', `${app}/config`, { params: { auditedFlag: 'on', limit: 5 } })).toBe(200);
-    expect(await bff(s, 'POST', `${app}/classes/AuditThing`, { name: 'first', score: 1 })).toBe(201);
-    expect(await bff(s, 'POST', `${app}/classes/AuditThing`, { name: 'second', score: 2 })).toBe(201);
+
+    // Config: a new parameter, saved through the review dialog.
+    await page.goto(`${app}/config`);
+    await page.getByLabel('New parameter name').fill('auditedFlag');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByLabel('Value of auditedFlag').fill('on');
+    await page.getByRole('button', { name: /Review changes/ }).click();
+    await page
+      .getByRole('dialog', { name: 'Review config changes' })
+      .getByRole('button', { name: 'Save changes' })
+      .click();
+    await page.getByTestId('toast-success').filter({ hasText: 'Config saved' }).waitFor();
+    expect((await product.rest('GET', '/config')).json.params.auditedFlag).toBe('on');
+
+    // Data: Create class, Add row twice, delete both rows (one refusal of the confirmation
+    // first), Drop class. The REST API shows each step.
+    await createClass(page, 'AuditThing');
+    expect((await product.rest('GET', '/schemas/AuditThing')).status).toBe(200);
+    const first = await addRow(page, 'AuditThing');
+    const second = await addRow(page, 'AuditThing');
+    expect(await restIds('AuditThing')).toEqual([first, second]);
+    await expect.poll(() => page.getByTestId('row-count').textContent()).toBe('2 rows');
+
+    expect(await deleteRow(page, first, false)).toBe('Delete 1 selected row of AuditThing?');
+    expect(await restIds('AuditThing')).toEqual([first, second]);
+    await ui.selectRow(page, first).uncheck();
+    expect(await deleteRow(page, first, true)).toBe('Delete 1 selected row of AuditThing?');
+    await page.getByTestId('toast-success').filter({ hasText: 'Deleted 1 rows' }).waitFor();
+    await expect.poll(() => restIds('AuditThing')).toEqual([second]);
+    await expect.poll(() => page.getByTestId('row-count').textContent()).toBe('1 rows');
+    expect(await deleteRow(page, second, true)).toBe('Delete 1 selected row of AuditThing?');
+    await expect.poll(() => restIds('AuditThing')).toEqual([]);
+    await expect.poll(() => page.getByTestId('row-count').textContent()).toBe('0 rows');
+
+    await ui.schema(page).click();
+    expect(await ui.dropClass(page).isDisabled()).toBe(true);
+    await ui.confirmDrop(page).fill('AuditThing');
+    await ui.dropClass(page).click();
+    await page.waitForURL(new RegExp(`${app}/data$`));
+    await expect
+      .poll(async () => product.rest('GET', '/schemas/AuditThing'))
+      .toEqual({ status: 400, json: { code: 103, error: 'Class AuditThing does not exist.' } });
+    expect(
+      await page
+        .getByRole('navigation', { name: 'classes' })
+        .getByRole('link', { name: 'AuditThing' })
+        .count(),
+    ).toBe(0);
 
     await page
       .getByRole('navigation', { name: 'Sections' })
@@ -69,11 +143,17 @@ describe('audit page', () => {
         })),
       );
     const all = await listed();
-    // Newest first: the two row creates, then the config change.
-    expect(all.map((e) => e.action)).toEqual(['row.create', 'row.create', 'config.update']);
+    // Newest first: every change made above, by the one who made it.
+    expect(all.map((e) => [e.action, e.target])).toEqual([
+      ['schema.delete', 'AuditThing'],
+      ['rows.bulkDelete', 'AuditThing'],
+      ['rows.bulkDelete', 'AuditThing'],
+      ['row.create', `AuditThing/${second}`],
+      ['row.create', `AuditThing/${first}`],
+      ['schema.create', 'AuditThing'],
+      ['config.update', 'config'],
+    ]);
     expect(all.every((e) => e.user === 'admin')).toBe(true);
-    expect(all[0]?.target).toMatch(/^AuditThing\/\w+$/);
-    expect(all[2]?.target).toBe('config');
     // Local time shown, ISO on hover.
     const time = rows.first().locator('time');
     expect(await time.getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
@@ -106,6 +186,7 @@ describe('audit page', () => {
     await login(viewer.page, 'viewer');
     await viewer.page.goto(`${app}/audit?action=row`);
     await viewer.page.getByTestId('audit-row').first().waitFor();
+    // `row` is row.create and row.update..., not rows.bulkDelete.
     expect(await viewer.page.getByTestId('audit-row').count()).toBe(2);
     expect(problems).toEqual([]);
     expect(viewer.problems).toEqual([]);
@@ -113,17 +194,24 @@ describe('audit page', () => {
 
   it('pages older entries with Load more', async () => {
     const s = await session();
-    await login(s.page);
+    const { page } = s;
+    await login(page);
     const app = `/apps/${product.appId}`;
-    // 50 a page: 55 more creates make 58 entries in all.
-    for (let i = 0; i < 55; i++)
-      expect(await bff(s, 'POST', `${app}/classes/AuditPaged`, { n: i })).toBe(201);
-    await s.page.goto(`${app}/audit?target=AuditPaged`);
-    const rows = s.page.getByTestId('audit-row');
+    // 50 a page: Create class and 54 Add rows make 55 entries for AuditPaged.
+    await createClass(page, 'AuditPaged');
+    for (let i = 0; i < 54; i++) await addRow(page, 'AuditPaged');
+    expect((await product.rest('GET', '/classes/AuditPaged?count=1&limit=0')).json.count).toBe(54);
+    await page.goto(`${app}/audit?target=AuditPaged`);
+    const rows = page.getByTestId('audit-row');
     await rows.first().waitFor();
     expect(await rows.count()).toBe(50);
-    await s.page.getByRole('button', { name: 'Load more' }).click();
+    const action = (i: number) => rows.nth(i).getByTestId('audit-action').textContent();
+    expect(await action(49)).toBe('row.create');
+    await page.getByRole('button', { name: 'Load more' }).click();
     await expect.poll(() => rows.count()).toBe(55);
-    await s.page.getByTestId('audit-count').filter({ hasText: '55 entries' }).waitFor();
+    await page.getByTestId('audit-count').filter({ hasText: '55 entries' }).waitFor();
+    // The oldest entry, the class's creation, came with the second page; there is no third.
+    expect(await action(54)).toBe('schema.create');
+    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
   });
 });

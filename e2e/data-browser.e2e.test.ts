@@ -5,6 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { seedRows } from './data-browser-seed.ts';
 import { launchBrowser, login, openSession, type Session } from './helpers/browser.ts';
+import { dataControls as ui } from './helpers/data-controls.ts';
 import { type Product, startProduct } from './helpers/product.ts';
 
 let product: Product;
@@ -313,7 +314,7 @@ describe('data browser', () => {
       await rest('POST', `/schemas/${copy}`, { className: copy, fields: copyFields });
       await page.goto(dataUrl(copy));
       await page.getByTestId('grid').waitFor();
-      await page.getByLabel('import file').setInputFiles(file);
+      await ui.importFile(page).setInputFiles(file);
       // The export has objectIds: the mapping step offers to keep them (not asked here).
       await page.getByTestId('import-mapping').waitFor();
       await page.getByRole('button', { name: 'Import', exact: true }).click();
@@ -326,14 +327,44 @@ describe('data browser', () => {
   });
 
   it('offers no write controls to a read-only user', async () => {
+    // An admin has every one of them here (the Drop controls once Schema is open)...
+    const adminPage = admin.page;
+    await openClass(adminPage, 'Pet');
+    await ui.selectRow(adminPage, ids[2]!).check();
+    for (const control of [
+      ui.newClassName(adminPage),
+      ui.createClass(adminPage),
+      ui.addRow(adminPage),
+      ui.deleteRows(adminPage),
+      ui.schema(adminPage),
+      ui.importFile(adminPage),
+    ])
+      expect(await control.count()).toBe(1);
+    await ui.schema(adminPage).click();
+    expect(await ui.confirmDrop(adminPage).count()).toBe(1);
+    expect(await ui.dropClass(adminPage).count()).toBe(1);
+    await ui.schema(adminPage).click();
+    await ui.selectRow(adminPage, ids[2]!).uncheck();
+
+    // ...a read-only user none.
     const viewer = await openSession(browser, product);
     try {
       await login(viewer.page, 'viewer');
       await openClass(viewer.page, 'Pet');
-      expect(await viewer.page.getByRole('button', { name: 'Add row' }).count()).toBe(0);
-      expect(await viewer.page.getByRole('button', { name: 'Schema' }).count()).toBe(0);
-      expect(await viewer.page.getByLabel('import file').count()).toBe(0);
-      expect(await viewer.page.getByLabel('new class name').count()).toBe(0);
+      // The very controls the admin tests click (same accessible names: e2e/helpers/data-controls.ts).
+      const { page } = viewer;
+      await ui.selectRow(page, ids[2]!).check();
+      for (const control of [
+        ui.newClassName(page),
+        ui.createClass(page),
+        ui.addRow(page),
+        ui.deleteRows(page),
+        ui.schema(page),
+        ui.confirmDrop(page),
+        ui.dropClass(page),
+        ui.importFile(page),
+      ])
+        expect(await control.count()).toBe(0);
       await cell(viewer.page, ids[2]!, 'name').dblclick();
       expect(await viewer.page.getByTestId('cell-editor').count()).toBe(0);
       expect(await viewer.page.getByRole('button', { name: 'Export CSV' }).count()).toBe(1);

@@ -10,15 +10,15 @@ const PNG = Buffer.from(
   'base64',
 );
 
-/** Waits until the first element with `testId` shows exactly `text`. */
+/** Waits until the first element with `testId` shows exactly `text` (the suite's poll bound unless given). */
 async function waitText(
   page: Session['page'],
   testId: string,
   text: string,
-  timeout = 10_000,
+  timeout?: number,
 ): Promise<void> {
   await expect
-    .poll(() => page.getByTestId(testId).first().textContent(), { timeout, interval: 50 })
+    .poll(() => page.getByTestId(testId).first().textContent(), timeout ? { timeout } : {})
     .toBe(text);
 }
 
@@ -82,9 +82,15 @@ describe('files, push and analytics in the console', () => {
     await preview.waitFor();
     const img = preview.locator('img');
     await img.waitFor();
-    await page.waitForFunction(
-      `(() => { const el = document.querySelector('[data-testid="grid"] [data-testid="file-value"] img'); return el !== null && el.complete && el.naturalWidth === 1; })()`,
-    );
+    // Polled from the test (page.waitForFunction re-evaluates a string in the page, which the
+    // console's CSP refuses whenever the image is not loaded at the first look).
+    await expect
+      .poll(() =>
+        page.evaluate<boolean>(
+          `(() => { const el = document.querySelector('[data-testid="grid"] [data-testid="file-value"] img'); return el !== null && el.complete && el.naturalWidth === 1; })()`,
+        ),
+      )
+      .toBe(true);
     expect(await preview.textContent()).toContain('cat picture.png');
     await screenshot('files-row-preview');
     // The file is referenced: the orphan report does not list it.
@@ -166,7 +172,7 @@ describe('files, push and analytics in the console', () => {
     await dialog.getByRole('button', { name: 'Send to 2 devices' }).click();
     const row = page.getByTestId('push-status-row').first();
     await row.waitFor();
-    await waitText(page, 'push-status', 'succeeded', 20_000);
+    await waitText(page, 'push-status', 'succeeded', 30_000);
     expect(await row.getByTestId('push-sent').textContent()).toBe('2ios 2');
     expect(fake.sends.map((s) => s.token).sort()).toEqual(['tok-e2e-ios-1', 'tok-e2e-ios-2']);
     await screenshot('push-succeeded');
@@ -245,17 +251,15 @@ describe('files, push and analytics in the console', () => {
     await chart.locator('canvas').waitFor();
     await page.getByLabel('From').fill('2026-06-02T00:00');
     await expect
-      .poll(() => page.getByTestId('event-total').allTextContents(), { timeout: 10_000 })
+      .poll(() => page.getByTestId('event-total').allTextContents())
       .toEqual(['Purchase1', 'Signup1']);
     await page.getByLabel('To').fill('2026-06-02T10:00');
-    await expect
-      .poll(() => page.getByTestId('event-total').allTextContents(), { timeout: 10_000 })
-      .toEqual(['Signup1']);
+    await expect.poll(() => page.getByTestId('event-total').allTextContents()).toEqual(['Signup1']);
     await page.getByLabel('From').fill('');
     await page.getByLabel('To').fill('');
     await page.getByLabel('Dimension', { exact: true }).fill('plan');
     await page.getByLabel('Dimension value').fill('pro');
-    await expect.poll(() => page.getByTestId('event-total').count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => page.getByTestId('event-total').count()).toBe(1);
     expect(await page.getByTestId('event-total').textContent()).toBe('Purchase1');
   });
 });

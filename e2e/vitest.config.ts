@@ -8,6 +8,9 @@ export default defineConfig({
     include: ['e2e/**/*.e2e.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 90_000,
+    // Every expect.poll waits on the product for up to 15 s unless it says otherwise (vitest's
+    // default, 1 s, flakes on a loaded machine); a poll stops as soon as its condition holds.
+    expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
     // One product + one browser at a time: steady timings and no port or CPU contention.
     fileParallelism: false,

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main as startService } from '../../server/src/cli.ts';
 import { seedDemoData } from '../../server/src/demo.ts';
-import { optionsOrExit, runBff } from './cli.ts';
+import { optionsOrExit } from './cli.ts';
+import { type Bff, createBff } from './index.ts';
 import { type ConsoleUserConfig, validateBffOptions } from './options.ts';
 import { hashPassword } from './passwords.ts';
 
@@ -57,7 +59,48 @@ async function consoleUsers(dataDir: string): Promise<UsersFile> {
 const DEMO_CLOUD = fileURLToPath(new URL('../../server/src/demo-cloud.ts', import.meta.url));
 const argv = process.argv.slice(2);
 const ownConfig = Boolean(process.env.BDS_CLOUD || process.env.BDS_CONFIG || argv.includes('--config'));
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+const theirs = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]));
 const service = await startService(argv, ownConfig ? {} : { cloud: DEMO_CLOUD });
+// The service's own CLI closes it on a signal; here the bff must drain first (its requests call
+// the service), so one shutdown below replaces that handler.
+for (const signal of SIGNALS)
+  for (const listener of process.listeners(signal))
+    if (!theirs.get(signal)!.includes(listener)) process.off(signal, listener);
+let bff: Bff | undefined;
+let bffServer: Server | undefined;
+let stopping: Promise<void> | undefined;
+/** The bff's answers under way: once stopping, each ends its connection (no keep-alive reuse). */
+const answering = new Set<ServerResponse>();
+const lastOnConnection = (res: ServerResponse) => {
+  if (!res.headersSent) res.setHeader('Connection', 'close');
+};
+/**
+ * SIGTERM/SIGINT: the bff stops accepting and finishes its in-flight requests (cut after the
+ * service's shutdown grace), then the service drains and closes its store, then the process exits.
+ */
+function shutdown(signal: string): Promise<void> {
+  stopping ??= (async () => {
+    const closing = bff?.close() ?? Promise.resolve();
+    console.log(`[bds] ${signal}: console stopped accepting, draining in-flight requests`);
+    for (const res of answering) lastOnConnection(res);
+    // A connection whose answer was already under way goes once idle; the rest at the deadline.
+    const idle = setInterval(() => bffServer?.closeIdleConnections(), 50);
+    const cut = setTimeout(() => bffServer?.closeAllConnections(), service.options.shutdownGraceMs);
+    await closing;
+    clearInterval(idle);
+    clearTimeout(cut);
+    console.log('[bds] console closed; draining the service');
+    await service.close();
+    console.log('[bds] store closed');
+    process.exit(0);
+  })().catch((err: unknown) => {
+    console.error('[bds] shutdown failed:', err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+  return stopping;
+}
+for (const signal of SIGNALS) process.once(signal, () => void shutdown(signal));
 if (await seedDemoData(service)) console.log('[bds] demo data written: classes Author and Post');
 const { options: so } = service;
 const users = await consoleUsers(so.dataDir);
@@ -83,7 +126,17 @@ const options = optionsOrExit(() =>
     consoleUsers: users.consoleUsers,
   }),
 );
-const { url } = await runBff(options);
+bff = await createBff(options);
+const listening = await bff.listen();
+bffServer = listening.server;
+bffServer.on('request', (_req, res: ServerResponse) => {
+  if (stopping) return lastOnConnection(res);
+  answering.add(res);
+  res.once('close', () => answering.delete(res));
+});
+// A signal while the bff was starting: close it at once.
+if (stopping) await bff.close();
+const url = listening.url.replace('127.0.0.1', 'localhost');
 console.log(`[bds] console: ${url}`);
 if (users.demoLogin) {
   console.log(`[bds] console login: ${users.demoLogin.username} / ${users.demoLogin.password}`);

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -68,7 +69,23 @@ async function start(env: Record<string, string>) {
     const cookie = res.headers.getSetCookie()[0]?.split(';')[0] ?? '';
     return { status: res.status, cookie };
   };
-  return { dataDir, url, servicePort, out: () => out, login };
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  /** Resolves once the output matches `pattern`. */
+  const printed = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (pattern.test(out)) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 20);
+      void exited.then(() => {
+        clearInterval(timer);
+        if (pattern.test(out)) resolve();
+        else reject(new Error(`exited without printing ${pattern}: ${out}`));
+      });
+    });
+  return { child, dataDir, url, servicePort, consolePort, out: () => out, login, exited, printed };
 }
 
 describe('npm start (service + console in one process)', () => {
@@ -122,6 +139,77 @@ describe('npm start (service + console in one process)', () => {
       headers: { 'X-Backend-Application-Id': 'my-app', 'X-Backend-Master-Key': masterKey },
     });
     expect(res.status).toBe(200);
+  });
+});
+
+describe('npm start shutdown', () => {
+  it('on SIGTERM the console stops accepting, finishes its in-flight request (which the service still serves), then the service closes and the process exits 0', async () => {
+    const s = await start({ BDS_CONSOLE_USER: 'boss', BDS_CONSOLE_PASSWORD: 'a long enough password' });
+    const { cookie } = await s.login('boss', 'a long enough password');
+    const body = JSON.stringify({ title: 'written after SIGTERM' });
+    // A row create whose body is still on its way when SIGTERM arrives. `Expect: 100-continue`:
+    // the 100 says the bff has the request (headers parsed, handler started).
+    // (a keep-alive connection, as a browser's: the answer must end it, or the bff waits on it)
+    const agent = new Agent({ keepAlive: true });
+    const req = request(`${s.url}/bff/apps/bds-dev/classes/Post`, {
+      method: 'POST',
+      agent,
+      headers: {
+        Cookie: cookie,
+        'Content-Type': 'application/json',
+        'Content-Length': String(Buffer.byteLength(body)),
+        'X-Console-CSRF': '1',
+        Origin: s.url,
+        Expect: '100-continue',
+      },
+    });
+    const answer = new Promise<{ status: number; connection?: string; json: any }>((resolve, reject) => {
+      req.once('error', reject);
+      req.once('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.once('end', () =>
+          resolve({ status: res.statusCode!, connection: res.headers.connection, json: JSON.parse(text) }),
+        );
+        res.once('error', reject);
+      });
+    });
+    // (awaited below; a hang-up before then must not count as an unhandled rejection)
+    answer.catch(() => undefined);
+    await new Promise<void>((resolve) => req.once('continue', () => resolve()));
+    req.write(body.slice(0, 10));
+
+    s.child.kill('SIGTERM');
+    await s.printed(/\[bds\] SIGTERM/);
+    // No new connection is accepted...
+    const refused = await fetch(`${s.url}/bff/session`).then(
+      () => 'answered',
+      (err: Error & { cause?: { code?: string } }) => err.cause?.code,
+    );
+    expect(refused).toBe('ECONNREFUSED');
+    // ...and the service keeps serving until the console has drained.
+    expect(s.out()).not.toContain('console closed');
+    expect(s.out()).not.toContain('store closed');
+    const health = await fetch(`http://127.0.0.1:${s.servicePort}/health`);
+    expect(health.status).toBe(200);
+
+    // The in-flight request completes: the service still took the write.
+    req.end(body.slice(10));
+    const { status, connection, json } = await answer;
+    expect(status).toBe(201);
+    expect(json.objectId).toMatch(/^[A-Za-z0-9]{10}$/);
+    expect(connection).toBe('close');
+    expect(await s.exited).toBe(0);
+    agent.destroy();
+    const out = s.out();
+    const order = [
+      'SIGTERM: console stopped accepting',
+      'console closed; draining the service',
+      '[bds] store closed',
+    ].map((line) => out.indexOf(line));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 });
 

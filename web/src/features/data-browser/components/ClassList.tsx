@@ -123,6 +123,8 @@ export function ClassList({
           <button
             type="button"
             className="rounded border px-1"
+            aria-label="Create class"
+            title="Create class"
             disabled={!name}
             onClick={() =>
               run(`Create class ${name}`, () => dataApi.createClass(appId, name)).then(

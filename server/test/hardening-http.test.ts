@@ -83,31 +83,31 @@ describe('the rate limiter, with an injected clock', () => {
     ctx: ctxOf(caller, 'rest', ip),
   });
 
-  it('counts per key within a window and starts again after it', () => {
+  it('counts per key within a window and starts again after it', async () => {
     let now = 1_000_000;
     const limiter = new RateLimiter([rule], new MemoryRateLimitStore(), () => now);
-    limiter.check(req());
-    limiter.check(req());
-    expect(() => limiter.check(req())).toThrow(
+    await limiter.check(req());
+    await limiter.check(req());
+    await expect(limiter.check(req())).rejects.toThrow(
       'Too many requests: at most 2 in 10 seconds. Retry in 10 seconds.',
     );
     // Another user is counted apart; an anonymous caller by address.
-    limiter.check(req(makeCaller({ user: { objectId: 'u2' } })));
-    limiter.check(req(anonymous(), '10.0.0.9'));
+    await limiter.check(req(makeCaller({ user: { objectId: 'u2' } })));
+    await limiter.check(req(anonymous(), '10.0.0.9'));
     now += 9_000;
-    expect(() => limiter.check(req())).toThrow('Retry in 1 seconds.');
+    await expect(limiter.check(req())).rejects.toThrow('Retry in 1 seconds.');
     now += 1_000;
-    limiter.check(req());
+    await limiter.check(req());
   });
 
-  it('skips other methods and paths, and the master key', () => {
+  it('skips other methods and paths, and the master key', async () => {
     const limiter = new RateLimiter([{ ...rule, methods: ['POST'], max: 1 }]);
-    for (let i = 0; i < 5; i++) limiter.check(req());
+    for (let i = 0; i < 5; i++) expect(limiter.check(req())).toBeUndefined();
     const post = { method: 'POST', path: '/classes/A', ctx: ctxOf(user, 'rest', '10.0.0.1') };
-    limiter.check(post);
-    expect(() => limiter.check(post)).toThrow('at most 1 in 10 seconds');
-    limiter.check({ ...post, ctx: ctxOf(MASTER, 'rest', '10.0.0.1') });
-    limiter.check({ ...post, path: '/users' });
+    await limiter.check(post);
+    await expect(limiter.check(post)).rejects.toThrow('at most 1 in 10 seconds');
+    expect(limiter.check({ ...post, ctx: ctxOf(MASTER, 'rest', '10.0.0.1') })).toBeUndefined();
+    expect(limiter.check({ ...post, path: '/users' })).toBeUndefined();
   });
 
   it('a bad rule stops the start, naming the option', async () => {

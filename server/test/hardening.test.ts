@@ -125,14 +125,24 @@ const scenarios: Scenario[] = [
     errorContains: 'Invalid where: it holds a key named __proto__.',
   }),
   // ---- numbers and operators ----
-  {
-    name: 'skip past 2^53 is an empty page, not a 500',
+  bad({
+    name: 'skip past 2^53 is refused, naming the parameter',
     method: 'GET',
     path: '/classes/Thing',
     query: { skip: '99999999999999999999' },
-    status: 200,
-    expect: { results: [] },
-  },
+    status: 400,
+    code: 102,
+    errorContains: 'Invalid skip: it must be a whole number from 0 to 9007199254740991.',
+  }),
+  bad({
+    name: 'limit past 2^53 is refused the same way',
+    method: 'GET',
+    path: '/classes/Thing',
+    query: { limit: '99999999999999999999' },
+    status: 400,
+    code: 102,
+    errorContains: 'Invalid limit: it must be a whole number from 0 to 9007199254740991.',
+  }),
   bad({
     name: '$containedBy [] on objectId',
     method: 'GET',

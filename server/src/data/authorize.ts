@@ -111,7 +111,9 @@ export async function secureQuery(
         const inner = core.schemas.get(node.query.className);
         if (!inner) return node;
         if (node.type === 'select') check(inner, node.key.split('.')[0]);
-        const innerWhere = and(await walk(node.query.where, inner), access);
+        // The access condition first: a costly test (a $regex) never runs on rows the caller cannot read.
+        const where = await walk(node.query.where, inner);
+        const innerWhere = access ? and(access, where) : where;
         return { ...node, query: { ...node.query, where: innerWhere } };
       }
       case 'relatedTo': {

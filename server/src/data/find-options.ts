@@ -41,18 +41,21 @@ const listParam = (name: string) =>
     ),
   );
 
-/** `limit`, `skip`: a whole number >= 0, as a number or its text (past 2^53 it is capped). */
+/**
+ * `limit`, `skip`: a whole number from 0 to 2^53 - 1, as a number or its text. Past 2^53 a number
+ * is no longer exact (and no class holds that many rows): refused, naming the parameter.
+ */
 const intParam = (name: string) => {
   const error = `Invalid ${name}: it must be a whole number >= 0.`;
+  const tooLarge = `Invalid ${name}: it must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}.`;
   return z.optional(
     z.preprocess(
       (value) => (value === '' ? undefined : value),
       z.optional(
         z.coerce
           .number({ error })
-          .refine((n) => Number.isInteger(n) && n >= 0, { error })
-          // Past 2^53 a number is no longer exact; no class holds that many rows anyway.
-          .transform((n) => Math.min(n, Number.MAX_SAFE_INTEGER)),
+          .refine((n) => Number.isInteger(n) && n >= 0, { error, abort: true })
+          .refine((n) => n <= Number.MAX_SAFE_INTEGER, { error: tooLarge }),
       ),
     ),
   );

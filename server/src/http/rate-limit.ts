@@ -4,13 +4,20 @@ import { BdsError, ErrorCode } from '../kernel/errors.ts';
 
 export type RateLimitRule = ServiceOptions['rateLimit'][number];
 
+/** The hits counted in the current window of one key, and when that window ends (ms since the epoch). */
+export interface RateLimitHit {
+  count: number;
+  resetAt: number;
+}
+
 /**
  * Counters of the rate limits: one per rule and key, reset when its window ends. The in-memory
- * store serves one instance; the interface lets several instances share one (Redis) later.
+ * store serves one instance; the interface is asynchronous so that several instances can share
+ * one over the network (Redis `INCR` + `PEXPIRE`, say) later.
  */
 export interface RateLimitStore {
-  /** Counts one hit; answers the hits in the current window and when it ends (ms since the epoch). */
-  hit(key: string, windowMs: number, now: number): { count: number; resetAt: number };
+  /** Counts one hit and answers the count in the current window (a new window starts at 1). */
+  hit(key: string, windowMs: number, now: number): Promise<RateLimitHit>;
 }
 
 const MAX_KEYS = 100_000;
@@ -18,7 +25,7 @@ const MAX_KEYS = 100_000;
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
 
-  hit(key: string, windowMs: number, now: number): { count: number; resetAt: number } {
+  hit(key: string, windowMs: number, now: number): Promise<RateLimitHit> {
     let entry = this.windows.get(key);
     if (!entry || entry.resetAt <= now) {
       if (this.windows.size >= MAX_KEYS) this.prune(now);
@@ -26,7 +33,8 @@ export class MemoryRateLimitStore implements RateLimitStore {
       this.windows.set(key, entry);
     }
     entry.count++;
-    return entry;
+    // A copy: the entry keeps counting while the caller waits for this answer.
+    return Promise.resolve({ count: entry.count, resetAt: entry.resetAt });
   }
 
   private prune(now: number): void {
@@ -60,24 +68,39 @@ export class RateLimiter {
     this.rules = rules.map((rule) => ({ ...rule, pattern: new RegExp(rule.path) }));
   }
 
-  check(req: LimitedRequest): void {
-    if (req.ctx.caller.isMaster || this.rules.length === 0) return;
-    const now = this.now();
-    for (const [i, rule] of this.rules.entries()) {
+  /**
+   * Counts the request against every rule that applies, in order; rejects with `RateLimited` at
+   * the first one over its maximum (later rules are then not counted). Answers `undefined`, without
+   * a promise, when no rule applies (the master key, or a route without a limit): only limited
+   * routes wait for the store.
+   */
+  check(req: LimitedRequest): Promise<void> | undefined {
+    if (req.ctx.caller.isMaster || this.rules.length === 0) return undefined;
+    let pending: Promise<void> | undefined;
+    let now: number | undefined;
+    for (let i = 0; i < this.rules.length; i++) {
+      const rule = this.rules[i]!;
       if (rule.methods && !rule.methods.includes(req.method as never)) continue;
       if (!rule.pattern.test(req.path)) continue;
       const who = keyOf(rule.by, req.ctx);
       if (who === undefined) continue;
-      const { count, resetAt } = this.store.hit(`${i}:${who}`, rule.window * 1000, now);
-      if (count > rule.max) {
-        const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
-        throw new RateLimited(
-          rule.error ??
-            `Too many requests: at most ${rule.max} in ${rule.window} seconds. Retry in ${retryAfter} seconds.`,
-          retryAfter,
-        );
-      }
+      now ??= this.now();
+      const at = now;
+      const key = `${i}:${who}`;
+      pending = pending ? pending.then(() => this.count(rule, key, at)) : this.count(rule, key, at);
     }
+    return pending;
+  }
+
+  private async count(rule: RateLimitRule, key: string, now: number): Promise<void> {
+    const { count, resetAt } = await this.store.hit(key, rule.window * 1000, now);
+    if (count <= rule.max) return;
+    const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+    throw new RateLimited(
+      rule.error ??
+        `Too many requests: at most ${rule.max} in ${rule.window} seconds. Retry in ${retryAfter} seconds.`,
+      retryAfter,
+    );
   }
 }
 

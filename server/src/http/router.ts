@@ -36,8 +36,11 @@ interface Route {
  * exactly the same path (and checks) as a direct call.
  */
 export class Router {
-  /** Runs before every handler (direct requests and batch members alike): the rate limits. */
-  constructor(private readonly before?: (req: Omit<ApiRequest, 'params'>) => void) {}
+  /**
+   * Runs before every handler (direct requests and batch members alike): the rate limits. It may
+   * answer a promise (a limited route waits for the shared counter); otherwise nothing is awaited.
+   */
+  constructor(private readonly before?: (req: Omit<ApiRequest, 'params'>) => Promise<void> | undefined) {}
 
   /** Routes by segment count and first segment (routes whose first segment is a parameter: key `n:`). */
   private readonly index = new Map<string, Route[]>();
@@ -94,7 +97,8 @@ export class Router {
   async dispatch(req: Omit<ApiRequest, 'params'>): Promise<ApiResponse> {
     const found = this.match(req.method, req.path);
     if (!found) throw new BdsError(ErrorCode.INVALID_JSON, `Unknown route: ${req.method} ${req.path}`, 404);
-    this.before?.(req);
+    const waiting = this.before?.(req);
+    if (waiting) await waiting;
     const request = req as ApiRequest;
     request.params = found.params;
     return found.handler(request);

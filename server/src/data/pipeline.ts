@@ -1,11 +1,13 @@
 import { isObject } from '@bds/client/protocol';
 import { decideMasterSurface, type MasterSurface } from '../access/class.ts';
+import { aclGrant } from '../kernel/acl.ts';
+import type { Caller } from '../kernel/caller.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode, notFound } from '../kernel/errors.ts';
 import type { WriteEvent } from '../kernel/events.ts';
 import { newObjectId } from '../kernel/ids.ts';
 import type { QueryNode } from '../kernel/query.ts';
-import type { Row } from '../kernel/records.ts';
+import type { Row, WireAcl } from '../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
 import { checkClassName, schemaDocument } from '../schema/registry.ts';
 import type { InternalValues, StoredConfig } from '../storage/adapter.ts';
@@ -252,7 +254,7 @@ export class WritePipeline {
       for (const field of returning) answer[field] = result.after[field] ?? null;
       // A write-only row must not become readable through the values its operations produced.
       // The write may have committed already: a failing check withholds the values, never answers an error.
-      if (returning.length > 0 && !(await this.reads.canRead(caller, target, objectId).catch(() => false))) {
+      if (returning.length > 0 && !(await this.readable(caller, target, objectId, result.after))) {
         for (const field of returning) delete answer[field];
       }
       return answer;
@@ -260,6 +262,27 @@ export class WritePipeline {
     const simple = parsed.types.size === 0 && !CHECKED_IN_TRANSACTION.has(className);
     const updated = await (simple ? write() : store.transaction(write));
     return this.stripWriteResponse(ctx, className, updated);
+  }
+
+  /**
+   * Whether the caller may read a row it has just written (CLP get, its row condition, ACL read).
+   * Without a CLP row condition the ACL decides alone, in memory on the row the write answered
+   * (the same rule the store compiles, kernel/acl.ts), so no read is issued; otherwise the store
+   * answers. A failing check withholds, never throws.
+   */
+  private async readable(
+    caller: Caller,
+    schema: ClassSchema,
+    objectId: string,
+    after: Row,
+  ): Promise<boolean> {
+    if (caller.isMaster) return true;
+    const verdict = classVerdict(this.core, caller, schema.className, 'get');
+    if (!verdict.allowed) return false;
+    if (verdict.condition === undefined) {
+      return aclGrant(after.ACL as WireAcl | undefined, caller.principals, 'read') !== null;
+    }
+    return this.reads.canRead(caller, schema, objectId).catch(() => false);
   }
 
   async delete(ctx: Ctx, className: string, objectId: string): Promise<void> {

@@ -211,6 +211,15 @@ export class SqlStore implements StorageAdapter {
     const p = this.params();
     const columns = ['objectId', 'createdAt', 'updatedAt', '_rperm', '_wperm'];
     const { rperm, wperm } = encodeAcl(spec.acl);
+    // The row as stored, built from what is bound: the insert needs no RETURNING (which costs the
+    // engine a result row per write) to answer it. Columns left out are NULL, which decodes as absent.
+    const stored: SqlRow = {
+      objectId: spec.objectId,
+      createdAt: spec.createdAt,
+      updatedAt: spec.createdAt,
+      _rperm: rperm,
+      _wperm: wperm,
+    };
     const values = [
       p.add(spec.objectId),
       p.add(spec.createdAt),
@@ -218,25 +227,29 @@ export class SqlStore implements StorageAdapter {
       p.add(rperm),
       p.add(wperm),
     ];
-    for (const [field, { value, type }] of Object.entries(spec.values)) {
+    for (const field in spec.values) {
+      const { value, type } = spec.values[field]!;
+      const encoded = encodeColumn(this.dialect, type, value);
       columns.push(field);
-      values.push(p.add(encodeColumn(this.dialect, type, value)));
+      values.push(p.add(encoded));
+      stored[field] = encoded;
     }
-    for (const [column, value] of Object.entries(spec.internal ?? {})) {
-      checkColumnName(column);
-      columns.push(column);
-      values.push(p.add(value));
+    if (spec.internal) {
+      for (const [column, value] of Object.entries(spec.internal)) {
+        checkColumnName(column);
+        columns.push(column);
+        values.push(p.add(value));
+      }
     }
-    const sql = `INSERT INTO ${this.table(schema.className)} (${columns.map(this.q).join(', ')}) VALUES (${values.join(', ')}) RETURNING *`;
+    const sql = `INSERT INTO ${this.table(schema.className)} (${columns.map(this.q).join(', ')}) VALUES (${values.join(', ')})`;
     const write = async () => {
-      let rows: SqlRow[];
       try {
-        rows = await this.driver.runReturning(sql, p.values);
+        await this.driver.run(sql, p.values);
       } catch (err) {
         throw this.translateWriteError(err);
       }
       await this.applyRelations(schema, spec.objectId, spec.relations);
-      const row = decodeRow(schema, rows[0]!);
+      const row = decodeRow(schema, stored);
       this.wrote(schema.className, spec.objectId, row);
       return row;
     };

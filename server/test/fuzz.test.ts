@@ -392,22 +392,38 @@ const schemaRoutes = [
     ),
     as: asArb,
   }),
+  // Without the master key every schema write is refused, whatever the body.
   r('bad', {
     method: fc.constantFrom('POST', 'PUT'),
     path: fc.oneof(
       classArb.map((c) => `/schemas/${c}`),
       fc.constant('/schemas'),
     ),
-    as: asArb,
+    as: fc.constantFrom<As>('rest', 'js', 'none', 'app', 'session', 'badSession'),
     body: fc.oneof(
       fc.record({ fields: fc.dictionary(nameArb, valueArb, { minKeys: 1, maxKeys: 3 }) }),
+      fc.record({ fields: fc.constant({ title: { type: 'Number' } }) }),
+      fc.record({ classLevelPermissions: fc.dictionary(nameArb, valueArb, { minKeys: 1 }) }),
+      fc.record({ indexes: fc.dictionary(nameArb, valueArb, { minKeys: 1 }) }),
+      scalarArb,
+    ),
+  }),
+  // With the master key, only bodies no class accepts (a random dictionary or a new class's name
+  // could make a valid schema, and a master write would then rightly succeed).
+  r('bad', {
+    method: fc.constantFrom('POST', 'PUT'),
+    path: fc.oneof(
+      classArb.map((c) => `/schemas/${c}`),
+      fc.constant('/schemas'),
+    ),
+    as: fc.constant<As>('master'),
+    body: fc.oneof(
       fc.record({
         className: nameArb,
         fields: fc.dictionary(badFieldArb, fc.constant({ type: 'String' }), { minKeys: 1 }),
       }),
-      fc.record({ fields: fc.constant({ title: { type: 'Number' } }) }),
-      fc.record({ classLevelPermissions: fc.dictionary(nameArb, valueArb, { minKeys: 1 }) }),
-      fc.record({ indexes: fc.dictionary(nameArb, valueArb, { minKeys: 1 }) }),
+      fc.record({ fields: fc.constant({ title: { type: 'NoSuchType' } }) }),
+      fc.record({ classLevelPermissions: fc.constant({ find: 'everyone' }) }),
       scalarArb,
     ),
   }),
@@ -1042,7 +1058,9 @@ describe('fuzzing every route with adversarial input', () => {
         }),
         {
           numRuns: Number(process.env.FUZZ_RUNS ?? 4000),
-          seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31),
+          // A new seed on every local run finds new inputs; CI runs a fixed one so that a
+          // finding is reproduced here rather than failing a landing by chance.
+          seed: Number(process.env.FUZZ_SEED ?? (process.env.CI ? 20261126 : Date.now() % 2 ** 31)),
         },
       );
     } finally {

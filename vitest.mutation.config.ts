@@ -1,0 +1,48 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The tests `npm run test:mutation` (Stryker, stryker.config.json) runs against its mutants.
+ * MUTATION_SCOPE picks the tests of one target (a mutant that runs at import or in a beforeAll
+ * runs every test of the scope, so a smaller scope is much faster); unset, all of them.
+ * Stryker's vitest runner runs them in threads, one file at a time per worker.
+ */
+const SCOPES: Record<string, string[]> = {
+  access: [
+    'server/test/access*.test.ts',
+    'server/test/mutation-access.test.ts',
+    'server/test/permission-matrix.test.ts',
+    'server/test/protected.test.ts',
+    'server/test/roles.test.ts',
+    'server/test/requires-authentication.test.ts',
+    'server/test/security-review*.test.ts',
+    'server/test/sessions.test.ts',
+  ],
+  auth: [
+    'server/test/sessions.test.ts',
+    'server/test/roles.test.ts',
+    'server/test/credentials.test.ts',
+    'server/test/requires-authentication.test.ts',
+    'server/test/security-review*.test.ts',
+  ],
+  users: [
+    'server/test/users*.test.ts',
+    'server/test/sessions.test.ts',
+    'server/test/lockout.test.ts',
+    'server/test/mfa.test.ts',
+    'server/test/passwords.test.ts',
+    'server/test/password-reset.test.ts',
+  ],
+  session: ['bff/test/session*.test.ts'],
+};
+
+const scope = process.env.MUTATION_SCOPE;
+if (scope && !SCOPES[scope])
+  throw new Error(`MUTATION_SCOPE must be one of ${Object.keys(SCOPES).join(', ')}`);
+
+export default defineConfig({
+  test: {
+    include: scope ? SCOPES[scope] : [...new Set(Object.values(SCOPES).flat())],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+});

@@ -22,6 +22,7 @@ const LAYERS = [
   ['push', 'push sends: _PushStatus, the scheduler, APNs and FCM deliveries'],
   ['analytics', 'analytics adapters (none, store) and the event queries'],
   ['idempotency', 'X-Backend-Request-Id: repeated requests answer 159'],
+  ['live', 'realtime subscriptions: the WebSocket server, per-subscriber decisions, retention, trace'],
   ['http', 'routes: thin handlers that translate HTTP to the calls below'],
 ];
 

@@ -23,6 +23,7 @@ import { registerConfigRoutes } from './http/routes/config.ts';
 import { registerEmailRoutes } from './http/routes/email.ts';
 import { registerFileRoutes } from './http/routes/files.ts';
 import { registerHookRoutes } from './http/routes/hooks.ts';
+import { registerLiveRoutes } from './http/routes/live.ts';
 import { registerMiscRoutes } from './http/routes/misc.ts';
 import { registerPushRoutes } from './http/routes/push.ts';
 import { registerSchemaRoutes } from './http/routes/schemas.ts';
@@ -32,6 +33,7 @@ import { IdempotencyGuard } from './idempotency/guard.ts';
 import { Jobs } from './jobs/index.ts';
 import { type Clock, systemClock } from './kernel/clock.ts';
 import { createLogger, type Logger } from './kernel/log.ts';
+import { LiveQuery } from './live/server.ts';
 import { PushService } from './push/service.ts';
 import { SchemaRegistry } from './schema/registry.ts';
 import { openStore } from './storage/open.ts';
@@ -58,6 +60,8 @@ export interface Service {
   cloud: Cloud;
   /** Jobs and the scheduler of `_JobSchedule` rows. */
   jobs: Jobs;
+  /** Realtime subscriptions (LiveQuery), on the HTTP server `listen` starts, at `liveQuery.path`. */
+  live: LiveQuery;
   /**
    * Starts an HTTP server with the app at the mount path; port 0 picks a free one. With `http`, the
    * service takes over a server made by `createHttpServer()` that already listens (`serve()`).
@@ -121,6 +125,9 @@ export async function createService(
   await push.resume();
   registerCloudRoutes(router, cloud, jobs);
   registerHookRoutes(router, cloud.webhooks);
+  // After the caller resolver: its caches follow a write event before realtime decides it.
+  const live = new LiveQuery(data, callers);
+  registerLiveRoutes(router, live);
 
   const handler = createHandler(core, callers, router, state);
   const app = buildApp(handler);
@@ -137,6 +144,7 @@ export async function createService(
     callers,
     cloud,
     jobs,
+    live,
     async listen(port = options.port, host = options.host, http = createHttpServer()) {
       const root = express();
       root.disable('x-powered-by');
@@ -149,6 +157,7 @@ export async function createService(
       // else, including other spellings of the mount path, still goes through `root`.
       const mount = options.mountPath.replace(/\/+$/, '');
       server = http.server;
+      http.upgrade((req, socket, head) => live.handleUpgrade(req, socket, head));
       http.handle((req, res) => {
         const url = req.url ?? '/';
         const rest = url.startsWith(mount) ? url.slice(mount.length) : undefined;
@@ -177,6 +186,7 @@ export async function createService(
     close() {
       closing ??= (async () => {
         state.ready = false;
+        await live.close(Math.min(options.shutdownGraceMs, 2000));
         if (server) {
           const stopped = new Promise<void>((resolve) => server!.close(() => resolve()));
           server.closeIdleConnections();

@@ -56,6 +56,58 @@ const pathPattern = z.string().refine((source) => {
   }
 }, 'must be a valid regular expression');
 
+const LIVE_QUERY_DEFAULTS = {
+  path: '/live',
+  classNames: ['*'],
+  maxSubscriptionsPerConnection: 100,
+  maxFrameBytes: 64 * 1024,
+  retentionMs: 5 * 60 * 1000,
+  retentionMaxEvents: 10_000,
+  pingIntervalMs: 30_000,
+  idleTimeoutMs: 10 * 60 * 1000,
+  traceSize: 100,
+};
+
+const liveQuerySchema = z
+  .object({
+    /** The WebSocket path on the service's HTTP server, at the server's root (PROTOCOL {live_url}). */
+    path: z
+      .string()
+      .regex(/^\/[\w\-./]*$/, 'must be a path starting with /')
+      .default(LIVE_QUERY_DEFAULTS.path),
+    /** Classes open to subscriptions; `["*"]` for all, `[]` turns realtime off. */
+    classNames: z.array(z.string().min(1)).default(LIVE_QUERY_DEFAULTS.classNames),
+    maxSubscriptionsPerConnection: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .default(LIVE_QUERY_DEFAULTS.maxSubscriptionsPerConnection),
+    /** Largest client frame answered; a bigger one answers 155 (16x bigger closes the socket). */
+    maxFrameBytes: z
+      .number()
+      .int()
+      .min(256)
+      .max(16 * 1024 * 1024)
+      .default(LIVE_QUERY_DEFAULTS.maxFrameBytes),
+    /** How long events are kept for `since` resumption. */
+    retentionMs: z.number().int().min(0).default(LIVE_QUERY_DEFAULTS.retentionMs),
+    /** Most events kept for resumption, whatever their age. */
+    retentionMaxEvents: z
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000)
+      .default(LIVE_QUERY_DEFAULTS.retentionMaxEvents),
+    /** WebSocket pings; a client that has not answered the previous ping is dropped. 0: no pings. */
+    pingIntervalMs: z.number().int().min(0).default(LIVE_QUERY_DEFAULTS.pingIntervalMs),
+    /** A connection without subscriptions that sends nothing for this long is closed. 0: never. */
+    idleTimeoutMs: z.number().int().min(0).default(LIVE_QUERY_DEFAULTS.idleTimeoutMs),
+    /** Events per class kept in the master-only delivery trace. */
+    traceSize: z.number().int().min(0).max(10_000).default(LIVE_QUERY_DEFAULTS.traceSize),
+  })
+  .strict();
+
 const pushSchema = z
   .object({
     apns: z
@@ -176,10 +228,8 @@ export const optionsSchema = z
       })
       .strict()
       .default({ enableForPublic: false, enableForAnonymousUser: false, enableForAuthenticatedUser: true }),
-    liveQuery: z
-      .object({ path: z.string().default('/live') })
-      .strict()
-      .default({ path: '/live' }),
+    /** Realtime subscriptions (LiveQuery) on the service's own HTTP server (docs/architecture.md "Realtime"). */
+    liveQuery: liveQuerySchema.default(LIVE_QUERY_DEFAULTS),
     verifyUserEmails: z.boolean().default(false),
     /** Lifetime of an email verification link, in seconds. */
     emailVerifyTokenValidity: z

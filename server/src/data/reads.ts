@@ -155,8 +155,11 @@ export class Reads {
     return (await this.byId(schema, objectId, access)) !== undefined;
   }
 
-  /** secrets, protectedFields, includes, then projection (keys / excludeKeys). */
-  private async present(
+  /**
+   * secrets, protectedFields, includes, then projection (keys / excludeKeys). Rows are changed in
+   * place (pass copies). Realtime (live/) presents event rows with it, as a find would.
+   */
+  async present(
     caller: Caller,
     schema: ClassSchema,
     rows: Row[],

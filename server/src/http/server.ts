@@ -1,8 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { ErrorCode } from '../kernel/errors.ts';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+/** An HTTP upgrade (WebSocket): answers whether it took the socket. */
+type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
 
 /** What a request gets while the store opens and migrates: 503, `{"status":"starting"}` at /health. */
 const starting: Listener = (req, res) => {
@@ -29,9 +32,27 @@ const MAX_HEADER_BYTES = 16 * 1024;
  * headers over 16 KB, malformed HTTP) with the protocol's JSON error shape instead of an empty
  * body.
  */
-export function createHttpServer(): { server: Server; handle(listener: Listener): void } {
+export function createHttpServer(): {
+  server: Server;
+  handle(listener: Listener): void;
+  /** Who takes upgrade requests (realtime); until then, and for paths nobody takes, 404 and close. */
+  upgrade(listener: UpgradeListener): void;
+} {
   let current = starting;
+  let upgrades: UpgradeListener | undefined;
   const server = createServer((req, res) => current(req, res));
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    let taken = false;
+    try {
+      taken = upgrades?.(req, socket, head) ?? false;
+    } catch {
+      taken = false;
+    }
+    if (taken) return;
+    const status = upgrades ? '404 Not Found' : '503 Service Unavailable';
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  });
   server.keepAliveTimeout = 65_000;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') {
@@ -57,6 +78,9 @@ export function createHttpServer(): { server: Server; handle(listener: Listener)
     server,
     handle(listener) {
       current = listener;
+    },
+    upgrade(listener) {
+      upgrades = listener;
     },
   };
 }

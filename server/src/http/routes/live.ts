@@ -1,0 +1,19 @@
+import { masterKeyRequired } from '../../kernel/errors.ts';
+import type { LiveQuery } from '../../live/server.ts';
+import { checkClassName } from '../../schema/registry.ts';
+import type { Router } from '../router.ts';
+
+/**
+ * GET /live/trace/<C> (master only): the realtime delivery trace of a class: for its last events,
+ * which subscriptions received each and, for the others, which check filtered it
+ * (docs/architecture.md "Realtime").
+ */
+export function registerLiveRoutes(router: Router, live: LiveQuery): void {
+  router.add('GET', '/live/trace/:className', async (req) => {
+    if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+    const className = req.params.className!;
+    checkClassName(className);
+    const trace = live.traceOf(className);
+    return { body: { className, retainedEvents: trace.retainedEvents, results: trace.events } };
+  });
+}

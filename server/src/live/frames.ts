@@ -1,0 +1,183 @@
+import { isObject } from '@bds/client/protocol';
+import { keyPathProblem } from '../kernel/names.ts';
+import { jsonProblem } from '../kernel/validate.ts';
+
+/** Error codes of the realtime protocol (PROTOCOL.md "Realtime frames"). */
+export const LiveCode = {
+  MALFORMED: 1,
+  NOT_CONNECTED_OR_UNKNOWN_REQUEST: 2,
+  UNKNOWN_OP: 3,
+  INVALID_QUERY: 4,
+  RESUME_WINDOW_EXCEEDED: 5,
+  PERMISSION: 119,
+  INVALID_SESSION: 209,
+  TOO_MANY: 155,
+} as const;
+
+/** The texts of the error frames, in one place (tests and the client compare them exactly). */
+export const LiveText = {
+  notJson: 'Malformed frame: it is not valid JSON.',
+  binary: 'Malformed frame: frames are JSON text.',
+  notObject: 'Malformed frame: it must be a JSON object.',
+  noOp: 'Malformed frame: op is missing.',
+  unknownOp: (op: string) => `Unknown op: ${JSON.stringify(op)}.`,
+  problem: (problem: string) => `Malformed frame: it ${problem}.`,
+  notConnected: 'Not connected: send a connect frame first.',
+  alreadyConnected: 'Malformed frame: this connection is already connected.',
+  unauthorized: 'unauthorized',
+  invalidSession: 'Invalid session token',
+  sessionEnded: 'The session of this subscription ended (logout or revoked session).',
+  requestId:
+    'Malformed frame: requestId must be a whole number >= 0 or a non-empty string of at most 128 characters.',
+  requestIdInUse: (id: RequestId) =>
+    `Malformed frame: requestId ${JSON.stringify(id)} is already in use on this connection.`,
+  unknownRequestId: (id: RequestId) => `Unknown requestId ${JSON.stringify(id)}.`,
+  query: 'Malformed frame: query must be an object with a className.',
+  sessionTokenType: 'Malformed frame: sessionToken must be a string.',
+  masterKeyOnSubscribe:
+    'A master key is accepted only in the connect frame; a subscription cannot ask for master authority.',
+  classNotLive: (className: string) => `Class ${className} is not open to realtime subscriptions.`,
+  sessionClass: 'Permission denied for action find on class _Session.',
+  keys: (detail: string) => `Invalid keys: ${detail}`,
+  watch: (detail: string) => `Invalid watch: ${detail}`,
+  include: (detail: string) => `Invalid include: ${detail}`,
+  since: 'Invalid since: it must be an eventId string.',
+  snapshot: 'Malformed frame: snapshot must be a boolean.',
+  resume: (since: string) =>
+    `The events after ${since} are no longer kept (resume window exceeded); subscribe again with a snapshot.`,
+  frameTooLarge: (bytes: number, limit: number) =>
+    `Frame too large: ${bytes} bytes; the limit is ${limit} bytes.`,
+  tooManySubscriptions: (limit: number) => `Too many subscriptions: at most ${limit} per connection.`,
+  shuttingDown: 'The service is shutting down.',
+  internal: 'Internal server error.',
+} as const;
+
+export type RequestId = number | string;
+
+export interface ErrorFrame {
+  op: 'error';
+  code: number;
+  error: string;
+  reconnect: boolean;
+  requestId?: RequestId;
+}
+
+export class FrameError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly requestId?: RequestId,
+  ) {
+    super(message);
+  }
+}
+
+export function errorFrame(
+  code: number,
+  error: string,
+  requestId?: RequestId,
+  reconnect = false,
+): ErrorFrame {
+  return requestId === undefined
+    ? { op: 'error', code, error, reconnect }
+    : { op: 'error', code, error, reconnect, requestId };
+}
+
+/** A parsed client frame: an object with a string `op` (the rest is checked per op). */
+export function parseFrame(text: string): Record<string, unknown> & { op: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new FrameError(LiveCode.MALFORMED, LiveText.notJson);
+  }
+  if (!isObject(value)) throw new FrameError(LiveCode.MALFORMED, LiveText.notObject);
+  const problem = jsonProblem(value);
+  if (problem) throw new FrameError(LiveCode.MALFORMED, LiveText.problem(problem));
+  if (typeof value.op !== 'string' || value.op === '')
+    throw new FrameError(LiveCode.MALFORMED, LiveText.noOp);
+  return value as Record<string, unknown> & { op: string };
+}
+
+export function requestIdOf(frame: Record<string, unknown>): RequestId {
+  const id = frame.requestId;
+  if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) return id;
+  if (typeof id === 'string' && id.length > 0 && id.length <= 128) return id;
+  throw new FrameError(LiveCode.MALFORMED, LiveText.requestId);
+}
+
+/** What a subscribe or update asks for, checked for shape (access is decided later). */
+export interface SubscriptionRequest {
+  requestId: RequestId;
+  className: string;
+  where: Record<string, unknown>;
+  keys: string[] | undefined;
+  watch: string[] | undefined;
+  include: string[];
+  sessionToken: string | undefined;
+  snapshot: boolean;
+  since: string | undefined;
+}
+
+const MAX_LIST = 100;
+
+function pathList(
+  value: unknown,
+  requestId: RequestId,
+  text: (detail: string) => string,
+): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.length > MAX_LIST) {
+    throw new FrameError(
+      LiveCode.INVALID_QUERY,
+      text(`it must be a list of at most ${MAX_LIST} field names.`),
+      requestId,
+    );
+  }
+  for (const item of value) {
+    const problem = typeof item === 'string' ? keyPathProblem(item) : 'it is not a string';
+    if (problem)
+      throw new FrameError(LiveCode.INVALID_QUERY, text(`${JSON.stringify(item)}: ${problem}`), requestId);
+  }
+  return [...new Set(value as string[])];
+}
+
+export function parseSubscription(frame: Record<string, unknown>): SubscriptionRequest {
+  const requestId = requestIdOf(frame);
+  if (frame.masterKey !== undefined) {
+    throw new FrameError(LiveCode.PERMISSION, LiveText.masterKeyOnSubscribe, requestId);
+  }
+  const query = frame.query;
+  if (!isObject(query) || typeof query.className !== 'string' || query.className === '') {
+    throw new FrameError(LiveCode.MALFORMED, LiveText.query, requestId);
+  }
+  if (query.masterKey !== undefined) {
+    throw new FrameError(LiveCode.PERMISSION, LiveText.masterKeyOnSubscribe, requestId);
+  }
+  const where = query.where ?? {};
+  if (!isObject(where)) {
+    throw new FrameError(LiveCode.INVALID_QUERY, 'Invalid where: it must be a JSON object.', requestId);
+  }
+  const token = frame.sessionToken;
+  if (token !== undefined && token !== null && typeof token !== 'string') {
+    throw new FrameError(LiveCode.MALFORMED, LiveText.sessionTokenType, requestId);
+  }
+  const snapshot = frame.snapshot ?? false;
+  if (typeof snapshot !== 'boolean') throw new FrameError(LiveCode.MALFORMED, LiveText.snapshot, requestId);
+  const since = frame.since;
+  if (since !== undefined && since !== null && typeof since !== 'string') {
+    throw new FrameError(LiveCode.INVALID_QUERY, LiveText.since, requestId);
+  }
+  const include = pathList(frame.include ?? query.include, requestId, LiveText.include) ?? [];
+  return {
+    requestId,
+    className: query.className,
+    where,
+    keys: pathList(query.keys ?? query.fields, requestId, LiveText.keys),
+    watch: pathList(query.watch, requestId, LiveText.watch),
+    include,
+    sessionToken: typeof token === 'string' && token !== '' ? token : undefined,
+    snapshot,
+    since: typeof since === 'string' ? since : undefined,
+  };
+}

@@ -1,0 +1,92 @@
+import type { RequestId } from './frames.ts';
+
+/** Why a subscription did not receive an event (docs/architecture.md "Realtime"). */
+export type FilterReason = 'where' | 'clp' | 'acl' | 'kind' | 'session';
+
+export type DeliveredKind = 'create' | 'update' | 'delete' | 'enter' | 'leave';
+
+export interface TraceDelivery {
+  clientId: number;
+  requestId: RequestId;
+  /** The event kind sent, or null when it was filtered. */
+  delivered: DeliveredKind | null;
+  filteredBy?: FilterReason;
+  /** The user the subscription acts for (null: anonymous; master subscriptions say so). */
+  userId: string | null;
+  master: boolean;
+}
+
+export interface TraceEntry {
+  eventId: string;
+  op: 'create' | 'update' | 'delete';
+  objectId: string;
+  at: string;
+  /** Subscriptions of the class when the event was decided. */
+  subscriptions: number;
+  delivered: number;
+  filtered: Record<FilterReason, number>;
+  /** Per subscription, the first `MAX_TRACED` of them. */
+  deliveries: TraceDelivery[];
+  /** Subscriptions decided but not listed (past `MAX_TRACED`). */
+  omitted: number;
+}
+
+/** Most subscriptions listed per traced event; the counts cover all of them. */
+export const MAX_TRACED = 500;
+
+/** The master-only delivery trace: per class, the last `size` events and what each subscription got. */
+export class DeliveryTrace {
+  private readonly byClass = new Map<string, TraceEntry[]>();
+
+  constructor(private readonly size: number) {}
+
+  begin(
+    eventId: string,
+    op: TraceEntry['op'],
+    objectId: string,
+    at: number,
+    subscriptions: number,
+  ): TraceEntry {
+    return {
+      eventId,
+      op,
+      objectId,
+      at: new Date(at).toISOString(),
+      subscriptions,
+      delivered: 0,
+      filtered: { where: 0, clp: 0, acl: 0, kind: 0, session: 0 },
+      deliveries: [],
+      omitted: 0,
+    };
+  }
+
+  note(entry: TraceEntry, delivery: TraceDelivery): void {
+    if (delivery.delivered) entry.delivered += 1;
+    else if (delivery.filteredBy) entry.filtered[delivery.filteredBy] += 1;
+    if (entry.deliveries.length < MAX_TRACED) entry.deliveries.push(delivery);
+    else entry.omitted += 1;
+  }
+
+  record(className: string, entry: TraceEntry): void {
+    if (this.size === 0) return;
+    let list = this.byClass.get(className);
+    if (!list) {
+      list = [];
+      this.byClass.set(className, list);
+    }
+    list.push(entry);
+    if (list.length > this.size) list.splice(0, list.length - this.size);
+  }
+
+  of(className: string): TraceEntry[] {
+    return [...(this.byClass.get(className) ?? [])];
+  }
+
+  forget(className: string): void {
+    this.byClass.delete(className);
+  }
+
+  get classes(): number {
+    return this.byClass.size;
+  }
+}

@@ -9,6 +9,14 @@ import {
 } from './errors.ts';
 import { HEADERS, RESPONSE_HEADERS } from './protocol/headers.ts';
 import type { JobStatus } from './protocol/hooks.ts';
+import {
+  type LiveObject,
+  type LiveQuerySpec,
+  RealtimeConnection,
+  type RealtimeOptions,
+  type SubscribeOptions,
+  type Subscription,
+} from './realtime.ts';
 
 export type { JobStatus } from './protocol/hooks.ts';
 
@@ -76,6 +84,8 @@ export interface LogEntry {
   body?: unknown;
   response?: unknown;
   durationMs: number;
+  /** Realtime frames (method `WS`): whether the frame was sent or received. */
+  realtime?: 'send' | 'receive';
 }
 
 export interface ClientOptions {
@@ -98,6 +108,10 @@ export interface ClientOptions {
   /** Server versions below this are warned about once. */
   minimumServerVersion?: string;
   fetch?: typeof fetch;
+  /** The realtime address (default: the server's origin with `ws:`/`wss:` and `/live`). */
+  liveQueryURL?: string;
+  /** Defaults for this client's realtime connections (reconnect backoff, WebSocket class). */
+  realtime?: Omit<RealtimeOptions, 'useMasterKey' | 'url'>;
 }
 
 /** Auth passed as direct options. */
@@ -213,6 +227,8 @@ export class Client {
   private readonly fetchImpl: typeof fetch;
   private readonly cache: Map<string, CacheEntry> | null;
   private readonly cacheTtl: number;
+  private liveScoped: RealtimeConnection | undefined;
+  private liveAdmin: RealtimeConnection | undefined;
   private serverInfoPromise: Promise<{
     serverVersion?: string;
     features?: Record<string, unknown>;
@@ -769,6 +785,41 @@ export class Client {
       ...checkAuthOptions(options),
       body,
     });
+  }
+
+  // ---- realtime --------------------------------------------------------------------------------
+
+  /**
+   * This client's shared realtime connection (after `enableRealtime()`): scoped by default (no
+   * master key is sent, even when one is configured), admin with `useMasterKey: true` (master
+   * authority for every subscription on it; refused without a usable master key). Scoped and admin
+   * streams never share a connection. Options apply when the connection is created.
+   */
+  realtime(options: RealtimeOptions = {}): RealtimeConnection {
+    if (options.useMasterKey === true) {
+      if (!this.liveAdmin || this.liveAdmin.status === 'closed')
+        this.liveAdmin = new RealtimeConnection(this, { ...options, useMasterKey: true });
+      return this.liveAdmin;
+    }
+    if (!this.liveScoped || this.liveScoped.status === 'closed')
+      this.liveScoped = new RealtimeConnection(this, { ...options, useMasterKey: false });
+    return this.liveScoped;
+  }
+
+  /**
+   * Subscribes on the shared scoped connection (see `RealtimeConnection.subscribe`). Master
+   * authority is not offered per subscription: use `realtime({ useMasterKey: true }).subscribe`.
+   */
+  subscribe<T = LiveObject>(query: LiveQuerySpec, options: SubscribeOptions = {}): Subscription<T> {
+    return this.realtime().subscribe<T>(query, options);
+  }
+
+  /** Closes this client's shared realtime connections. */
+  closeRealtime(): void {
+    this.liveScoped?.close();
+    this.liveAdmin?.close();
+    this.liveScoped = undefined;
+    this.liveAdmin = undefined;
   }
 
   // ---- versioning --------------------------------------------------------------------------------

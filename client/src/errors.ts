@@ -42,3 +42,23 @@ export class ConnectionError extends BdsClientError {}
 
 /** Raised by the `...OrThrow` forms for a protocol error that the plain forms return. */
 export class ProtocolError extends BdsClientError {}
+
+/**
+ * A realtime refusal or failure: realtime not enabled, a connection that cannot be opened, or an
+ * error frame of the service (`code` is the realtime code: 1 malformed, 2 unknown request, 3
+ * unknown op, 4 invalid query, 5 resume window exceeded, 119 permission, 155 too many, 209 session).
+ */
+export class RealtimeError extends BdsClientError {
+  /** The service's `reconnect` hint of an error frame. */
+  readonly reconnect: boolean;
+  /** The subscription the error frame was about, if any. */
+  readonly requestId: number | string | undefined;
+  constructor(
+    message: string,
+    options: { code?: number; reconnect?: boolean; requestId?: number | string; cause?: unknown } = {},
+  ) {
+    super(message, options);
+    this.reconnect = options.reconnect ?? false;
+    this.requestId = options.requestId;
+  }
+}

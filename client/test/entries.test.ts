@@ -30,6 +30,15 @@ describe('entries', () => {
     const { files, specifiers } = moduleGraph('index.browser.ts');
     expect([...specifiers].filter((s) => !s.startsWith('.'))).toEqual([]);
     expect([...files].some((f) => f.endsWith('ambient.node.ts'))).toBe(false);
+    expect([...files].some((f) => f.endsWith('realtime.node.ts'))).toBe(false);
+    for (const file of files) expect(readFileSync(file, 'utf8')).not.toMatch(/import\(\s*['"]ws['"]/);
+  });
+
+  it('the node entry falls back to ws for realtime, loaded only when needed', () => {
+    const { files } = moduleGraph('index.node.ts');
+    const fallback = [...files].find((f) => f.endsWith('realtime.node.ts'));
+    expect(fallback).toBeDefined();
+    expect(readFileSync(fallback!, 'utf8')).toMatch(/await import\('ws'\)/);
   });
 
   it('the node entry uses AsyncLocalStorage', () => {
@@ -43,7 +52,9 @@ describe('entries', () => {
     expect(root.browser.import).toBe('./src/index.browser.ts');
     expect(root.node.import).toBe('./src/index.node.ts');
     expect(root.default.import).toBe('./src/index.browser.ts');
-    expect(pkg.dependencies).toBeUndefined();
+    // One runtime dependency, for the Node entry's realtime on runtimes without a global WebSocket.
+    expect(Object.keys(pkg.dependencies ?? {})).toEqual(['ws']);
+    expect(pkg.sideEffects).toContain('./src/realtime.node.ts');
   });
 
   it('the browser fallback keeps a scope during sync code and until its promise settles', async () => {

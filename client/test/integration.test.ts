@@ -412,7 +412,7 @@ describe('versioning (18)', () => {
   it('probes features over /serverInfo', async () => {
     const c = publicClient();
     expect(await c.serverSupports('batch.transaction')).toBe(true);
-    expect(await c.serverSupports('liveQuery')).toBe(false);
+    expect(await c.serverSupports('liveQuery')).toBe(true);
     expect(await c.serverSupports('noSuchFeature')).toBe(false);
     expect(await c.serverFeatures()).toMatchObject({ users: true });
   });

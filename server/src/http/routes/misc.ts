@@ -48,7 +48,7 @@ export function features(on: FeatureSwitches = { push: false, analyticsStored: f
     batch: { transaction: true },
     analytics: { events: true, stored: on.analyticsStored },
     users: true,
-    liveQuery: false,
+    liveQuery: true,
     files: true,
     aggregate: true,
     vectorSearch: true,

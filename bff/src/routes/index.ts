@@ -10,6 +10,7 @@ import { registerFilterRoutes } from './filters.ts';
 import { mayOpen, plain } from './http.ts';
 import { registerImportRoutes } from './imports.ts';
 import { registerPushRoutes } from './push.ts';
+import { registerRealtimeRoutes } from './realtime.ts';
 import { registerRoleRoutes } from './roles.ts';
 import { registerRowRoutes } from './rows.ts';
 import { registerSchemaRoutes } from './schemas.ts';
@@ -40,4 +41,5 @@ export function registerApiRoutes(router: express.Router, ctx: BffContext): void
   registerFileRoutes(router, ctx);
   registerPushRoutes(router, ctx);
   registerAnalyticsRoutes(router, ctx);
+  registerRealtimeRoutes(router, ctx);
 }

@@ -15,6 +15,7 @@ const ConfigRoute = lazy(() => import('../features/config/ConfigRoute.tsx'));
 const AuditRoute = lazy(() => import('../features/audit/AuditRoute.tsx'));
 const CloudRoute = lazy(() => import('../features/cloud/CloudRoute.tsx'));
 const FilesRoute = lazy(() => import('../features/files/FilesRoute.tsx'));
+const RealtimeRoute = lazy(() => import('../features/realtime/RealtimeRoute.tsx'));
 const PushRoute = lazy(() => import('../features/push/PushRoute.tsx'));
 // Its chart library (uPlot) is in this chunk only: the initial bundle does not carry it.
 const AnalyticsRoute = lazy(() => import('../features/analytics/AnalyticsRoute.tsx'));
@@ -49,6 +50,7 @@ export function createRouter() {
             { path: 'cloud', element: <CloudRoute /> },
             { path: 'files', element: <FilesRoute /> },
             { path: 'push', element: <PushRoute /> },
+            { path: 'realtime', element: <RealtimeRoute /> },
             { path: 'analytics', element: <AnalyticsRoute /> },
             ...SECTIONS.filter((s) => !s.ready).map((s) => ({
               path: s.slug,

@@ -11,7 +11,7 @@ export interface Section {
 export const SECTIONS: Section[] = [
   { slug: 'data', label: 'Data', key: 'd', ready: true, blurb: 'Browse and edit classes and rows.' },
   { slug: 'security', label: 'Security', key: 's', ready: false, blurb: 'Roles, CLPs and ACLs.' },
-  { slug: 'realtime', label: 'Realtime', key: 'r', ready: false, blurb: 'Live queries and subscriptions.' },
+  { slug: 'realtime', label: 'Realtime', key: 'r', ready: true, blurb: 'Live queries and subscriptions.' },
   { slug: 'cloud', label: 'Cloud', key: 'l', ready: true, blurb: 'Cloud functions, jobs and hooks.' },
   { slug: 'files', label: 'Files', key: 'f', ready: true, blurb: 'Uploads and files no row references.' },
   { slug: 'push', label: 'Push', key: 'p', ready: true, blurb: 'Push notifications and installations.' },

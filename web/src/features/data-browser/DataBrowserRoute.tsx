@@ -5,6 +5,7 @@ import { useNavigate, useParams, useSearchParams } from 'react-router';
 import { useCanWrite, useSession } from '../../lib/session.ts';
 import { useShortcutHelp } from '../../lib/shortcuts.ts';
 import { pushToast, toast } from '../../lib/toast.ts';
+import { openStream } from '../realtime/lib/stream.ts';
 import { dataApi, errorText } from './api/bff.ts';
 import { earlyKeys, parseWhere, startClassLoad, takeEarly } from './api/early.ts';
 import { dataPath } from './components/Cell.tsx';
@@ -149,6 +150,24 @@ function ClassView({
   const activeRow = params.get('row');
   const columns = useMemo(() => columnsOf(schema), [schema]);
   const rows = useRowPages(appId, cls, where, sort, typeOf(schema, sort.field));
+  // Live mode: the bff's realtime stream (as master) for the open class patches the loaded rows.
+  const [liveMode, setLiveMode] = useState(false);
+  const [liveStatus, setLiveStatus] = useState('');
+  const liveApply = rows.live;
+  useEffect(() => {
+    if (!liveMode) return;
+    setLiveStatus('connecting…');
+    return openStream(
+      { appId, className: cls, where, viewpoint: 'master' },
+      {
+        onReady: () => setLiveStatus('live'),
+        onEvent: (e) => {
+          if (e.kind !== 'filtered' && e.object) liveApply(e.kind, e.object as Row);
+        },
+        onFail: (error) => setLiveStatus(error),
+      },
+    );
+  }, [liveMode, appId, cls, where, liveApply]);
   const [prefs, setPrefsState] = useState<ColumnPrefs>(() => loadColumnPrefs(appId, cls));
   const setPrefs = (p: ColumnPrefs) => {
     setPrefsState(p);
@@ -181,7 +200,7 @@ function ClassView({
   // query shows the service's error instead of placeholders.
   const total = rows.error
     ? 0
-    : (rows.end ?? count.data?.count ?? (!hasFilter && schema.count ? schema.count : 100));
+    : rows.extra + (rows.end ?? count.data?.count ?? (!hasFilter && schema.count ? schema.count : 100));
 
   const update = (changes: Record<string, string | null>) => {
     const next = new URLSearchParams(params);
@@ -262,6 +281,15 @@ function ClassView({
           <button type="button" className={btn} onClick={refresh}>
             Refresh
           </button>
+          <label className="flex items-center gap-1 text-sm">
+            <input type="checkbox" checked={liveMode} onChange={(e) => setLiveMode(e.target.checked)} />
+            Live
+          </label>
+          {liveMode && (
+            <span data-testid="live-status" className="text-xs text-slate-500">
+              {liveStatus}
+            </span>
+          )}
           {canWrite && (
             <>
               <button

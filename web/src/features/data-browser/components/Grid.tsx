@@ -1,7 +1,7 @@
 /** The virtualized grid: rows fetched as they scroll into view, placeholders until they arrive. */
 import { elementScroll, observeElementOffset, useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { RowPages } from '../hooks/useRowPages.ts';
+import { LIVE_MARK, type RowPages } from '../hooks/useRowPages.ts';
 import type { Sort } from '../lib/keyset.ts';
 import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';
 import { rowShift, scrollScale } from '../lib/scroll-scale.ts';
@@ -29,6 +29,10 @@ function PinIcon({ filled }: { filled: boolean }) {
     </svg>
   );
 }
+
+/** Live mode's mark on a row (set by useRowPages.live): new, changed elsewhere, or deleted. */
+const liveMark = (row: Row | undefined): string | undefined =>
+  row ? ((row as Record<string, unknown>)[LIVE_MARK] as string | undefined) : undefined;
 
 export interface GridProps {
   appId: string;
@@ -360,7 +364,14 @@ const GridRow = memo(function GridRow({
     <div
       data-index={index + 1}
       data-row-id={row?.objectId}
-      className={`absolute left-0 flex border-b ${isActive ? 'bg-blue-50 dark:bg-blue-950' : 'bg-white dark:bg-gray-900'}`}
+      data-live={liveMark(row)}
+      className={`absolute left-0 flex border-b transition-opacity duration-700 ${
+        isActive
+          ? 'bg-blue-50 dark:bg-blue-950'
+          : liveMark(row) === 'new' || liveMark(row) === 'changed'
+            ? 'bg-yellow-100 dark:bg-yellow-900'
+            : 'bg-white dark:bg-gray-900'
+      } ${liveMark(row) === 'gone' ? 'opacity-30 line-through' : ''}`}
       style={{
         top: 0,
         height: ROW_HEIGHT,

@@ -11,6 +11,10 @@ import type { FieldType, Row } from '../lib/wire.ts';
 
 export const PAGE_SIZE = FIRST_PAGE_SIZE;
 
+/** Key of live mode's mark on a row object (never sent: rows are edited field by field). */
+export const LIVE_MARK = '__live';
+export type LiveOp = 'create' | 'update' | 'delete' | 'enter' | 'leave';
+
 interface State {
   pages: Map<number, Row[]>;
   inflight: Map<number, Promise<Row[]>>;
@@ -27,6 +31,10 @@ export interface RowPages {
   patch(objectId: string, changes: Record<string, unknown>): void;
   reset(): void;
   loadedRows(): Row[];
+  /** Rows created elsewhere while in live mode, shown first (highlighted). */
+  extra: number;
+  /** Applies a realtime event to the loaded rows in place (live mode). */
+  live(op: LiveOp, object: Row): void;
 }
 
 export function useRowPages(
@@ -44,17 +52,22 @@ export function useRowPages(
   /** Bumped by reset(): a new `load` makes the grid ask for its visible pages again. */
   const [epoch, setEpoch] = useState(0);
   const keyRef = useRef('');
+  /** Rows created elsewhere (live mode), newest first, before the loaded pages. */
+  const fresh = useRef<Row[]>([]);
+  const [extra, setExtra] = useState(0);
 
   if (keyRef.current !== key || !state.current) {
     state.current?.controller.abort();
     state.current = { pages: new Map(), inflight: new Map(), controller: new AbortController() };
     keyRef.current = key;
+    fresh.current = [];
   }
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new query key starts afresh
   useEffect(() => {
     setEnd(null);
     setError(null);
+    setExtra(0);
     setVersion((v) => v + 1);
   }, [key]);
 
@@ -97,16 +110,43 @@ export function useRowPages(
 
   const ensure = useCallback(
     (first: number, last: number) => {
-      const a = Math.max(0, Math.floor(first / PAGE_SIZE));
-      const b = Math.max(a, Math.floor(last / PAGE_SIZE));
+      const n = fresh.current.length;
+      const a = Math.max(0, Math.floor((first - n) / PAGE_SIZE));
+      const b = Math.max(a, Math.floor((last - n) / PAGE_SIZE));
       for (let i = a; i <= b; i++) void load(i).catch(() => undefined);
     },
     [load],
   );
 
   const rowAt = useCallback((index: number) => {
-    const page = state.current?.pages.get(Math.floor(index / PAGE_SIZE));
-    return page?.[index % PAGE_SIZE];
+    const n = fresh.current.length;
+    if (index < n) return fresh.current[index];
+    const i = index - n;
+    const page = state.current?.pages.get(Math.floor(i / PAGE_SIZE));
+    return page?.[i % PAGE_SIZE];
+  }, []);
+
+  const live = useCallback((op: LiveOp, object: Row) => {
+    const id = object.objectId;
+    if (!id) return;
+    const mark = (row: Row, m: string) => ({ ...row, [LIVE_MARK]: m }) as Row;
+    let found = false;
+    const replace = (list: Row[]) => {
+      const i = list.findIndex((r) => r.objectId === id);
+      if (i < 0) return;
+      found = true;
+      list[i] =
+        op === 'delete' || op === 'leave'
+          ? mark(list[i]!, 'gone')
+          : mark(object, list === fresh.current ? 'new' : 'changed');
+    };
+    replace(fresh.current);
+    for (const page of state.current?.pages.values() ?? []) replace(page);
+    if (!found && (op === 'create' || op === 'enter')) {
+      fresh.current = [mark(object, 'new'), ...fresh.current];
+      setExtra(fresh.current.length);
+    }
+    setVersion((v) => v + 1);
   }, []);
 
   const patch = useCallback((objectId: string, changes: Record<string, unknown>) => {
@@ -125,13 +165,18 @@ export function useRowPages(
     const s = state.current!;
     s.controller.abort();
     state.current = { pages: new Map(), inflight: new Map(), controller: new AbortController() };
+    fresh.current = [];
+    setExtra(0);
     setEnd(null);
     setError(null);
     setEpoch((e) => e + 1);
     setVersion((v) => v + 1);
   }, []);
 
-  const loadedRows = useCallback(() => [...(state.current?.pages.values() ?? [])].flat(), []);
+  const loadedRows = useCallback(
+    () => [...fresh.current, ...[...(state.current?.pages.values() ?? [])].flat()],
+    [],
+  );
 
-  return { version, end, error, rowAt, ensure, patch, reset, loadedRows };
+  return { version, end, error, rowAt, ensure, patch, reset, loadedRows, extra, live };
 }

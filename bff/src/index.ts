@@ -9,6 +9,7 @@ import { BffCode, sendError } from './errors.ts';
 import { createLogger, requestLogger } from './logger.ts';
 import { type BffOptions, type BffOptionsInput, validateBffOptions } from './options.ts';
 import { registerApiRoutes as defaultApiRoutes } from './routes/index.ts';
+import { closeRealtimeStreams } from './routes/realtime.ts';
 import { openSavedFilters } from './saved-filters.ts';
 import { appAccessGuard, csrfGuard, noStore, readOnlyGuard, securityHeaders } from './security.ts';
 import { createSessions } from './session.ts';
@@ -156,6 +157,8 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
     async close() {
       if (closed) return;
       closed = true;
+      // Inspector streams never end on their own: end them so the servers can close.
+      await closeRealtimeStreams(ctx);
       await Promise.all(
         [...servers].map(
           (server) =>

@@ -279,3 +279,51 @@ describe('realtime inspector streams (SSE)', () => {
     expect(streamed.length).toBeGreaterThan(5);
   });
 });
+
+describe('closing the bff', () => {
+  it('ends open inspector streams and deletes their inspection sessions', async () => {
+    const other = await startBff();
+    try {
+      const owner = await other.login('admin');
+      const signUp = await other.service.request('POST', '/users', {
+        body: { username: 'carol', password: 'pw secret 1' },
+      });
+      const userId = signUp.json.objectId as string;
+      await other.service.request('POST', '/schemas/Note', {
+        as: 'master',
+        body: { className: 'Note', fields: { title: { type: 'String' } } },
+      });
+      const query = new URLSearchParams({ className: 'Note', viewpoint: 'user', userId });
+      const res = await fetch(`${other.url}${base}/stream?${query}`, { headers: { Cookie: owner.cookie } });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      while (!text.includes('event: ready')) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before it was ready: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+      const inspecting = async () => {
+        const sessions = await other.service.request('GET', '/classes/_Session', {
+          as: 'master',
+          query: { where: { user: { __type: 'Pointer', className: '_User', objectId: userId } } },
+        });
+        return (sessions.json.results as Array<{ createdWith?: { action?: string } }>).filter(
+          (s) => s.createdWith?.action === 'inspect',
+        ).length;
+      };
+      expect(await inspecting()).toBe(1);
+
+      // Without ending its streams, close() would wait for the browser to hang up.
+      await other.bff.close();
+      for (;;) {
+        const { done } = await reader.read();
+        if (done) break;
+      }
+      expect(await inspecting()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+});

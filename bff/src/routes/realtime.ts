@@ -144,7 +144,18 @@ function sessionHolds(req: express.Request): Promise<boolean> {
   });
 }
 
+/** The open inspector streams of each bff, so that closing the bff can end them. */
+const openStreams = new WeakMap<BffContext, Set<() => Promise<void>>>();
+
+/** Ends every open inspector stream of this bff (its inspection sessions are deleted). */
+export async function closeRealtimeStreams(ctx: BffContext): Promise<void> {
+  const streams = openStreams.get(ctx);
+  if (streams) await Promise.all([...streams].map((end) => end()));
+}
+
 export function registerRealtimeRoutes(router: express.Router, ctx: BffContext): void {
+  const streams = new Set<() => Promise<void>>();
+  openStreams.set(ctx, streams);
   const base = '/apps/:appId/realtime';
   const secrets = () =>
     ctx.apps
@@ -213,6 +224,7 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
     const end = async () => {
       if (ended) return;
       ended = true;
+      streams.delete(end);
       for (const t of timers) clearInterval(t);
       if (ws && ws.readyState !== WebSocket.CLOSED) {
         try {
@@ -236,6 +248,7 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
       emit('fail', { code, error: redactText(error, keys) });
       void end();
     };
+    streams.add(end);
     req.on('close', () => void end());
     res.on('error', () => void end());
 

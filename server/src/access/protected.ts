@@ -40,7 +40,19 @@ export interface ProtectedView {
    * row, or all userField lists when none does). Querying on them would reveal their values.
    */
   unqueryable: ReadonlySet<string>;
+  /**
+   * What `hidden` answers for every row, when that does not depend on the row (no `userField:`
+   * group, no owner exemption); `undefined` when it does.
+   */
+  fixedHidden?: readonly string[];
 }
+
+const NOTHING_HIDDEN: ProtectedView = Object.freeze({
+  groups: () => [],
+  hidden: () => [],
+  unqueryable: new Set<string>(),
+  fixedHidden: Object.freeze([]),
+});
 
 /**
  * protectedFields layer. Groups matching a caller: `*`; `authenticated` with a session; the user's
@@ -53,7 +65,7 @@ export function protectedView(
   caller: Caller,
   options: { ownerExempt: boolean },
 ): ProtectedView {
-  if (caller.isMaster) return { groups: () => [], hidden: () => [], unqueryable: new Set() };
+  if (caller.isMaster) return NOTHING_HIDDEN;
   const raw = schema.classLevelPermissions?.protectedFields;
   const patterns = isObject(raw) ? raw : {};
   const userId = caller.user?.objectId;
@@ -86,10 +98,13 @@ export function protectedView(
     for (const [field, group] of userFieldGroups) if (pointsAt(row[field], userId!)) out.push(group);
     return out;
   };
+  const hidden = (row: Row) => intersect(groups(row).map((g) => g.fields));
+  const fixed = userFieldGroups.length === 0 && !(ownerExempt && userId !== undefined);
   return {
     unqueryable,
     groups,
-    hidden: (row) => intersect(groups(row).map((g) => g.fields)),
+    hidden,
+    fixedHidden: fixed ? Object.freeze(intersect(staticGroups.map((g) => g.fields))) : undefined,
   };
 }
 

@@ -55,8 +55,25 @@ export function rowAccess(
   return acl ? and(acl, verdict.condition) : verdict.condition;
 }
 
+/**
+ * The protectedFields views already worked out, per schema object (a changed schema is a new
+ * object) and caller (the resolver hands a session's requests one frozen caller; the anonymous
+ * caller is shared): the view depends on nothing else but the owner-exemption option, kept with it.
+ */
+const VIEWS = new WeakMap<ClassSchema, WeakMap<Caller, { ownerExempt: boolean; view: ProtectedView }>>();
+
 export function viewOf(core: Core, caller: Caller, schema: ClassSchema): ProtectedView {
-  return protectedView(schema, caller, { ownerExempt: core.options.protectedFieldsOwnerExempt });
+  const ownerExempt = core.options.protectedFieldsOwnerExempt;
+  let byCaller = VIEWS.get(schema);
+  if (!byCaller) {
+    byCaller = new WeakMap();
+    VIEWS.set(schema, byCaller);
+  }
+  const hit = byCaller.get(caller);
+  if (hit && hit.ownerExempt === ownerExempt) return hit.view;
+  const view = protectedView(schema, caller, { ownerExempt });
+  byCaller.set(caller, { ownerExempt, view });
+  return view;
 }
 
 /**

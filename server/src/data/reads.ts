@@ -183,6 +183,12 @@ export class Reads {
   hideProtected(caller: Caller, schema: ClassSchema, rows: Row[]): void {
     if (caller.isMaster) return;
     const view = viewOf(this.core, caller, schema);
+    const fixed = view.fixedHidden;
+    if (fixed) {
+      if (fixed.length === 0) return;
+      for (const row of rows) for (const field of fixed) delete row[field];
+      return;
+    }
     for (const row of rows) for (const field of view.hidden(row)) delete row[field];
   }
 

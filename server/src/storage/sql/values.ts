@@ -96,11 +96,27 @@ export function decodeAcl(
   return acl;
 }
 
+/**
+ * The fields a stored row is decoded by, in the schema's order (the built-in columns left out):
+ * worked out once per schema object (a changed schema is a new object), not once per row.
+ */
+const COLUMNS = new WeakMap<ClassSchema, ReadonlyArray<readonly [string, FieldDef]>>();
+
+function columnsOf(schema: ClassSchema): ReadonlyArray<readonly [string, FieldDef]> {
+  let columns = COLUMNS.get(schema);
+  if (!columns) {
+    columns = Object.entries(schema.fields).filter(
+      ([name]) => name !== 'objectId' && name !== 'createdAt' && name !== 'updatedAt' && name !== 'ACL',
+    );
+    COLUMNS.set(schema, columns);
+  }
+  return columns;
+}
+
 /** A stored row -> the wire object (all fields; projection happens above the store). */
 export function decodeRow(schema: ClassSchema, raw: SqlRow): Row {
   const row: Row = { objectId: raw.objectId, createdAt: raw.createdAt, updatedAt: raw.updatedAt };
-  for (const [name, def] of Object.entries(schema.fields)) {
-    if (name === 'objectId' || name === 'createdAt' || name === 'updatedAt' || name === 'ACL') continue;
+  for (const [name, def] of columnsOf(schema)) {
     if (def.type === 'Relation') {
       row[name] = { __type: 'Relation', className: def.targetClass };
       continue;

@@ -569,6 +569,9 @@ if (process.argv[2] === 'console') {
 } else if (process.argv[2] === 'vector-search') {
   // `npm run bench -- vector-search`: exact top-10 over 100,000 vectors of 384 dimensions (bench/vector.ts).
   await import('./vector.ts');
+} else if (process.argv[2] === 'live') {
+  // `npm run bench -- live`: realtime fan-out, 10,000 subscriptions and the worst case (bench/live.ts).
+  await import('./live.ts');
 } else if (process.argv[2] === 'push') {
   // `npm run bench -- push`: one push to 100,000 installations against local fake providers (bench/push.ts).
   await import('./push.ts');

@@ -31,8 +31,15 @@ import {
   requestIdOf,
   type SubscriptionRequest,
 } from './frames.ts';
+import { ClassSubscriptions, type IndexSpec, indexSpecOf } from './index.ts';
 import { EventIds, type LiveEvent, Retention } from './retention.ts';
-import { type DeliveredKind, DeliveryTrace, type FilterReason, type TraceEntry } from './trace.ts';
+import {
+  type DeliveredKind,
+  DeliveryTrace,
+  type FilterReason,
+  MAX_TRACED,
+  type TraceEntry,
+} from './trace.ts';
 
 type LiveOptions = ServiceOptions['liveQuery'];
 
@@ -67,6 +74,8 @@ interface Prepared {
   matcher: RowMatcher;
   /** The class-level row condition (pointer permissions), compiled; null when none. */
   clpMatcher: RowMatcher | null;
+  /** The equality of the where the subscription is indexed by (null: a candidate for every event). */
+  index: IndexSpec | null;
 }
 
 interface Subscription {
@@ -80,6 +89,12 @@ interface Subscription {
   generation: number;
   active: boolean;
   ended: boolean;
+  /** Where it sits in its class's index (kept by ClassSubscriptions). */
+  indexedAs: IndexSpec | null;
+  groupedAs: Caller | null;
+  ordinal: number;
+  /** The seq of the last event it was found a candidate for. */
+  candidateOf: number;
 }
 
 /** Sizes of the registry, for tests and the memory check. */
@@ -107,7 +122,9 @@ const EMPTY_SCHEMA = (className: string): ClassSchema => ({
 export class LiveQuery {
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<Connection>();
-  private readonly byClass = new Map<string, Set<Subscription>>();
+  /** Connections whose socket is corked until the end of this turn (sendEvent). */
+  private readonly corked = new Set<Connection>();
+  private readonly byClass = new Map<string, ClassSubscriptions<Subscription, Caller>>();
   private readonly byToken = new Map<string, Set<Subscription>>();
   private readonly ids = new EventIds();
   private readonly retention: Retention;
@@ -205,6 +222,7 @@ export class LiveQuery {
     ws.on('close', () => this.drop(conn));
   }
 
+  /** Sends a frame (an object, or its JSON text). */
   private send(conn: Connection, frame: unknown): void {
     if (conn.closed || conn.ws.readyState !== conn.ws.OPEN) return;
     if (conn.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
@@ -213,7 +231,28 @@ export class LiveQuery {
       this.drop(conn);
       return;
     }
-    conn.ws.send(JSON.stringify(frame));
+    conn.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  /**
+   * An event frame: the connection's socket is corked until the end of this turn of the event
+   * loop, so the frames of a fan-out to one connection leave in one write instead of one each.
+   */
+  private sendEvent(conn: Connection, frame: unknown): void {
+    if (!this.corked.has(conn) && !conn.closed && conn.ws.readyState === conn.ws.OPEN) {
+      const socket = socketOf(conn.ws);
+      if (socket) {
+        socket.cork();
+        this.corked.add(conn);
+        if (this.corked.size === 1) setImmediate(() => this.uncorkAll());
+      }
+    }
+    this.send(conn, frame);
+  }
+
+  private uncorkAll(): void {
+    for (const conn of this.corked) socketOf(conn.ws)?.uncork();
+    this.corked.clear();
   }
 
   private sendError(conn: Connection, frame: ErrorFrame): void {
@@ -374,7 +413,19 @@ export class LiveQuery {
         );
       }
       // Reserved at once: a second subscribe with the same id while this one is prepared is refused.
-      sub = { conn, requestId, state: undefined, token: null, generation: -1, active: false, ended: false };
+      sub = {
+        conn,
+        requestId,
+        state: undefined,
+        token: null,
+        generation: -1,
+        active: false,
+        ended: false,
+        indexedAs: null,
+        groupedAs: null,
+        ordinal: -1,
+        candidateOf: -1,
+      };
       conn.subs.set(requestId, sub);
     } else if (!sub) {
       throw new FrameError(
@@ -506,6 +557,7 @@ export class LiveQuery {
         matcher: compileMatcher(resolved, effective),
         clpMatcher:
           verdict.allowed && verdict.condition ? compileMatcher(verdict.condition, effective) : null,
+        index: indexSpecOf(resolved, effective),
       };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -524,10 +576,16 @@ export class LiveQuery {
     const className = sub.state!.request.className;
     let set = this.byClass.get(className);
     if (!set) {
-      set = new Set();
+      set = new ClassSubscriptions();
       this.byClass.set(className, set);
     }
-    set.add(sub);
+    const state = sub.state!;
+    set.add(sub, state.index, groupOf(state));
+    // A subscription registered stale (its caller or schema moved while it was prepared) must be
+    // refreshed by the next event: that one is decided in full.
+    if (sub.generation !== this.generation || state.schema !== this.data.core.schemas.get(className)) {
+      set.freshAt = null;
+    }
     if (sub.token) {
       let tokens = this.byToken.get(sub.token);
       if (!tokens) {
@@ -553,6 +611,14 @@ export class LiveQuery {
         if (tokens.size === 0) this.byToken.delete(sub.token);
       }
     }
+  }
+
+  /** Replaces the state of a subscription (its caller or the schema changed), moving it in the index. */
+  private setState(sub: Subscription, state: Prepared): void {
+    sub.state = state;
+    if (sub.ended) return;
+    const set = this.byClass.get(state.request.className);
+    if (set?.all.has(sub)) set.reindex(sub, state.index, groupOf(state));
   }
 
   private end(sub: Subscription): void {
@@ -651,28 +717,143 @@ export class LiveQuery {
     for (const sub of [...subs]) this.endWith(sub, LiveCode.INVALID_SESSION, LiveText.sessionEnded);
   }
 
+  /**
+   * One event for the subscriptions of its class. Only the candidates are decided: subscriptions
+   * without an indexed equality, and those whose indexed key the row holds before or after the
+   * change (any other cannot match the where on either side, so it receives nothing). The others
+   * are only counted for the delivery trace, with the reason the full decision gives (CLP, ACL or
+   * where, in that order): one by one while the trace lists subscriptions, then by caller.
+   *
+   * While a subscription of the class may be stale (a role or session change, a schema change, one
+   * registered stale), every subscription is visited in order and a stale one decided in full, as it
+   * must be refreshed (which may end it) before this event.
+   */
   private async fanOut(event: LiveEvent): Promise<void> {
     const subs = this.byClass.get(event.className);
     if (!subs && this.opts.traceSize === 0) return;
-    const list = subs ? [...subs] : [];
-    const entry = this.trace.begin(event.eventId, event.op, event.objectId, event.at, list.length);
+    const entry = this.trace.begin(event.eventId, event.op, event.objectId, event.at, subs?.size ?? 0);
     const pending: Array<Promise<void>> = [];
-    for (const sub of list) {
-      const delivery = this.deliver(sub, event, entry);
-      if (delivery) {
-        // One subscriber's failure (an include that cannot be read, say) never stops the others.
-        pending.push(
-          delivery.catch((err: unknown) => {
-            this.log.error(
-              { err: err instanceof Error ? err.stack : String(err) },
-              'realtime delivery failed',
-            );
-          }),
-        );
+    if (subs) {
+      const ctx = new EventContext(this.data, event);
+      const fresh = subs.freshAt;
+      if (fresh && fresh.generation === this.generation && fresh.schema === ctx.schema) {
+        this.fanOutFresh(subs, event, entry, ctx, pending);
+      } else {
+        const generation = this.generation;
+        if (this.fanOutAll(subs, event, entry, ctx, pending))
+          subs.freshAt = { generation, schema: ctx.schema };
       }
     }
     if (pending.length > 0) await Promise.all(pending);
     this.trace.record(event.className, entry);
+  }
+
+  /** Decides one subscription for an event: a candidate in full, another only noted with its reason. */
+  private visit(
+    sub: Subscription,
+    candidate: boolean,
+    event: LiveEvent,
+    entry: TraceEntry,
+    ctx: EventContext,
+    pending: Array<Promise<void>>,
+  ): void {
+    const state = sub.state;
+    if (!candidate && state) {
+      if (this.opts.traceSize > 0) this.note(entry, sub, null, ctx.reasonOutside(state));
+      return;
+    }
+    const delivery = this.deliver(sub, event, entry, ctx);
+    if (delivery) {
+      // One subscriber's failure (an include that cannot be read, say) never stops the others.
+      pending.push(
+        delivery.catch((err: unknown) => {
+          this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'realtime delivery failed');
+        }),
+      );
+    }
+  }
+
+  /** Every subscription in order; answers whether all of them were current (none needed a refresh). */
+  private fanOutAll(
+    subs: ClassSubscriptions<Subscription, Caller>,
+    event: LiveEvent,
+    entry: TraceEntry,
+    ctx: EventContext,
+    pending: Array<Promise<void>>,
+  ): boolean {
+    const seq = event.seq;
+    subs.candidates(event.before, event.after, (sub) => {
+      sub.candidateOf = seq;
+    });
+    let allFresh = true;
+    // Nothing registers a subscription during this synchronous loop (that happens in the queue);
+    // one ended here (its connection dropped) is no longer visited, as it would be skipped.
+    for (const sub of subs.all) {
+      if (!sub.active || sub.ended) continue;
+      const state = sub.state;
+      const current = !!state && sub.generation === this.generation && state.schema === ctx.schema;
+      if (!current) allFresh = false;
+      this.visit(
+        sub,
+        !current || sub.indexedAs === null || sub.candidateOf === seq,
+        event,
+        entry,
+        ctx,
+        pending,
+      );
+    }
+    return allFresh;
+  }
+
+  /**
+   * Every subscription is current: in order while the trace lists subscriptions, then only the
+   * candidates and the special ones (in order), and the plain rest counted by caller.
+   */
+  private fanOutFresh(
+    subs: ClassSubscriptions<Subscription, Caller>,
+    event: LiveEvent,
+    entry: TraceEntry,
+    ctx: EventContext,
+    pending: Array<Promise<void>>,
+  ): void {
+    const seq = event.seq;
+    const candidates: Subscription[] = [];
+    subs.candidates(event.before, event.after, (sub) => {
+      if (sub.candidateOf === seq) return;
+      sub.candidateOf = seq;
+      candidates.push(sub);
+    });
+    const traced = this.opts.traceSize > 0;
+    // Listed one by one, in order, until the trace's list is full.
+    let last = -1;
+    const seen = new Map<Caller, number>();
+    if (traced) {
+      for (const sub of subs.all) {
+        if (entry.deliveries.length >= MAX_TRACED) break;
+        last = sub.ordinal;
+        if (!sub.active || sub.ended) continue;
+        if (sub.groupedAs !== null) seen.set(sub.groupedAs, (seen.get(sub.groupedAs) ?? 0) + 1);
+        this.visit(sub, sub.indexedAs === null || sub.candidateOf === seq, event, entry, ctx, pending);
+      }
+    }
+    // The rest: candidates and special ones in order; plain ones that are no candidate by caller.
+    const rest: Subscription[] = [];
+    for (const sub of candidates) {
+      if (sub.ordinal <= last) continue;
+      rest.push(sub);
+      if (sub.groupedAs !== null) seen.set(sub.groupedAs, (seen.get(sub.groupedAs) ?? 0) + 1);
+    }
+    for (const sub of subs.special) if (sub.ordinal > last && sub.candidateOf !== seq) rest.push(sub);
+    rest.sort((a, b) => a.ordinal - b.ordinal);
+    for (const sub of rest) {
+      if (!sub.active || sub.ended) continue;
+      this.visit(sub, sub.indexedAs === null || sub.candidateOf === seq, event, entry, ctx, pending);
+    }
+    if (!traced) return;
+    for (const [caller, n] of subs.groups) {
+      const left = n - (seen.get(caller) ?? 0);
+      if (left > 0) this.trace.countMany(entry, ctx.reasonOf(caller), left);
+    }
   }
 
   /** Resolves the caller again after a role or session change; ends the subscription when it no longer holds. */
@@ -687,7 +868,8 @@ export class LiveQuery {
     try {
       const caller = await this.callerOf(sub.conn, sub.token, sub.requestId);
       if (sub.ended || sub.state !== state) return !sub.ended;
-      if (caller !== state.caller) sub.state = await this.compile(state.request, caller, state.parsed);
+      if (caller !== state.caller)
+        this.setState(sub, await this.compile(state.request, caller, state.parsed));
       sub.generation = generation;
       return !sub.ended;
     } catch (err) {
@@ -709,7 +891,7 @@ export class LiveQuery {
     const schema = this.data.core.schemas.get(state.request.className);
     if (schema === state.schema) return state;
     try {
-      sub.state = await this.compile(state.request, state.caller, state.parsed);
+      this.setState(sub, await this.compile(state.request, state.caller, state.parsed));
       return sub.state;
     } catch (err) {
       if (err instanceof FrameError) this.endWith(sub, err.code, err.message);
@@ -725,6 +907,10 @@ export class LiveQuery {
     filteredBy?: FilterReason,
   ): void {
     if (!entry) return;
+    if (entry.deliveries.length >= MAX_TRACED) {
+      this.trace.count(entry, delivered, filteredBy);
+      return;
+    }
     const caller = sub.state?.caller;
     this.trace.note(entry, {
       clientId: sub.conn.id,
@@ -744,6 +930,7 @@ export class LiveQuery {
     sub: Subscription,
     event: LiveEvent,
     entry: TraceEntry | undefined,
+    ctx: EventContext,
   ): Promise<void> | undefined {
     if (!sub.active || sub.ended) return undefined;
     const state = sub.state;
@@ -752,20 +939,21 @@ export class LiveQuery {
       sub.generation !== this.generation ||
       state.schema !== this.data.core.schemas.get(state.request.className)
     ) {
-      return this.deliverAfterRefresh(sub, event, entry);
+      return this.deliverAfterRefresh(sub, event, entry, ctx);
     }
-    return this.deliverWith(sub, state, event, entry);
+    return this.deliverWith(sub, state, event, entry, ctx);
   }
 
   private async deliverAfterRefresh(
     sub: Subscription,
     event: LiveEvent,
     entry: TraceEntry | undefined,
+    ctx: EventContext,
   ): Promise<void> {
     if (!(await this.refresh(sub))) return this.note(entry, sub, null, 'session');
     const state = await this.current(sub);
     if (!state || sub.ended) return this.note(entry, sub, null, 'session');
-    await this.deliverWith(sub, state, event, entry);
+    await this.deliverWith(sub, state, event, entry, ctx);
   }
 
   private deliverWith(
@@ -773,17 +961,18 @@ export class LiveQuery {
     state: Prepared,
     event: LiveEvent,
     entry: TraceEntry | undefined,
+    ctx: EventContext,
   ): Promise<void> | undefined {
-    const decision = this.decide(state, event);
+    const decision = this.decide(state, event, ctx);
     const kind = decision.kind;
     if (!kind) {
       this.note(entry, sub, null, decision.reason);
       return undefined;
     }
-    return this.frameFor(sub, state, event, kind, decision.afterReadable, decision.beforeReadable).then(
+    return this.frameFor(sub, state, event, kind, decision.afterReadable, decision.beforeReadable, ctx).then(
       (frame) => {
         if (sub.ended || !sub.active) return this.note(entry, sub, null, 'session');
-        this.send(sub.conn, frame);
+        this.sendEvent(sub.conn, frame);
         this.note(entry, sub, kind);
       },
     );
@@ -798,6 +987,7 @@ export class LiveQuery {
   private decide(
     state: Prepared,
     event: LiveEvent,
+    ctx: EventContext,
   ): {
     kind: DeliveredKind | null;
     reason?: FilterReason;
@@ -805,18 +995,18 @@ export class LiveQuery {
     afterReadable: boolean;
   } {
     const { caller } = state;
-    const schema = this.data.core.schemas.get(event.className);
-    const clp = decideClass({ className: event.className, schema, op: 'find', caller });
-    if (!clp.allowed) return { kind: null, reason: 'clp', beforeReadable: false, afterReadable: false };
-    const side = (row: Row | null): FilterReason | 'absent' | null => {
+    if (!ctx.findAllowed(caller)) {
+      return { kind: null, reason: 'clp', beforeReadable: false, afterReadable: false };
+    }
+    const side = (row: Row | null, which: 'before' | 'after'): FilterReason | 'absent' | null => {
       if (!row) return 'absent';
       if (state.clpMatcher && !state.clpMatcher(row)) return 'clp';
-      if (!decideAcl(row.ACL as never, caller, 'read').allowed) return 'acl';
+      if (!ctx.readable(which, caller)) return 'acl';
       if (!state.matcher(row)) return 'where';
       return null;
     };
-    const before = side(event.before);
-    const after = side(event.after);
+    const before = side(event.before, 'before');
+    const after = side(event.after, 'after');
     const readable = (r: FilterReason | 'absent' | null) => r === null || r === 'where';
     const result = (kind: DeliveredKind | null, reason?: FilterReason | 'absent' | null) => ({
       kind,
@@ -852,35 +1042,37 @@ export class LiveQuery {
     kind: DeliveredKind,
     afterReadable: boolean,
     beforeReadable: boolean,
-  ): Promise<Record<string, unknown>> {
-    const present = async (row: Row) => {
-      const schema = this.data.core.schemas.get(event.className) ?? EMPTY_SCHEMA(event.className);
-      const [out] = await this.data.reads.present(state.caller, schema, [structuredClone(row)], {
-        keys: state.request.keys,
-        excludeKeys: [],
-        include: state.request.include,
+    ctx: EventContext,
+  ): Promise<string> {
+    const present = (row: Row, side: 'before' | 'after'): Promise<string> =>
+      ctx.presented(state, side, async () => {
+        const schema = this.data.core.schemas.get(event.className) ?? EMPTY_SCHEMA(event.className);
+        const [out] = await this.data.reads.present(state.caller, schema, [structuredClone(row)], {
+          keys: state.request.keys,
+          excludeKeys: [],
+          include: state.request.include,
+        });
+        return JSON.stringify({ className: event.className, ...out });
       });
-      return { className: event.className, ...out };
-    };
-    const frame: Record<string, unknown> = {
-      op: kind,
-      clientId: sub.conn.id,
-      requestId: sub.requestId,
-      eventId: event.eventId,
-    };
-    const bare = { className: event.className, objectId: event.objectId };
+    // The frame as JSON.stringify writes it (op, clientId, requestId, eventId, object, original):
+    // each subscriber's own text, built from the rows as its caller may see them.
+    let object: string;
+    let original: string | undefined;
     if (kind === 'delete') {
-      frame.object = await present(event.before!);
+      object = await present(event.before!, 'before');
     } else if (kind === 'leave') {
       // The row as it is now only when the subscriber may still read it (it left the where);
       // otherwise nothing of its new state is shown.
-      frame.object = afterReadable ? await present(event.after!) : bare;
-      frame.original = await present(event.before!);
+      object = afterReadable
+        ? await present(event.after!, 'after')
+        : JSON.stringify({ className: event.className, objectId: event.objectId });
+      original = await present(event.before!, 'before');
     } else {
-      frame.object = await present(event.after!);
-      if (event.before && beforeReadable) frame.original = await present(event.before);
+      object = await present(event.after!, 'after');
+      if (event.before && beforeReadable) original = await present(event.before, 'before');
     }
-    return frame;
+    const head = `{"op":${JSON.stringify(kind)},"clientId":${sub.conn.id},"requestId":${JSON.stringify(sub.requestId)},"eventId":${JSON.stringify(event.eventId)}`;
+    return `${head},"object":${object}${original === undefined ? '' : `,"original":${original}`}}`;
   }
 
   /** The rows the subscriber may see that match, as a find by that caller answers them. */
@@ -926,7 +1118,9 @@ export class LiveQuery {
     const className = sub.state?.request.className;
     for (const event of events) {
       if (sub.ended) return;
-      if (event.className === className) await this.deliver(sub, event, undefined);
+      if (event.className === className) {
+        await this.deliver(sub, event, undefined, new EventContext(this.data, event));
+      }
     }
   }
 
@@ -973,4 +1167,120 @@ export class LiveQuery {
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * What deciding one event needs that does not depend on the subscription, computed once per event
+ * and caller (callers are shared by the subscriptions of a session): CLP find for the class and
+ * whether the row's ACL before and after the change grants read. The where, the CLP row condition
+ * and every frame stay per subscription.
+ */
+class EventContext {
+  /** The class's schema when the event's fan-out began. */
+  readonly schema: ClassSchema | undefined;
+  private readonly find = new Map<Caller, boolean>();
+  private readonly readBefore = new Map<Caller, boolean>();
+  private readonly readAfter = new Map<Caller, boolean>();
+  /** Presented rows (JSON text) by caller, then side and keys; only for subscriptions without include. */
+  private readonly presentations = new Map<Caller, Map<string, Promise<string>>>();
+  /** reasonOutside for subscriptions without a CLP row condition, by caller. */
+  private readonly outside = new Map<Caller, FilterReason>();
+
+  constructor(
+    private readonly data: Data,
+    private readonly event: LiveEvent,
+  ) {
+    this.schema = data.core.schemas.get(event.className);
+  }
+
+  /**
+   * A row of the event presented for a subscription (protectedFields, secrets, keys): what `make`
+   * answers, computed once per caller, side and keys when the subscription includes nothing (an
+   * include reads other rows, so those are presented for each subscription) and the schema has not
+   * moved. A text: every subscriber's frame is its own, nothing is shared that could be mutated.
+   */
+  presented(state: Prepared, side: 'before' | 'after', make: () => Promise<string>): Promise<string> {
+    const { request, caller } = state;
+    if (request.include.length > 0 || this.data.core.schemas.get(this.event.className) !== this.schema) {
+      return make();
+    }
+    let byCaller = this.presentations.get(caller);
+    if (!byCaller) {
+      byCaller = new Map();
+      this.presentations.set(caller, byCaller);
+    }
+    const key = request.keys ? `${side}\u0001${request.keys.join('\u0000')}` : side;
+    let text = byCaller.get(key);
+    if (!text) {
+      text = make();
+      byCaller.set(key, text);
+    }
+    return text;
+  }
+
+  /** CLP find for the class, with roles and requiresAuthentication (decided again if the schema changed since). */
+  findAllowed(caller: Caller): boolean {
+    const className = this.event.className;
+    const schema = this.data.core.schemas.get(className);
+    if (schema !== this.schema) return decideClass({ className, schema, op: 'find', caller }).allowed;
+    let allowed = this.find.get(caller);
+    if (allowed === undefined) {
+      allowed = decideClass({ className, schema, op: 'find', caller }).allowed;
+      this.find.set(caller, allowed);
+    }
+    return allowed;
+  }
+
+  /** Whether the row's ACL on that side of the change grants the caller read. */
+  readable(which: 'before' | 'after', caller: Caller): boolean {
+    const cache = which === 'before' ? this.readBefore : this.readAfter;
+    let allowed = cache.get(caller);
+    if (allowed === undefined) {
+      const row = which === 'before' ? this.event.before : this.event.after;
+      allowed = decideAcl(row?.ACL as never, caller, 'read').allowed;
+      cache.set(caller, allowed);
+    }
+    return allowed;
+  }
+
+  /**
+   * Why a subscription whose where matches the row on neither side is filtered, as `decide` says it:
+   * CLP find, then for the row the event is about (after the change; before it for a delete) the
+   * CLP row condition, the ACL, and the where.
+   */
+  reasonOutside(state: Prepared): FilterReason {
+    if (state.clpMatcher) return this.decideOutside(state.caller, state.clpMatcher);
+    return this.reasonOf(state.caller);
+  }
+
+  /** reasonOutside of a subscription without a CLP row condition: its caller's alone. */
+  reasonOf(caller: Caller): FilterReason {
+    let reason = this.outside.get(caller);
+    if (reason === undefined) {
+      reason = this.decideOutside(caller, null);
+      // Decided again rather than cached while the schema moved under the event (findAllowed).
+      if (this.data.core.schemas.get(this.event.className) === this.schema) this.outside.set(caller, reason);
+    }
+    return reason;
+  }
+
+  private decideOutside(caller: Caller, clpMatcher: RowMatcher | null): FilterReason {
+    if (!this.findAllowed(caller)) return 'clp';
+    const which = this.event.op === 'delete' ? 'before' : 'after';
+    const row = this.event[which];
+    if (!row) return 'kind';
+    if (clpMatcher && !clpMatcher(row)) return 'clp';
+    if (!this.readable(which, caller)) return 'acl';
+    return 'where';
+  }
+}
+
+/** The socket under a `ws` WebSocket (not part of its typed API; undefined once it is gone). */
+function socketOf(ws: WebSocket): { cork(): void; uncork(): void } | undefined {
+  return (ws as unknown as { _socket?: { cork(): void; uncork(): void } | null })._socket ?? undefined;
+}
+
+/** The group of a plain subscription (no CLP row condition): its caller; null for a special one. */
+function groupOf(state: Prepared): Caller | null {
+  return state.clpMatcher ? null : state.caller;
 }

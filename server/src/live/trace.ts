@@ -67,6 +67,19 @@ export class DeliveryTrace {
     else entry.omitted += 1;
   }
 
+  /** As `note` for a delivery past `MAX_TRACED` (counted, not listed), without building it. */
+  count(entry: TraceEntry, delivered: DeliveredKind | null, filteredBy?: FilterReason): void {
+    if (delivered) entry.delivered += 1;
+    else if (filteredBy) entry.filtered[filteredBy] += 1;
+    entry.omitted += 1;
+  }
+
+  /** `n` deliveries filtered by `reason`, past `MAX_TRACED` (counted, not listed). */
+  countMany(entry: TraceEntry, reason: FilterReason, n: number): void {
+    entry.filtered[reason] += n;
+    entry.omitted += n;
+  }
+
   record(className: string, entry: TraceEntry): void {
     if (this.size === 0) return;
     let list = this.byClass.get(className);

@@ -90,6 +90,16 @@ export async function secureQuery(
   order: readonly OrderKey[],
 ): Promise<QueryNode> {
   if (caller.isMaster) return where;
+  // Most wheres have no subquery and no $relatedTo: nothing to rewrite, only the protected fields
+  // of the class itself to refuse, checked without building a copy of the tree.
+  if (!hasSubquery(where)) {
+    const { unqueryable } = viewOf(core, caller, schema);
+    if (unqueryable.size > 0) {
+      for (const key of order) refuseUnqueryable(schema, unqueryable, key.path[0]);
+      refusePlain(schema, unqueryable, where);
+    }
+    return where;
+  }
   const views = new Map<string, ProtectedView>();
   const check = (s: ClassSchema, field: string | undefined) => {
     if (field === undefined) return;
@@ -155,6 +165,54 @@ export async function secureQuery(
     }
   };
   return walk(where, schema);
+}
+
+/** Whether a where holds a subquery (`$inQuery`, `$select`...) or `$relatedTo`. */
+function hasSubquery(node: QueryNode): boolean {
+  switch (node.type) {
+    case 'and':
+    case 'or':
+    case 'nor':
+      for (const c of node.children) if (hasSubquery(c)) return true;
+      return false;
+    case 'inQuery':
+    case 'select':
+    case 'relatedTo':
+      return true;
+    default:
+      return false;
+  }
+}
+
+function refuseUnqueryable(
+  schema: ClassSchema,
+  unqueryable: ReadonlySet<string>,
+  field: string | undefined,
+): void {
+  if (field !== undefined && unqueryable.has(field)) {
+    throw new BdsError(
+      ErrorCode.OPERATION_FORBIDDEN,
+      `This user is not allowed to query ${field} on class ${schema.className}.`,
+    );
+  }
+}
+
+/** The protected-field check of secureQuery's walk, on a where without subqueries. */
+function refusePlain(schema: ClassSchema, unqueryable: ReadonlySet<string>, node: QueryNode): void {
+  switch (node.type) {
+    case 'and':
+    case 'or':
+    case 'nor':
+      for (const c of node.children) refusePlain(schema, unqueryable, c);
+      return;
+    case 'acl':
+    case 'inQuery':
+    case 'select':
+    case 'relatedTo':
+      return;
+    default:
+      refuseUnqueryable(schema, unqueryable, node.path[0]);
+  }
 }
 
 /**

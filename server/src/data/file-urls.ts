@@ -10,9 +10,7 @@ import type { Core } from './core.ts';
 export function fillFileUrls(core: Core, schema: ClassSchema, rows: Row[]): void {
   const url = core.fileUrl;
   if (!url) return;
-  const fields = Object.entries(schema.fields)
-    .filter(([, def]) => def.type === 'File')
-    .map(([name]) => name);
+  const fields = fileFields(schema);
   if (fields.length === 0) return;
   for (const row of rows) {
     for (const field of fields) {
@@ -22,4 +20,18 @@ export function fillFileUrls(core: Core, schema: ClassSchema, rows: Row[]): void
       }
     }
   }
+}
+
+/** The File fields of a schema, worked out once per schema object (a changed schema is a new object). */
+const FILE_FIELDS = new WeakMap<ClassSchema, readonly string[]>();
+
+function fileFields(schema: ClassSchema): readonly string[] {
+  let fields = FILE_FIELDS.get(schema);
+  if (!fields) {
+    fields = Object.entries(schema.fields)
+      .filter(([, def]) => def.type === 'File')
+      .map(([name]) => name);
+    FILE_FIELDS.set(schema, fields);
+  }
+  return fields;
 }

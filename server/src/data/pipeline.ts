@@ -71,16 +71,32 @@ export class WritePipeline {
     private readonly reads: Reads,
   ) {}
 
-  /** Publishes the event once the write's transaction commits (at once outside a transaction). */
-  private emit(ctx: Ctx, event: Omit<WriteEvent, 'caller' | 'source' | 'context'>): void {
-    const full: WriteEvent = {
-      ...event,
+  /**
+   * Publishes the event once the write's transaction commits; outside a transaction at once, with
+   * no callback to queue (the common single-statement write).
+   */
+  private emit(
+    ctx: Ctx,
+    op: WriteEvent['op'],
+    className: string,
+    objectId: string | null,
+    before: Row | null,
+    after: Row | null,
+  ): void {
+    const event: WriteEvent = {
+      op,
+      className,
+      objectId,
+      before,
+      after,
       caller: ctx.caller,
       source: ctx.source,
       context: ctx.context,
       ip: ctx.ip ?? null,
     };
-    this.core.store.afterCommit(() => this.core.events.publish(full));
+    const { store, events } = this.core;
+    if (store.inTransaction()) store.afterCommit(() => events.publish(event));
+    else events.publish(event);
   }
 
   /** Routing rules before any access decision: the class name, and the account-only classes. */
@@ -175,25 +191,38 @@ export class WritePipeline {
     const schema = this.core.schemas.get(className);
     const objectId = options.objectId ?? chosen?.objectId ?? newObjectId();
     const createdAt = new Date().toISOString();
-    const write = async () => {
-      const target = await this.ensureFields(ctx, className, parsed.types, {
-        createClass: caller.isMaster || opts.allowClientClassCreation,
-      });
-      const { values, produced } = initialValues(parsed, target.fields);
-      const row = await store.insert(target, {
-        objectId,
-        createdAt,
-        values,
-        acl: parsed.acl ?? null,
-        relations: parsed.relations,
-        internal: options.internal,
-      });
-      this.emit(ctx, { op: 'create', className, objectId, before: null, after: row });
-      return { objectId, createdAt, ...produced };
-    };
     const simple = schema && parsed.types.size === 0 && parsed.relations.length === 0;
-    const created = await (simple ? write() : store.transaction(write));
+    const created = await (simple
+      ? this.insert(ctx, schema, parsed, objectId, createdAt, options.internal)
+      : store.transaction(async () => {
+          const target = await this.ensureFields(ctx, className, parsed.types, {
+            createClass: caller.isMaster || opts.allowClientClassCreation,
+          });
+          return this.insert(ctx, target, parsed, objectId, createdAt, options.internal);
+        }));
     return this.stripWriteResponse(ctx, className, created, parsed);
+  }
+
+  /** The store step of a create, and its event. */
+  private async insert(
+    ctx: Ctx,
+    target: ClassSchema,
+    parsed: ParsedWrite,
+    objectId: string,
+    createdAt: string,
+    internal: InternalValues | undefined,
+  ): Promise<{ objectId: string; createdAt: string } & Row> {
+    const { values, produced } = initialValues(parsed, target.fields);
+    const row = await this.core.store.insert(target, {
+      objectId,
+      createdAt,
+      values,
+      acl: parsed.acl ?? null,
+      relations: parsed.relations,
+      internal,
+    });
+    this.emit(ctx, 'create', target.className, objectId, null, row);
+    return { objectId, createdAt, ...produced };
   }
 
   async update(
@@ -227,41 +256,61 @@ export class WritePipeline {
       parsed = this.validateUpdate(ctx, className, this.core.schemas.get(className) ?? schema, body);
     }
     const updatedAt = options.touch === false ? null : new Date().toISOString();
-    // Values produced by operations (Increment, Add...) come back to the caller.
-    const returning = [
-      ...new Set(
-        parsed.writes
-          .filter((w) => w.kind !== 'set' && w.kind !== 'delete' && w.subPath.length === 0)
-          .map((w) => w.field),
-      ),
-    ];
-    const write = async () => {
-      await this.checkBuiltinUpdate(className, schema, objectId, parsed, body, access);
-      const target = await this.ensureFields(ctx, className, parsed.types, { createClass: false });
-      const result = await store.update(target, {
-        objectId,
-        updatedAt,
-        writes: parsed.writes,
-        acl: parsed.acl,
-        relations: parsed.relations,
-        condition: options.expect ? (access ? and(access, options.expect) : options.expect) : access,
-        internal: options.internal,
-        expectInternal: options.expectInternal,
-      });
-      if (!result) throw notFound();
-      this.emit(ctx, { op: 'update', className, objectId, before: result.before, after: result.after });
-      const answer: { updatedAt: string } & Row = { updatedAt: result.after.updatedAt as string };
-      for (const field of returning) answer[field] = result.after[field] ?? null;
-      // A write-only row must not become readable through the values its operations produced.
-      // The write may have committed already: a failing check withholds the values, never answers an error.
-      if (returning.length > 0 && !(await this.readable(caller, target, objectId, result.after))) {
-        for (const field of returning) delete answer[field];
-      }
-      return answer;
-    };
     const simple = parsed.types.size === 0 && !CHECKED_IN_TRANSACTION.has(className);
-    const updated = await (simple ? write() : store.transaction(write));
+    const updated = await (simple
+      ? this.applyUpdate(ctx, className, schema, objectId, body, parsed, access, updatedAt, options)
+      : store.transaction(() =>
+          this.applyUpdate(ctx, className, schema, objectId, body, parsed, access, updatedAt, options),
+        ));
     return this.stripWriteResponse(ctx, className, updated);
+  }
+
+  /** The store step of an update (inside its transaction when it has one), and its event. */
+  private async applyUpdate(
+    ctx: Ctx,
+    className: string,
+    schema: ClassSchema,
+    objectId: string,
+    body: unknown,
+    parsed: ParsedWrite,
+    access: QueryNode | undefined,
+    updatedAt: string | null,
+    options: UpdateOptions,
+  ): Promise<{ updatedAt: string } & Row> {
+    if (CHECKED_IN_TRANSACTION.has(className)) {
+      await this.checkBuiltinUpdate(className, schema, objectId, parsed, body, access);
+    }
+    const existing = this.core.schemas.get(className);
+    const target =
+      existing && parsed.types.size === 0
+        ? existing
+        : await this.ensureFields(ctx, className, parsed.types, { createClass: false });
+    const result = await this.core.store.update(target, {
+      objectId,
+      updatedAt,
+      writes: parsed.writes,
+      acl: parsed.acl,
+      relations: parsed.relations,
+      condition: options.expect ? (access ? and(access, options.expect) : options.expect) : access,
+      internal: options.internal,
+      expectInternal: options.expectInternal,
+    });
+    if (!result) throw notFound();
+    this.emit(ctx, 'update', className, objectId, result.before, result.after);
+    const answer: { updatedAt: string } & Row = { updatedAt: result.after.updatedAt as string };
+    // Values produced by operations (Increment, Add...) come back to the caller.
+    let returning = false;
+    for (const w of parsed.writes) {
+      if (w.kind === 'set' || w.kind === 'delete' || w.subPath.length > 0) continue;
+      answer[w.field] = result.after[w.field] ?? null;
+      returning = true;
+    }
+    // A write-only row must not become readable through the values its operations produced.
+    // The write may have committed already: a failing check withholds the values, never answers an error.
+    if (returning && !(await this.readable(ctx.caller, target, objectId, result.after))) {
+      for (const key of Object.keys(answer)) if (key !== 'updatedAt') delete answer[key];
+    }
+    return answer;
   }
 
   /**
@@ -299,7 +348,7 @@ export class WritePipeline {
     }
     const deleted = await this.core.store.delete(schema, objectId, access);
     if (!deleted) throw notFound();
-    this.emit(ctx, { op: 'delete', className, objectId, before: deleted, after: null });
+    this.emit(ctx, 'delete', className, objectId, deleted, null);
   }
 
   /** Every row of a class (master only). One `purge` event for the class, no rows carried. */
@@ -309,7 +358,7 @@ export class WritePipeline {
     const schema = this.core.schemas.get(className);
     if (!schema) return;
     await this.core.store.purge(schema);
-    this.emit(ctx, { op: 'purge', className, objectId: null, before: null, after: null });
+    this.emit(ctx, 'purge', className, null, null, null);
   }
 
   /** A non-master write that adds fields to an existing class needs CLP addField. */
@@ -405,6 +454,8 @@ export class WritePipeline {
     const schema = this.core.schemas.get(className);
     if (!schema) return result;
     const view = viewOf(this.core, caller, schema);
+    // Nothing hidden whatever the row: nothing to strip (the common class without protectedFields).
+    if (view.fixedHidden?.length === 0 && view.unqueryable.size === 0) return result;
     // On create the row is what was written; on update the fields hidden on any row are stripped.
     let row: Row | undefined;
     if (created) {
@@ -428,13 +479,14 @@ export class WritePipeline {
     before: ClassSchema | undefined,
     after: ClassSchema | undefined,
   ) {
-    this.emit(ctx, {
-      op: before ? (after ? 'update' : 'delete') : 'create',
-      className: SCHEMA_EVENT_CLASS,
-      objectId: className,
-      before: before ? schemaDocument(before) : null,
-      after: after ? schemaDocument(after) : null,
-    });
+    this.emit(
+      ctx,
+      before ? (after ? 'update' : 'delete') : 'create',
+      SCHEMA_EVENT_CLASS,
+      className,
+      before ? schemaDocument(before) : null,
+      after ? schemaDocument(after) : null,
+    );
   }
 
   async createClass(ctx: Ctx, className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
@@ -502,13 +554,7 @@ export class WritePipeline {
         else delete after.masterKeyOnly[k];
       }
       await store.setConfig(after);
-      this.emit(ctx, {
-        op: 'update',
-        className: CONFIG_EVENT_CLASS,
-        objectId: null,
-        before: { ...before },
-        after: { ...after },
-      });
+      this.emit(ctx, 'update', CONFIG_EVENT_CLASS, null, { ...before }, { ...after });
     });
   }
 }

@@ -176,6 +176,8 @@ export class Reads {
     this.hideProtected(caller, schema, rows);
     fillFileUrls(this.core, schema, rows);
     if (include.length) await this.includePaths(caller, schema, rows, buildTree(include), opts.keys);
+    // Without keys or excludeKeys, project answers each row itself: no copy of the list either.
+    if (!opts.keys && opts.excludeKeys.length === 0) return rows;
     return rows.map((row) => project(row, opts.keys, opts.excludeKeys));
   }
 

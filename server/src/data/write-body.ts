@@ -47,17 +47,6 @@ export function parseWriteBody(
 ): ParsedWrite {
   if (!isObject(body)) throw new BdsError(ErrorCode.INVALID_JSON, 'The request body must be a JSON object.');
   const parsed: ParsedWrite = { types: new Map(), writes: [], relations: [], acl: undefined };
-  const relationsByField = new Map<string, RelationChange>();
-
-  const needType = (field: string, def: FieldDef) => {
-    const known = schemaFields[field] ?? parsed.types.get(field);
-    if (known && (known.type !== def.type || (known.targetClass ?? null) !== (def.targetClass ?? null))) {
-      throw incorrectType(
-        `schema mismatch for ${field}; expected ${known.targetClass ? `${known.type}<${known.targetClass}>` : known.type} but got ${def.targetClass ? `${def.type}<${def.targetClass}>` : def.type}`,
-      );
-    }
-    if (!schemaFields[field]) parsed.types.set(field, def);
-  };
 
   for (const [key, raw] of Object.entries(body)) {
     if (RESERVED.has(key)) throw new BdsError(ErrorCode.INVALID_KEY_NAME, `${key} is an invalid field name.`);
@@ -98,33 +87,47 @@ export function parseWriteBody(
       const def = typeOfValue(value, field);
       if (existing?.type === 'Relation' || def.type === 'Relation') {
         if (def.type === 'Relation' && (!existing || existing.targetClass === def.targetClass)) {
-          needType(field, def); // declares the relation; it holds no value of its own
+          needType(parsed, schemaFields, field, def); // declares the relation; it holds no value of its own
           continue;
         }
         throw incorrectType(
           `${field} is a Relation; change it with AddRelation or RemoveRelation, not by assigning a value.`,
         );
       }
-      needType(field, def);
+      needType(parsed, schemaFields, field, def);
       parsed.writes.push({ field, subPath, kind: 'set', value, type: def.type });
       continue;
     }
-    parseOperation(field, subPath, op, schemaFields[field], parsed, needType, relationsByField);
+    parseOperation(field, subPath, op, schemaFields, parsed);
   }
-  parsed.relations = [...relationsByField.values()];
   return parsed;
+}
+
+/** Records the type a write needs for `field` (a 111 when the schema, or the body, says otherwise). */
+function needType(
+  parsed: ParsedWrite,
+  schemaFields: Record<string, FieldDef>,
+  field: string,
+  def: FieldDef,
+): void {
+  const known = schemaFields[field] ?? parsed.types.get(field);
+  if (known && (known.type !== def.type || (known.targetClass ?? null) !== (def.targetClass ?? null))) {
+    throw incorrectType(
+      `schema mismatch for ${field}; expected ${known.targetClass ? `${known.type}<${known.targetClass}>` : known.type} but got ${def.targetClass ? `${def.type}<${def.targetClass}>` : def.type}`,
+    );
+  }
+  if (!schemaFields[field]) parsed.types.set(field, def);
 }
 
 function parseOperation(
   field: string,
   subPath: string[],
   op: Record<string, unknown>,
-  existing: FieldDef | undefined,
+  schemaFields: Record<string, FieldDef>,
   parsed: ParsedWrite,
-  needType: (field: string, def: FieldDef) => void,
-  relations: Map<string, RelationChange>,
 ): void {
-  const name = [field, ...subPath].join('.');
+  const existing = schemaFields[field];
+  const name = subPath.length > 0 ? `${field}.${subPath.join('.')}` : field;
   const inObject = subPath.length > 0;
   switch (op.__op) {
     case 'Increment': {
@@ -132,7 +135,7 @@ function parseOperation(
       if (typeof amount !== 'number' || !Number.isFinite(amount)) {
         throw incorrectType(`Increment on ${name} needs a numeric amount.`);
       }
-      if (!inObject) needType(field, { type: 'Number' });
+      if (!inObject) needType(parsed, schemaFields, field, { type: 'Number' });
       parsed.writes.push({ field, subPath, kind: 'increment', amount });
       return;
     }
@@ -145,7 +148,7 @@ function parseOperation(
         if (existing?.type === 'Relation') {
           throw incorrectType(`${field} is a Relation; use AddRelation or RemoveRelation.`);
         }
-        needType(field, { type: 'Array' });
+        needType(parsed, schemaFields, field, { type: 'Array' });
       }
       const kind = op.__op === 'Add' ? 'add' : op.__op === 'AddUnique' ? 'addUnique' : 'remove';
       parsed.writes.push({ field, subPath, kind, values });
@@ -158,7 +161,7 @@ function parseOperation(
     case 'AddRelation':
     case 'RemoveRelation':
       if (inObject) throw incorrectType(`${op.__op} cannot reach into ${name}.`);
-      relationOp(field, op, existing, needType, relations);
+      relationOp(field, op, schemaFields, parsed);
       return;
     case 'Batch': {
       if (inObject || !Array.isArray(op.ops) || op.ops.length === 0) {
@@ -168,7 +171,7 @@ function parseOperation(
         if (!isObject(inner) || (inner.__op !== 'AddRelation' && inner.__op !== 'RemoveRelation')) {
           throw incorrectType(`Batch on ${name} may only hold AddRelation and RemoveRelation.`);
         }
-        relationOp(field, inner, existing, needType, relations);
+        relationOp(field, inner, schemaFields, parsed);
       }
       return;
     }
@@ -180,10 +183,10 @@ function parseOperation(
 function relationOp(
   field: string,
   op: Record<string, unknown>,
-  existing: FieldDef | undefined,
-  needType: (field: string, def: FieldDef) => void,
-  relations: Map<string, RelationChange>,
+  schemaFields: Record<string, FieldDef>,
+  parsed: ParsedWrite,
 ): void {
+  const existing = schemaFields[field];
   if (!Array.isArray(op.objects) || op.objects.length === 0) {
     throw incorrectType(`${op.__op} on ${field} needs a non-empty objects array of pointers.`);
   }
@@ -202,11 +205,12 @@ function relationOp(
       `schema mismatch for ${field}; expected ${existing.type} but got Relation<${target}>`,
     );
   }
-  needType(field, { type: 'Relation', targetClass: target });
-  let change = relations.get(field);
+  needType(parsed, schemaFields, field, { type: 'Relation', targetClass: target });
+  let change: RelationChange | undefined;
+  for (const c of parsed.relations) if (c.field === field) change = c;
   if (!change) {
     change = { field, add: [], remove: [] };
-    relations.set(field, change);
+    parsed.relations.push(change);
   }
   for (const p of pointers) (op.__op === 'AddRelation' ? change.add : change.remove).push(p.objectId);
 }

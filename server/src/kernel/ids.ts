@@ -1,14 +1,28 @@
-import { hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomFillSync, randomInt, timingSafeEqual } from 'node:crypto';
 
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
+/**
+ * Random bytes for object ids, drawn 4 kB at a time: one call into the crypto module per few
+ * hundred ids instead of one per id. (Ids are not secrets; session tokens and secrets below take
+ * their own bytes.)
+ */
+const ID_POOL = Buffer.alloc(4096);
+let idPoolAt = ID_POOL.length;
+
+function idByte(): number {
+  if (idPoolAt >= ID_POOL.length) {
+    randomFillSync(ID_POOL);
+    idPoolAt = 0;
+  }
+  return ID_POOL[idPoolAt++]!;
+}
+
 /** 10 random characters from [A-Za-z0-9] (PROTOCOL.md "Addresses and defaults"). */
 export function newObjectId(length = 10): string {
-  const bytes = randomBytes(length * 2);
   let out = '';
-  for (let i = 0; out.length < length; i++) {
-    if (i >= bytes.length) return out + newObjectId(length - out.length);
-    const b = bytes[i]!;
+  while (out.length < length) {
+    const b = idByte();
     // 248 = 62 * 4: rejecting bytes above it keeps every character equally likely.
     if (b < 248) out += ID_ALPHABET[b % 62];
   }

@@ -163,6 +163,8 @@ export interface StorageAdapter {
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   /** Runs `fn` after the current transaction commits (never if it rolls back); at once outside one. */
   afterCommit(fn: () => void): void;
+  /** True while the calling async context runs inside a transaction (afterCommit would wait). */
+  inTransaction(): boolean;
   /** Called (and awaited) after a transaction or savepoint rolls back. */
   onRollback(listener: () => Promise<void>): void;
   close(): Promise<void>;

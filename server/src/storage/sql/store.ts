@@ -54,7 +54,9 @@ export class SqlStore implements StorageAdapter {
 
   /** Tells the vector indexes of a row written, once its transaction commits. */
   private wrote(className: string, objectId: string, row: Row | null): void {
-    this.driver.afterCommit(() => this.vectors.changed(className, objectId, row));
+    // Outside a transaction afterCommit would run it at once: skip the closure.
+    if (!this.driver.inTransaction()) this.vectors.changed(className, objectId, row);
+    else this.driver.afterCommit(() => this.vectors.changed(className, objectId, row));
   }
 
   private get dialect() {
@@ -242,18 +244,26 @@ export class SqlStore implements StorageAdapter {
       }
     }
     const sql = `INSERT INTO ${this.table(schema.className)} (${columns.map(this.q).join(', ')}) VALUES (${values.join(', ')})`;
-    const write = async () => {
-      try {
-        await this.driver.run(sql, p.values);
-      } catch (err) {
-        throw this.translateWriteError(err);
-      }
-      await this.applyRelations(schema, spec.objectId, spec.relations);
-      const row = decodeRow(schema, stored);
-      this.wrote(schema.className, spec.objectId, row);
-      return row;
-    };
-    return spec.relations.length === 0 ? write() : this.driver.transaction(write);
+    if (spec.relations.length === 0) return this.insertRow(schema, spec, sql, p.values, stored);
+    return this.driver.transaction(() => this.insertRow(schema, spec, sql, p.values, stored));
+  }
+
+  private async insertRow(
+    schema: ClassSchema,
+    spec: InsertSpec,
+    sql: string,
+    params: unknown[],
+    stored: SqlRow,
+  ): Promise<Row> {
+    try {
+      await this.driver.run(sql, params);
+    } catch (err) {
+      throw this.translateWriteError(err);
+    }
+    if (spec.relations.length > 0) await this.applyRelations(schema, spec.objectId, spec.relations);
+    const row = decodeRow(schema, stored);
+    this.wrote(schema.className, spec.objectId, row);
+    return row;
   }
 
   private translateWriteError(err: unknown): unknown {
@@ -392,20 +402,27 @@ export class SqlStore implements StorageAdapter {
       sql: `SELECT * FROM ${t} WHERE ${this.q('objectId')} = ${rp.add(spec.objectId)}`,
       params: rp.values,
     };
-    const write = async (): Promise<{ before: Row; after: Row } | null> => {
-      let rows: { read: SqlRow[]; written: SqlRow[] };
-      try {
-        rows = await this.driver.readThenWrite(read, update);
-      } catch (err) {
-        throw this.translateWriteError(err);
-      }
-      if (rows.written.length === 0) return null;
-      await this.applyRelations(schema, spec.objectId, spec.relations);
-      const after = decodeRow(schema, rows.written[0]!);
-      this.wrote(schema.className, spec.objectId, after);
-      return { before: decodeRow(schema, rows.read[0]!), after };
-    };
-    return spec.relations.length === 0 ? write() : this.driver.transaction(write);
+    if (spec.relations.length === 0) return this.updateRow(schema, spec, read, update);
+    return this.driver.transaction(() => this.updateRow(schema, spec, read, update));
+  }
+
+  private async updateRow(
+    schema: ClassSchema,
+    spec: UpdateSpec,
+    read: { sql: string; params: unknown[] },
+    update: { sql: string; params: unknown[] },
+  ): Promise<{ before: Row; after: Row } | null> {
+    let rows: { read: SqlRow[]; written: SqlRow[] };
+    try {
+      rows = await this.driver.readThenWrite(read, update);
+    } catch (err) {
+      throw this.translateWriteError(err);
+    }
+    if (rows.written.length === 0) return null;
+    if (spec.relations.length > 0) await this.applyRelations(schema, spec.objectId, spec.relations);
+    const after = decodeRow(schema, rows.written[0]!);
+    this.wrote(schema.className, spec.objectId, after);
+    return { before: decodeRow(schema, rows.read[0]!), after };
   }
 
   private expectations(expect: InternalValues | undefined, p: Params): string[] {
@@ -654,6 +671,10 @@ export class SqlStore implements StorageAdapter {
 
   afterCommit(fn: () => void): void {
     this.driver.afterCommit(fn);
+  }
+
+  inTransaction(): boolean {
+    return this.driver.inTransaction();
   }
 
   onRollback(listener: () => Promise<void>): void {

@@ -95,9 +95,19 @@ export class SqliteDriver implements SqlDriver {
   }
 
   run(sql: string, params: unknown[]): Promise<{ changes: number }> {
-    return this.write(() => ({
-      changes: this.statement(this.writer, this.writerStatements, sql).run(...params).changes,
-    }));
+    if (this.locked && !this.tx.getStore()) {
+      return this.write(() => ({
+        changes: this.statement(this.writer, this.writerStatements, sql).run(...params).changes,
+      }));
+    }
+    // Nothing to wait for (the common case): run now, without a closure or an async frame.
+    try {
+      return Promise.resolve({
+        changes: this.statement(this.writer, this.writerStatements, sql).run(...params).changes,
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** Like run, for statements with RETURNING. */
@@ -110,14 +120,21 @@ export class SqliteDriver implements SqlDriver {
   readThenWrite(read: SqlStatement, write: SqlStatement): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
     // better-sqlite3 runs both synchronously on the writer connection, so no other write can land
     // between them, without the cost of a transaction (the write is one statement: atomic anyway).
-    return this.write(() => {
-      const reader = this.statement(this.writer, this.writerStatements, read.sql);
-      const writer = this.statement(this.writer, this.writerStatements, write.sql);
-      return {
-        read: reader.all(...read.params) as SqlRow[],
-        written: writer.all(...write.params) as SqlRow[],
-      };
-    });
+    if (this.locked && !this.tx.getStore()) return this.write(() => this.readThenWriteNow(read, write));
+    try {
+      return Promise.resolve(this.readThenWriteNow(read, write));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private readThenWriteNow(read: SqlStatement, write: SqlStatement): { read: SqlRow[]; written: SqlRow[] } {
+    const reader = this.statement(this.writer, this.writerStatements, read.sql);
+    const writer = this.statement(this.writer, this.writerStatements, write.sql);
+    return {
+      read: reader.all(...read.params) as SqlRow[],
+      written: writer.all(...write.params) as SqlRow[],
+    };
   }
 
   inTransaction(): boolean {

@@ -192,6 +192,35 @@ describe('console: Realtime inspector', () => {
     await expect.poll(() => fresh.getAttribute('data-live')).toBe('new');
     await product.rest('DELETE', `/classes/Memo/${row.json.objectId}`);
     await expect.poll(() => cell.getAttribute('data-live')).toBe('gone');
+
+    // Scrolled down, a row created elsewhere is added above without moving the rows on screen.
+    await product.rest('POST', '/batch', {
+      requests: Array.from({ length: 60 }, (_, i) => ({
+        method: 'POST',
+        path: '/classes/Memo',
+        body: { text: `filler ${i}`, room: 'g' },
+      })),
+    });
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    await page.getByLabel('Live', { exact: true }).uncheck();
+    await page.getByLabel('Live', { exact: true }).check();
+    await expect.poll(() => page.getByTestId('live-status').textContent()).toBe('live');
+    const grid = page.getByTestId('grid');
+    await grid.evaluate((el) => {
+      el.scrollTop = 600;
+    });
+    // The row under a point just below the sticky header (strings: no DOM types in this file).
+    const topRow = () =>
+      page.evaluate<string | undefined>(
+        `(() => { const g = document.querySelector('[data-testid="grid"]').getBoundingClientRect();
+          return document.elementFromPoint(g.left + 60, g.top + 45)?.closest('[data-row-id]')?.dataset.rowId; })()`,
+      );
+    await expect.poll(topRow).toMatch(/^\w{10}$/);
+    const before = await topRow();
+    const scrolled = await grid.evaluate((el) => el.scrollTop);
+    await product.rest('POST', '/classes/Memo', { text: 'above the fold', room: 'g' });
+    await expect.poll(() => grid.evaluate((el) => el.scrollTop)).toBe(scrolled + 30);
+    expect(await topRow()).toBe(before);
     await page.getByLabel('Live', { exact: true }).uncheck();
     expect(s.problems).toEqual([]);
   });

@@ -1,6 +1,6 @@
 /** The virtualized grid: rows fetched as they scroll into view, placeholders until they arrive. */
 import { elementScroll, observeElementOffset, useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { LIVE_MARK, type RowPages } from '../hooks/useRowPages.ts';
 import type { Sort } from '../lib/keyset.ts';
 import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';
@@ -88,6 +88,15 @@ export function Grid(p: GridProps) {
   const first = items[0]?.index ?? 0;
   const last = items[items.length - 1]?.index ?? 0;
   const { ensure } = p.rows;
+  // Live mode puts rows created elsewhere above the loaded ones: when the user has scrolled, move
+  // the scroll position down by as much, so the rows on screen stay where they are.
+  const extraRef = useRef(p.rows.extra);
+  useLayoutEffect(() => {
+    const added = p.rows.extra - extraRef.current;
+    extraRef.current = p.rows.extra;
+    const el = scrollRef.current;
+    if (added > 0 && el && el.scrollTop > 0) el.scrollTop += (added * ROW_HEIGHT) / ratioRef.current;
+  }, [p.rows.extra]);
   useEffect(() => {
     if (p.total > 0) ensure(first, Math.min(last, p.total - 1));
   }, [ensure, first, last, p.total]);

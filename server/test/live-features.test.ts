@@ -167,6 +167,32 @@ describe('resume with since', () => {
     d.close();
   });
 
+  it('an event published while the resuming subscribe waits in the queue is sent once, live', async () => {
+    const c = await client(bob);
+    await c.subscribe(1, { className: 'Log' });
+    await createRow(t, 'Log', { n: 0 });
+    const since = (await c.take()).eventId;
+    c.close();
+    const d = await client(bob);
+    // Hold the service's event queue so that the subscribe waits in it while rows are written
+    // (white-box: the queue is private; this is the window the replay must not double).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    (t.service.live as unknown as { enqueue(task: () => Promise<void>): void }).enqueue(() => held);
+    d.send({ op: 'subscribe', requestId: 1, query: { className: 'Log' }, since });
+    // Generous: the subscribe only resolves its caller before it joins the queue.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await createRow(t, 'Log', { n: 100 + i }));
+    release();
+    const [frames] = await flush(t, d);
+    const events = frames!.filter((f) => f.requestId === 1 && f.op === 'create');
+    expect(events.map((f) => f.object.objectId)).toEqual(ids);
+    d.close();
+  });
+
   it('an id older than the retention window (or not an id of this service): 5, reconnect false', async () => {
     const c = await client(bob);
     await c.subscribe(1, { className: 'Log' });
@@ -305,6 +331,19 @@ describe('connection life cycle', () => {
       c.send({ op: 'connect', applicationId: KEYS.appId, restAPIKey: KEYS.restAPIKey });
       expect((await c.take()).op).toBe('connected');
       c.close();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('/serverInfo says whether realtime is on: off when classNames is empty', async () => {
+    const on = await t.request('GET', '/serverInfo', { as: 'master' });
+    expect(on.json.features.liveQuery).toBe(true);
+    const s = await startService({ liveQuery: { classNames: [] } });
+    try {
+      const off = await s.request('GET', '/serverInfo', { as: 'master' });
+      expect(off.status).toBe(200);
+      expect(off.json.features.liveQuery).toBe(false);
     } finally {
       await s.close();
     }

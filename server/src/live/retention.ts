@@ -11,6 +11,8 @@ export interface LiveEvent {
   objectId: string;
   before: Row | null;
   after: Row | null;
+  /** True while its fan-out waits in the queue: a replay leaves it to the fan-out (no duplicate). */
+  fanOutPending?: boolean;
 }
 
 /**

@@ -708,7 +708,13 @@ export class LiveQuery {
       after: event.after,
     };
     this.retention.push(live);
-    if (this.byClass.has(live.className) || this.opts.traceSize > 0) this.enqueue(() => this.fanOut(live));
+    if (this.byClass.has(live.className) || this.opts.traceSize > 0) {
+      live.fanOutPending = true;
+      this.enqueue(() => {
+        live.fanOutPending = false;
+        return this.fanOut(live);
+      });
+    }
   }
 
   private sessionEnded(token: string): void {
@@ -1118,6 +1124,9 @@ export class LiveQuery {
     const className = sub.state?.request.className;
     for (const event of events) {
       if (sub.ended) return;
+      // Published while this subscribe waited in the queue: its own fan-out, still to come, reaches
+      // the subscription (registered by now), so replaying it too would send it twice.
+      if (event.fanOutPending) continue;
       if (event.className === className) {
         await this.deliver(sub, event, undefined, new EventContext(this.data, event));
       }

@@ -111,7 +111,11 @@ export async function createService(
   const analytics = stored ?? noAnalytics;
   registerMiscRoutes(router, {
     track: (event) => analytics.track(event),
-    switches: { push: options.push !== undefined, analyticsStored: analytics.stores },
+    switches: {
+      push: options.push !== undefined,
+      analyticsStored: analytics.stores,
+      liveQuery: options.liveQuery.classNames.length > 0,
+    },
   });
   registerAnalyticsRoutes(router, data, analytics);
   const idempotency = options.idempotency ? new IdempotencyGuard(data, options.idempotency, log) : undefined;

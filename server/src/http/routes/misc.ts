@@ -11,10 +11,12 @@ export const SERVER_VERSION = '0.1.0';
 export interface FeatureSwitches {
   push: boolean;
   analyticsStored: boolean;
+  /** Whether any class is open to realtime subscriptions (liveQuery.classNames not empty). */
+  liveQuery: boolean;
 }
 
 /** What this server supports, for the client's capability probe. */
-export function features(on: FeatureSwitches = { push: false, analyticsStored: false }) {
+export function features(on: FeatureSwitches = { push: false, analyticsStored: false, liveQuery: true }) {
   return {
     globalConfig: { create: true, read: true, update: true, delete: true },
     hooks: { create: true, read: true, update: true, delete: true },
@@ -48,7 +50,7 @@ export function features(on: FeatureSwitches = { push: false, analyticsStored: f
     batch: { transaction: true },
     analytics: { events: true, stored: on.analyticsStored },
     users: true,
-    liveQuery: true,
+    liveQuery: on.liveQuery,
     files: true,
     aggregate: true,
     vectorSearch: true,

@@ -68,3 +68,34 @@ export function exitWithParent(onExit: (orphaned: boolean) => Promise<void> | vo
 export function send(message: ChildMessage): void {
   process.send?.(message);
 }
+
+/**
+ * Every latency sample of a workload, in ms. Autocannon's own histogram keeps whole milliseconds
+ * only, too coarse for sub-millisecond answers, so the benches keep every sample.
+ */
+export class Samples {
+  private values = new Float64Array(1 << 16);
+  size = 0;
+
+  add(ms: number): void {
+    if (this.size === this.values.length) {
+      const bigger = new Float64Array(this.values.length * 2);
+      bigger.set(this.values);
+      this.values = bigger;
+    }
+    this.values[this.size++] = ms;
+  }
+
+  percentiles(...ps: number[]): number[] {
+    const sorted = this.values.slice(0, this.size).sort();
+    return ps.map((p) =>
+      this.size === 0 ? Number.NaN : sorted[Math.min(this.size - 1, Math.floor(p * this.size))]!,
+    );
+  }
+
+  max(): number {
+    let m = Number.NaN;
+    for (let i = 0; i < this.size; i++) if (!(this.values[i]! <= m)) m = this.values[i]!;
+    return m;
+  }
+}

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { BENCH_KEYS, MOUNT_PATH } from './common.ts';
+import { BENCH_KEYS, MOUNT_PATH, Samples } from './common.ts';
 
 const BENCH_FILE = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(BENCH_FILE), '..');
@@ -217,31 +217,6 @@ function cpuOf(child: ChildProcess): Promise<Extract<ChildReply, { type: 'cpu' }
     child.on('message', onMessage);
     child.send({ type: 'cpu' });
   });
-}
-
-/** One growing array of samples. */
-class Samples {
-  private values = new Float64Array(1 << 16);
-  size = 0;
-  add(v: number): void {
-    if (this.size === this.values.length) {
-      const bigger = new Float64Array(this.values.length * 2);
-      bigger.set(this.values);
-      this.values = bigger;
-    }
-    this.values[this.size++] = v;
-  }
-  percentiles(...ps: number[]): number[] {
-    const sorted = this.values.slice(0, this.size).sort();
-    return ps.map((p) =>
-      this.size === 0 ? Number.NaN : sorted[Math.min(this.size - 1, Math.floor(p * this.size))]!,
-    );
-  }
-  max(): number {
-    let m = Number.NaN;
-    for (let i = 0; i < this.size; i++) if (!(this.values[i]! <= m)) m = this.values[i]!;
-    return m;
-  }
 }
 
 const KIND = { create: 0, update: 1, enter: 2, leave: 3, delete: 4 } as const;

@@ -26,6 +26,7 @@ import {
   PRIVATE_CLASS,
   PRIVATE_ROWS,
   READER,
+  Samples,
   type SignedIn,
 } from './common.ts';
 
@@ -330,31 +331,6 @@ async function check(origin: string, w: Workload): Promise<void> {
   }
 }
 
-/**
- * Response times in ms as measured by autocannon's clients. Its own latency histogram keeps whole
- * milliseconds only, too coarse for sub-millisecond answers, so the bench keeps every sample.
- */
-class Latencies {
-  private values = new Float64Array(1 << 16);
-  private size = 0;
-
-  add(ms: number): void {
-    if (this.size === this.values.length) {
-      const bigger = new Float64Array(this.values.length * 2);
-      bigger.set(this.values);
-      this.values = bigger;
-    }
-    this.values[this.size++] = ms;
-  }
-
-  percentiles(...ps: number[]): number[] {
-    const sorted = this.values.slice(0, this.size).sort();
-    return ps.map((p) =>
-      this.size === 0 ? Number.NaN : sorted[Math.min(this.size - 1, Math.floor(p * this.size))]!,
-    );
-  }
-}
-
 /** The CPU time a child has used so far, in microseconds. */
 function cpuOf(child: ChildProcess): Promise<number> {
   return new Promise((resolve) => {
@@ -390,7 +366,7 @@ async function measure(origin: string, w: Workload, child: ChildProcess): Promis
     ],
   });
   // Emitted for the measured run only (the warmup reports on its own emitter).
-  const latencies = new Latencies();
+  const latencies = new Samples();
   instance.on('response', (_client, _status, _bytes, responseTime) => latencies.add(responseTime as number));
   // autocannon ends on its own after the duration; this bounds a stuck run.
   const bound = setTimeout(() => instance.stop(), (WARMUP + DURATION + 30) * 1000);

@@ -1,6 +1,7 @@
 import express from 'express';
 import type { BffContext } from '../context.ts';
 import { registerAnalyticsRoutes } from './analytics.ts';
+import { registerApiConsoleRoutes } from './api-console.ts';
 import { registerAuditRoutes } from './audit.ts';
 import { registerCloudRoutes } from './cloud.ts';
 import { registerConfigRoutes } from './config.ts';
@@ -9,11 +10,13 @@ import { registerFileRoutes } from './files.ts';
 import { registerFilterRoutes } from './filters.ts';
 import { mayOpen, plain } from './http.ts';
 import { registerImportRoutes } from './imports.ts';
+import { registerPeopleRoutes } from './people.ts';
 import { registerPushRoutes } from './push.ts';
 import { registerRealtimeRoutes } from './realtime.ts';
 import { registerRoleRoutes } from './roles.ts';
 import { registerRowRoutes } from './rows.ts';
 import { registerSchemaRoutes } from './schemas.ts';
+import { registerSecurityRoutes } from './security.ts';
 import { registerUserRoutes } from './users.ts';
 
 /**
@@ -42,4 +45,7 @@ export function registerApiRoutes(router: express.Router, ctx: BffContext): void
   registerPushRoutes(router, ctx);
   registerAnalyticsRoutes(router, ctx);
   registerRealtimeRoutes(router, ctx);
+  registerSecurityRoutes(router, ctx);
+  registerPeopleRoutes(router, ctx);
+  registerApiConsoleRoutes(router, ctx);
 }

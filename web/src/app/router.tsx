@@ -19,6 +19,8 @@ const RealtimeRoute = lazy(() => import('../features/realtime/RealtimeRoute.tsx'
 const PushRoute = lazy(() => import('../features/push/PushRoute.tsx'));
 // Its chart library (uPlot) is in this chunk only: the initial bundle does not carry it.
 const AnalyticsRoute = lazy(() => import('../features/analytics/AnalyticsRoute.tsx'));
+const SecurityRoute = lazy(() => import('../features/security/SecurityRoute.tsx'));
+const ApiConsoleRoute = lazy(() => import('../features/api-console/ApiConsoleRoute.tsx'));
 
 export function createRouter() {
   return createBrowserRouter([
@@ -52,6 +54,8 @@ export function createRouter() {
             { path: 'push', element: <PushRoute /> },
             { path: 'realtime', element: <RealtimeRoute /> },
             { path: 'analytics', element: <AnalyticsRoute /> },
+            { path: 'security/:tab?', element: <SecurityRoute /> },
+            { path: 'api-console', element: <ApiConsoleRoute /> },
             ...SECTIONS.filter((s) => !s.ready).map((s) => ({
               path: s.slug,
               element: <ComingSoon slug={s.slug} />,

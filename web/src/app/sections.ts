@@ -10,7 +10,13 @@ export interface Section {
 
 export const SECTIONS: Section[] = [
   { slug: 'data', label: 'Data', key: 'd', ready: true, blurb: 'Browse and edit classes and rows.' },
-  { slug: 'security', label: 'Security', key: 's', ready: false, blurb: 'Roles, CLPs and ACLs.' },
+  {
+    slug: 'security',
+    label: 'Security',
+    key: 's',
+    ready: true,
+    blurb: 'Roles, users, sessions and who may do what.',
+  },
   { slug: 'realtime', label: 'Realtime', key: 'r', ready: true, blurb: 'Live queries and subscriptions.' },
   { slug: 'cloud', label: 'Cloud', key: 'l', ready: true, blurb: 'Cloud functions, jobs and hooks.' },
   { slug: 'files', label: 'Files', key: 'f', ready: true, blurb: 'Uploads and files no row references.' },
@@ -18,5 +24,5 @@ export const SECTIONS: Section[] = [
   { slug: 'analytics', label: 'Analytics', key: 'n', ready: true, blurb: 'Events over time.' },
   { slug: 'config', label: 'Config', key: 'c', ready: true, blurb: 'Config parameters.' },
   { slug: 'audit', label: 'Audit', key: 'a', ready: true, blurb: 'Who changed what, and when.' },
-  { slug: 'api-console', label: 'API console', key: 'k', ready: false, blurb: 'Send raw REST calls.' },
+  { slug: 'api-console', label: 'API console', key: 'k', ready: true, blurb: 'Send raw REST calls.' },
 ];

@@ -10,7 +10,10 @@ import { hashPassword } from '../../bff/src/passwords.ts';
 import { createService, type Service } from '../../server/src/index.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const WEB_DIST = path.join(ROOT, 'web', 'dist');
+/** The built SPA; E2E_WEB_DIST points elsewhere (a separate build per parallel worker). */
+export const WEB_DIST = process.env.E2E_WEB_DIST
+  ? path.resolve(process.env.E2E_WEB_DIST)
+  : path.join(ROOT, 'web', 'dist');
 export const APP_ID = 'e2e-app';
 export const PASSWORD = 'e2e correct horse battery';
 export const MFA_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DP';
@@ -41,7 +44,7 @@ function ensureBuilt(): void {
   if (existsSync(path.join(WEB_DIST, 'index.html'))) return;
   execFileSync(
     process.execPath,
-    [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'],
+    [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--outDir', WEB_DIST],
     {
       cwd: path.join(ROOT, 'web'),
       stdio: 'inherit',

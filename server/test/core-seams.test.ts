@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateOptions } from '../src/config/options.ts';
 import { createService } from '../src/index.ts';
-import { createLogger } from '../src/kernel/log.ts';
+import { createLogger, writeRequestLine } from '../src/kernel/log.ts';
 import { createClass, createRole, createRow, createUser } from './helpers/access-world.ts';
 import { KEYS, startService, type TestService } from './helpers/service.ts';
 
@@ -127,6 +127,50 @@ describe('structured request log', () => {
     expect(raw).not.toContain(sessionToken);
     expect(raw).not.toContain(KEYS.masterKey);
     expect(raw).not.toContain(KEYS.restAPIKey);
+  });
+
+  it('the request line is the line pino itself writes for the same record (except the time)', () => {
+    const captured: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        captured.push(...chunk.toString().split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const log = createLogger('info', sink);
+    const record = {
+      method: 'GET',
+      path: '/classes/A"b\\c/\u2028x',
+      status: 404,
+      code: 101,
+      ms: 0.42,
+      caller: 'user',
+      user: 'u"1',
+    };
+    writeRequestLine(log, record);
+    log.info(record, 'request');
+    writeRequestLine(log, {
+      ...record,
+      method: undefined,
+      code: undefined,
+      caller: undefined,
+      user: undefined,
+    });
+    log.info(
+      { ...record, method: undefined, code: undefined, caller: undefined, user: undefined },
+      'request',
+    );
+    const [ours, pinos, oursShort, pinosShort] = captured.map((l) => {
+      const { time, ...rest } = JSON.parse(l) as Record<string, unknown>;
+      expect(typeof time).toBe('number');
+      return rest;
+    });
+    expect(ours).toEqual(pinos);
+    expect(Object.keys(ours!)).toEqual(Object.keys(pinos!));
+    expect(oursShort).toEqual(pinosShort);
+    const silent = createLogger('warn', sink);
+    writeRequestLine(silent, record);
+    expect(captured).toHaveLength(4);
   });
 
   it('the level is an option: at warn, requests are not logged', () => {

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HEADERS, RESPONSE_HEADERS, scrub } from '@bds/client/protocol';
+import { HEADERS, RESPONSE_HEADERS } from '@bds/client/protocol';
 import express from 'express';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
 import type { Caller } from '../kernel/caller.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
-import { type Logger, PRE_SCRUBBED } from '../kernel/log.ts';
+import { type Logger, writeRequestLine } from '../kernel/log.ts';
 import { jsonProblem } from '../kernel/validate.ts';
 import { badMethod, checkKeys, credentialsFromHeaders, liftBodyCredentials } from './credentials.ts';
 import { RateLimited } from './rate-limit.ts';
@@ -264,25 +264,15 @@ export function createHandler(
     const path = q < 0 ? url : url.slice(0, q);
     try {
       const outcome = await handle(req, res, path);
-      if (log.isLevelEnabled('info')) {
-        // Built from known fields, so the formatter's walk of the whole record is skipped: the
-        // numbers, the method (a token node's parser checked) and the caller kind cannot hold a
-        // secret; the path and the user id are the only free text, and pass through scrub().
-        const user = outcome.caller?.user?.objectId;
-        log.info(
-          {
-            method: req.method,
-            path: scrub(path) as string,
-            status: outcome.status,
-            code: outcome.code,
-            ms: Math.round((performance.now() - started) * 100) / 100,
-            caller: outcome.caller?.kind,
-            user: user === undefined ? undefined : (scrub(user) as string),
-            [PRE_SCRUBBED]: true,
-          },
-          'request',
-        );
-      }
+      writeRequestLine(log, {
+        method: req.method,
+        path,
+        status: outcome.status,
+        code: outcome.code,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        caller: outcome.caller?.kind,
+        user: outcome.caller?.user?.objectId,
+      });
     } finally {
       state.inFlight--;
     }

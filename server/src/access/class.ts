@@ -65,20 +65,32 @@ export function decideClass(facts: ClassFacts): Verdict {
   return decideClp(facts.schema, op, caller);
 }
 
-/** Surfaces only the master key reaches (SPEC "Master-key-only surfaces") that write. */
-export type MasterSurface = 'schema' | 'config' | 'purge';
-
-const SURFACE_NAMES: Record<MasterSurface, string> = {
+/** Surfaces only the master key reaches (SPEC "Master-key-only surfaces"), each named in words. */
+const SURFACE_NAMES = {
   schema: 'changing a class schema',
+  schemaRead: 'reading class schemas',
   config: 'changing the config',
   purge: 'purging a class',
-};
+  sessionWrite: 'creating or changing a session directly',
+  hooks: 'managing webhooks',
+  liveTrace: 'reading the realtime delivery trace',
+  cloudCode: 'describing the cloud code',
+  devMailbox: 'reading the dev mailbox',
+  fileDelete: 'deleting a file',
+  fileOrphans: 'listing files no row references',
+  push: 'sending a push',
+  analytics: 'reading analytics',
+  aggregate: 'aggregating a class',
+  security: 'explaining or evaluating access',
+} as const;
+
+export type MasterSurface = keyof typeof SURFACE_NAMES;
 
 /**
- * The decider of the master-only write surfaces that are not rows of a class: schema changes
- * (create, update, delete a class), config updates and purge. Only the master key passes; any
- * other caller is refused as on every master-only surface (119 `unauthorized: master key is
- * required`, HTTP 403).
+ * The decider of the master-only surfaces that are not rows of a class: schemas, config updates,
+ * purge, direct session writes, webhooks, the realtime trace, files administration, push,
+ * analytics, aggregation, the security explanations. Only the master key passes; any other caller
+ * is refused as on every master-only surface (119 `unauthorized: master key is required`, HTTP 403).
  */
 export function decideMasterSurface(caller: Caller, surface: MasterSurface, className?: string): Verdict {
   const what = `${SURFACE_NAMES[surface]}${className ? ` (${className})` : ''}`;

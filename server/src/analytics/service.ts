@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { demandMaster } from '../data/authorize.ts';
 import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
-import { BdsError, ErrorCode, masterKeyRequired } from '../kernel/errors.ts';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import { normaliseIso } from '../query/parse.ts';
 
 export interface AnalyticsEvent {
@@ -91,7 +92,7 @@ export async function countEvents(
   ctx: Ctx,
   params: Record<string, unknown>,
 ): Promise<EventCount[]> {
-  if (!ctx.caller.isMaster) throw masterKeyRequired();
+  demandMaster(ctx.caller, 'analytics');
   if (!adapter.stores) throw new BdsError(ErrorCode.INVALID_QUERY, ANALYTICS_OFF);
   const parsed = querySchema.safeParse(params);
   if (!parsed.success) {

@@ -1,7 +1,7 @@
 import { isObject } from '@bds/client/protocol';
 import type { GroupStage, Projection, Stage } from '../kernel/aggregate.ts';
 import type { Ctx } from '../kernel/context.ts';
-import { invalidQuery, masterKeyRequired } from '../kernel/errors.ts';
+import { invalidQuery } from '../kernel/errors.ts';
 import { MATCH_ALL, type Path, type QueryNode } from '../kernel/query.ts';
 import type { OrderKey, Row } from '../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
@@ -11,7 +11,7 @@ import { compileMatcher, type RowMatcher } from '../query/match.ts';
 import { parseWhere } from '../query/parse.ts';
 import { checkClassName } from '../schema/registry.ts';
 import { groupInSql } from '../storage/sql/aggregate.ts';
-import { and } from './authorize.ts';
+import { and, demandMaster } from './authorize.ts';
 import type { Core } from './core.ts';
 import { fillFileUrls } from './file-urls.ts';
 import { resolveForMemory } from './resolve.ts';
@@ -33,7 +33,7 @@ export class Aggregator {
   constructor(private readonly core: Core) {}
 
   async run(ctx: Ctx, className: string, pipeline: unknown): Promise<Row[]> {
-    if (!ctx.caller.isMaster) throw masterKeyRequired();
+    demandMaster(ctx.caller, 'aggregate', className);
     checkClassName(className);
     const stages = parsePipeline(pipeline);
     const schema = this.core.schemas.get(className);

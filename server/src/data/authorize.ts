@@ -1,5 +1,11 @@
 import { aclCondition } from '../access/acl.ts';
-import { type ClassOperation, decideClass, MATCH_NOTHING } from '../access/class.ts';
+import {
+  type ClassOperation,
+  decideClass,
+  decideMasterSurface,
+  MATCH_NOTHING,
+  type MasterSurface,
+} from '../access/class.ts';
 import { type ProtectedView, protectedView } from '../access/protected.ts';
 import { MASTER_ONLY_RULE, type Verdict } from '../access/verdict.ts';
 import type { Caller } from '../kernel/caller.ts';
@@ -19,6 +25,12 @@ import type { Core } from './core.ts';
 export function denial(v: Verdict): BdsError {
   if (v.rule === MASTER_ONLY_RULE) return masterKeyRequired();
   return new BdsError(v.code ?? ErrorCode.OPERATION_FORBIDDEN, v.message ?? 'Permission denied.');
+}
+
+/** Refuses any caller but the master key on a master-only surface (the decider in access/class.ts). */
+export function demandMaster(caller: Caller, surface: MasterSurface, className?: string): void {
+  const verdict = decideMasterSurface(caller, surface, className);
+  if (!verdict.allowed) throw denial(verdict);
 }
 
 export function and(a: QueryNode, b: QueryNode | undefined): QueryNode {

@@ -1,5 +1,5 @@
 import { isObject } from '@bds/client/protocol';
-import { decideMasterSurface, type MasterSurface } from '../access/class.ts';
+import type { MasterSurface } from '../access/class.ts';
 import { aclGrant } from '../kernel/acl.ts';
 import type { Caller } from '../kernel/caller.ts';
 import type { Ctx } from '../kernel/context.ts';
@@ -11,7 +11,7 @@ import type { Row, WireAcl } from '../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
 import { checkClassName, schemaDocument } from '../schema/registry.ts';
 import type { InternalValues, StoredConfig } from '../storage/adapter.ts';
-import { and, classVerdict, denial, rowAccess, viewOf } from './authorize.ts';
+import { and, classVerdict, demandMaster, denial, rowAccess, viewOf } from './authorize.ts';
 import {
   checkInstallationImmutable,
   checkRoleName,
@@ -115,8 +115,7 @@ export class WritePipeline {
    * purge): decided here whatever the route checked before, so no caller can forget it.
    */
   private authorizeSurface(ctx: Ctx, surface: MasterSurface, className?: string): void {
-    const verdict = decideMasterSurface(ctx.caller, surface, className);
-    if (!verdict.allowed) throw denial(verdict);
+    demandMaster(ctx.caller, surface, className);
   }
 
   /** Whether the before-write triggers (`triggers`) or the built-in classes' rules (`writeRules`) apply. */

@@ -3,10 +3,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { isObject } from '@bds/client/protocol';
 import type { ServiceOptions } from '../config/options.ts';
+import { demandMaster } from '../data/authorize.ts';
 import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
-import { BdsError, ErrorCode, masterKeyRequired } from '../kernel/errors.ts';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { Row } from '../kernel/records.ts';
 import { USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
 import { type FileAdapter, fileTooLarge, type StoredFile } from './adapter.ts';
@@ -154,7 +155,7 @@ export class Files {
   }
 
   async remove(ctx: Ctx, name: string): Promise<void> {
-    if (!ctx.caller.isMaster) throw masterKeyRequired();
+    demandMaster(ctx.caller, 'fileDelete');
     if (!isStoredName(name) || !(await this.adapter.delete(name))) throw fileNotFound();
   }
 
@@ -163,7 +164,7 @@ export class Files {
    * inside an Array or Object field, counts as a reference.
    */
   async orphans(ctx: Ctx): Promise<Array<StoredFile & { url: string }>> {
-    if (!ctx.caller.isMaster) throw masterKeyRequired();
+    demandMaster(ctx.caller, 'fileOrphans');
     const referenced = new Set<string>();
     const system = ctxOf(MASTER, 'system');
     for (const schema of this.data.core.schemas.all()) {

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { ServiceOptions } from '../config/options.ts';
+import { demandMaster } from '../data/authorize.ts';
 import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
-import { BdsError, ErrorCode, masterKeyRequired } from '../kernel/errors.ts';
+import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { Row } from '../kernel/records.ts';
 import { normaliseIso, parseWhere } from '../query/parse.ts';
@@ -96,7 +97,7 @@ export class PushService {
 
   /** Answers the new `_PushStatus` id; delivery happens after the answer (or at push_time). */
   async send(ctx: Ctx, raw: unknown): Promise<string> {
-    if (!ctx.caller.isMaster) throw masterKeyRequired();
+    demandMaster(ctx.caller, 'push');
     if (!this.configured) throw new BdsError(ErrorCode.PUSH_MISCONFIGURED, PUSH_NOT_CONFIGURED);
     const parsed = pushBody.safeParse(raw ?? {});
     if (!parsed.success) {

@@ -1,7 +1,8 @@
 import { isObject, RESPONSE_HEADERS } from '@bds/client/protocol';
 import type { Cloud } from '../../cloud/index.ts';
+import { demandMaster } from '../../data/authorize.ts';
 import type { Jobs } from '../../jobs/index.ts';
-import { BdsError, ErrorCode, masterKeyRequired } from '../../kernel/errors.ts';
+import { BdsError, ErrorCode } from '../../kernel/errors.ts';
 import type { Router } from '../router.ts';
 
 /** A function's or job's params: the JSON object body (none: `{}`). */
@@ -31,7 +32,7 @@ export function registerCloudRoutes(router: Router, cloud: Cloud, jobs: Jobs): v
   });
 
   router.add('GET', '/cloudCode', async (req) => {
-    if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+    demandMaster(req.ctx.caller, 'cloudCode');
     return {
       body: { ...cloud.registry.describe(), webhookFunctions: cloud.webhooks.registry.listFunctions() },
     };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { demandMaster } from '../../data/authorize.ts';
 import type { Data } from '../../data/data.ts';
-import { ErrorCode, masterKeyRequired } from '../../kernel/errors.ts';
+import { ErrorCode } from '../../kernel/errors.ts';
 import { parseInput } from '../../kernel/validate.ts';
 import type { Router } from '../router.ts';
 
@@ -41,7 +42,7 @@ export function registerConfigRoutes(router: Router, data: Data): void {
     return { body: { params } };
   });
   router.add('PUT', '/config', async (req) => {
-    if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+    demandMaster(req.ctx.caller, 'config');
     const body = parseInput(configChange, req.body, ErrorCode.INVALID_JSON);
     await data.writes.updateConfig(req.ctx, body.params, body.masterKeyOnly);
     return { body: { result: true } };

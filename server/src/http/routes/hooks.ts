@@ -1,5 +1,6 @@
+import { demandMaster } from '../../data/authorize.ts';
 import type { Webhooks } from '../../hooks/webhooks.ts';
-import { BdsError, ErrorCode, masterKeyRequired } from '../../kernel/errors.ts';
+import { BdsError, ErrorCode } from '../../kernel/errors.ts';
 import type { ApiRequest, Router } from '../router.ts';
 
 const FILTERS = ['kind', 'hook', 'className', 'triggerName', 'functionName', 'status'] as const;
@@ -13,7 +14,7 @@ export function registerHookRoutes(router: Router, webhooks: Webhooks): void {
   const master =
     (handler: (req: ApiRequest) => Promise<{ status?: number; body: unknown }>) =>
     async (req: ApiRequest) => {
-      if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+      demandMaster(req.ctx.caller, 'hooks');
       return handler(req);
     };
 

@@ -1,4 +1,4 @@
-import { masterKeyRequired } from '../../kernel/errors.ts';
+import { demandMaster } from '../../data/authorize.ts';
 import type { LiveQuery } from '../../live/server.ts';
 import { checkClassName } from '../../schema/registry.ts';
 import type { Router } from '../router.ts';
@@ -10,7 +10,7 @@ import type { Router } from '../router.ts';
  */
 export function registerLiveRoutes(router: Router, live: LiveQuery): void {
   router.add('GET', '/live/trace/:className', async (req) => {
-    if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+    demandMaster(req.ctx.caller, 'liveTrace');
     const className = req.params.className!;
     checkClassName(className);
     const trace = live.traceOf(className);

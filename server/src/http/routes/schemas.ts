@@ -1,11 +1,12 @@
+import { demandMaster } from '../../data/authorize.ts';
 import type { Data } from '../../data/data.ts';
-import { BdsError, ErrorCode, masterKeyRequired } from '../../kernel/errors.ts';
+import { BdsError, ErrorCode } from '../../kernel/errors.ts';
 import type { ClassSchema } from '../../kernel/schema.ts';
 import { classNotFound, schemaDocument } from '../../schema/registry.ts';
 import type { ApiRequest, Router } from '../router.ts';
 
 function requireMaster(req: ApiRequest): void {
-  if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+  demandMaster(req.ctx.caller, 'schemaRead');
 }
 
 function bodyObject(req: ApiRequest): Record<string, unknown> {

@@ -1,5 +1,5 @@
+import { demandMaster } from '../../data/authorize.ts';
 import type { Data } from '../../data/data.ts';
-import { masterKeyRequired } from '../../kernel/errors.ts';
 import type { Users } from '../../users/service.ts';
 import type { ApiRequest, Router } from '../router.ts';
 
@@ -54,7 +54,7 @@ export function registerUserRoutes(router: Router, users: Users, data: Data, pub
     });
     // Sessions are made by sign-up and login; only the master key writes them directly.
     router.add('POST', prefix, async (req) => {
-      if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+      demandMaster(req.ctx.caller, 'sessionWrite');
       const created = await data.writes.create(req.ctx, '_Session', req.body);
       return {
         status: 201,
@@ -63,7 +63,7 @@ export function registerUserRoutes(router: Router, users: Users, data: Data, pub
       };
     });
     router.add('PUT', `${prefix}/:objectId`, async (req) => {
-      if (!req.ctx.caller.isMaster) throw masterKeyRequired();
+      demandMaster(req.ctx.caller, 'sessionWrite');
       return { body: await data.writes.update(req.ctx, '_Session', req.params.objectId!, req.body) };
     });
   }

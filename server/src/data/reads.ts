@@ -5,7 +5,7 @@ import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode, notFound } from '../kernel/errors.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
-import type { ClassSchema } from '../kernel/schema.ts';
+import { type ClassSchema, USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
 import type { FindQuery } from '../kernel/triggers.ts';
 import { parseWhere } from '../query/parse.ts';
 import { checkClassName } from '../schema/registry.ts';
@@ -173,12 +173,28 @@ export class Reads {
       include = [...new Set([...include.filter((i) => i !== '*'), ...pointers])];
     }
     stripSecrets(caller, schema.className, rows);
+    if (caller.isMaster && schema.className === '_User') await this.markMfa(rows);
     this.hideProtected(caller, schema, rows);
     fillFileUrls(this.core, schema, rows);
     if (include.length) await this.includePaths(caller, schema, rows, buildTree(include), opts.keys);
     // Without keys or excludeKeys, project answers each row itself: no copy of the list either.
     if (!opts.keys && opts.excludeKeys.length === 0) return rows;
     return rows.map((row) => project(row, opts.keys, opts.excludeKeys));
+  }
+
+  /**
+   * The master key sees whether each user enrolled a second factor (`authData.mfa.status`, as the
+   * user's own GET /users/me says), never the factor's secret, which stays in an internal column.
+   */
+  private async markMfa(rows: Row[]): Promise<void> {
+    for (const row of rows) {
+      if (typeof row.objectId !== 'string') continue;
+      const [internal] = await this.core.store.findInternal('_User', 'objectId', row.objectId, [
+        USER_INTERNAL_COLUMNS.mfa,
+      ]);
+      if (!internal?.[USER_INTERNAL_COLUMNS.mfa]) continue;
+      row.authData = { ...(isObject(row.authData) ? row.authData : {}), mfa: { status: 'enabled' } };
+    }
   }
 
   /** protectedFields layer on read results (rows are changed in place). */

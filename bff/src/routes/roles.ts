@@ -18,17 +18,40 @@ const createRoleBody = z.strictObject({
 const usersBody = z.strictObject({ userIds: z.array(objectId).min(1).max(1000) });
 const rolesBody = z.strictObject({ roleIds: z.array(objectId).min(1).max(1000) });
 
+/** Roles drawn in the hierarchy (and scanned for effective members) at most. */
+export const HIERARCHY_LIMIT = 500;
+/** Users listed per role when collecting effective members. */
+const MEMBERS_PER_ROLE = 1000;
+
+type Named = { objectId: string; name: string };
+const related = (roleId: string, key: 'users' | 'roles') => ({
+  $relatedTo: { object: pointer('_Role', roleId), key },
+});
+
+/** The roles in `roleId`'s `roles` relation: they inherit `roleId`'s capabilities. */
+async function inheritorsOf(s: AppScope, roleId: string): Promise<Named[]> {
+  const res = await s.client.find<Named>(
+    '_Role',
+    { where: related(roleId, 'roles'), limit: HIERARCHY_LIMIT, keys: 'name', order: 'name' },
+    { useMasterKey: true },
+  );
+  return unwrap(res).results;
+}
+
 /** The members of a role: users, child roles (its `roles` relation) and the roles it is in. */
 async function roleDetail(s: AppScope, roleId: string) {
   const role = unwrap(await s.client.get<Record<string, unknown>>('_Role', roleId, { useMasterKey: true }));
-  const related = (key: string) => ({ $relatedTo: { object: pointer('_Role', roleId), key } });
   const [users, roles, all] = await Promise.all([
     s.client.find(
       '_User',
-      { where: related('users'), limit: 1000, keys: 'username,email' },
+      { where: related(roleId, 'users'), limit: 1000, keys: 'username,email' },
       { useMasterKey: true },
     ),
-    s.client.find('_Role', { where: related('roles'), limit: 1000, keys: 'name' }, { useMasterKey: true }),
+    s.client.find(
+      '_Role',
+      { where: related(roleId, 'roles'), limit: 1000, keys: 'name' },
+      { useMasterKey: true },
+    ),
     s.client.find<{ objectId: string; name: string }>(
       '_Role',
       { limit: PARENT_SCAN_LIMIT, keys: 'name', order: 'name' },
@@ -62,6 +85,81 @@ async function roleDetail(s: AppScope, roleId: string) {
   });
 }
 
+/**
+ * The whole hierarchy: every role with its direct member count, and one edge per inheritance.
+ * An edge `{from, to}` means capabilities flow from `from` to `to`: `to` is in `from`'s `roles`
+ * relation, so members of `to` hold `from`'s capabilities ("to inherits capabilities from from").
+ */
+async function roleHierarchy(s: AppScope) {
+  const all = unwrap(
+    await s.client.find<Named>(
+      '_Role',
+      { limit: HIERARCHY_LIMIT, keys: 'name', order: 'name', count: true },
+      { useMasterKey: true },
+    ),
+  );
+  const roles = await Promise.all(
+    all.results.map(async (r) => {
+      const [users, inheritors] = await Promise.all([
+        s.client.find(
+          '_User',
+          { where: related(r.objectId, 'users'), limit: 0, count: true },
+          {
+            useMasterKey: true,
+          },
+        ),
+        inheritorsOf(s, r.objectId),
+      ]);
+      return { role: r, users: unwrap(users).count ?? 0, inheritors };
+    }),
+  );
+  return {
+    roles: roles.map((r) => ({ objectId: r.role.objectId, name: r.role.name, users: r.users })),
+    edges: roles.flatMap((r) => r.inheritors.map((child) => ({ from: r.role.objectId, to: child.objectId }))),
+    truncated: (all.count ?? 0) > all.results.length,
+  };
+}
+
+/**
+ * Everyone who holds a role: its own users and, transitively, the users of every role that
+ * inherits from it. Each member comes with `via`, the chain of role names through which it holds
+ * the role (its own role first, this role last); the shortest chain wins.
+ */
+async function effectiveMembers(s: AppScope, roleId: string) {
+  const role = unwrap(await s.client.get<Named>('_Role', roleId, { useMasterKey: true }));
+  const members = new Map<string, { user: Record<string, unknown>; via: string[] }>();
+  const seen = new Set([roleId]);
+  let level: Array<{ id: string; chain: string[] }> = [{ id: roleId, chain: [role.name] }];
+  let truncated = false;
+  // Breadth first, so a member reached through several chains keeps the shortest one.
+  while (level.length > 0 && seen.size <= HIERARCHY_LIMIT) {
+    const next: typeof level = [];
+    for (const { id, chain } of level) {
+      const [users, inheritors] = await Promise.all([
+        s.client.find<Record<string, unknown>>(
+          '_User',
+          { where: related(id, 'users'), limit: MEMBERS_PER_ROLE, keys: 'username,email', order: 'username' },
+          { useMasterKey: true },
+        ),
+        inheritorsOf(s, id),
+      ]);
+      const found = unwrap(users).results;
+      if (found.length === MEMBERS_PER_ROLE) truncated = true;
+      for (const user of found) {
+        const userId = String(user.objectId);
+        if (!members.has(userId)) members.set(userId, { user, via: chain });
+      }
+      for (const child of inheritors) {
+        if (seen.has(child.objectId)) continue;
+        seen.add(child.objectId);
+        next.push({ id: child.objectId, chain: [child.name, ...chain] });
+      }
+    }
+    level = next;
+  }
+  return hideCredentials({ role, results: [...members.values()], truncated });
+}
+
 /** Roles: list, get with members, create, delete, add/remove users, add/remove child roles. */
 export function registerRoleRoutes(router: express.Router, ctx: BffContext): void {
   const base = '/apps/:appId/roles';
@@ -85,6 +183,16 @@ export function registerRoleRoutes(router: express.Router, ctx: BffContext): voi
       const q = parse(findQuery, s.req.query, 'query');
       return unwrap(await s.client.find('_Role', { order: 'name', ...q }, { useMasterKey: true }));
     }),
+  );
+
+  router.get(
+    '/apps/:appId/role-hierarchy',
+    appRoute(ctx, {}, async (s) => roleHierarchy(s)),
+  );
+
+  router.get(
+    `${base}/:roleId/effective-members`,
+    appRoute(ctx, {}, async (s) => effectiveMembers(s, idOf(s, 'roleId'))),
   );
 
   router.get(

@@ -1,7 +1,8 @@
+import { ErrorCode } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { appRoute, bodyOf, hideCredentials, parse, unwrap } from './http.ts';
+import { appRoute, BffError, bodyOf, hideCredentials, parse, unwrap } from './http.ts';
 import { idOf, readRow } from './rows.ts';
 import { findQuery, jsonObject, objectId } from './schemas-edge.ts';
 
@@ -67,6 +68,27 @@ export function registerUserRoutes(router: express.Router, ctx: BffContext): voi
       const result = unwrap(await s.client.update('_User', id, fields, { useMasterKey: true }));
       s.audit('user.update', `_User/${id}`, before, await readRow(s.client, '_User', id));
       return hideCredentials(result);
+    }),
+  );
+
+  // Sends the user the service's own password reset mail (POST /requestPasswordReset).
+  router.post(
+    `${users}/:objectId/password-reset`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const id = idOf(s);
+      const user = unwrap(
+        await s.client.get<{ username?: string; email?: unknown }>('_User', id, { useMasterKey: true }),
+      );
+      if (typeof user.email !== 'string' || user.email === '') {
+        throw new BffError(
+          400,
+          ErrorCode.EMAIL_MISSING,
+          `User ${user.username ?? id} has no email address to send a reset mail to.`,
+        );
+      }
+      unwrap(await s.client.request('POST', '/requestPasswordReset', { body: { email: user.email } }));
+      s.audit('user.passwordReset', `_User/${id}`, null, { email: user.email });
+      return { sentTo: user.email };
     }),
   );
 

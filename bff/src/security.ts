@@ -74,11 +74,23 @@ export const csrfGuard: RequestHandler = (req, res, next) => {
 };
 
 /**
+ * POST routes that change nothing, which read-only console users may call: the Security API's
+ * questions (explain, evaluate as a viewpoint, whose writes are dry runs rolled back in the
+ * service, and the impact preview), and the API console, which itself refuses anything but GET
+ * to read-only users.
+ */
+export const READ_ONLY_POSTS: readonly RegExp[] = [
+  /^\/apps\/[^/]+\/security\/(?:explain|evaluate|impact)\/?$/,
+  /^\/apps\/[^/]+\/api-console\/?$/,
+];
+
+/**
  * Read-only console users cannot change anything. Mounted on the /bff/ router after the session
  * middleware (login and logout are registered before it), so every route added later is covered.
  */
 export const readOnlyGuard: RequestHandler = (req, res, next) => {
   if (SAFE_METHODS.has(req.method)) return next();
+  if (req.method === 'POST' && READ_ONLY_POSTS.some((route) => route.test(req.path))) return next();
   if (consoleUserOf(req).role === 'read-only') {
     return sendError(res, 403, BffCode.forbidden, 'Read-only console users cannot change anything.');
   }

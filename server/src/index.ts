@@ -27,6 +27,7 @@ import { registerLiveRoutes } from './http/routes/live.ts';
 import { registerMiscRoutes } from './http/routes/misc.ts';
 import { registerPushRoutes } from './http/routes/push.ts';
 import { registerSchemaRoutes } from './http/routes/schemas.ts';
+import { registerSecurityRoutes } from './http/routes/security.ts';
 import { registerUserRoutes } from './http/routes/users.ts';
 import { createHttpServer } from './http/server.ts';
 import { IdempotencyGuard } from './idempotency/guard.ts';
@@ -132,6 +133,7 @@ export async function createService(
   // After the caller resolver: its caches follow a write event before realtime decides it.
   const live = new LiveQuery(data, callers);
   registerLiveRoutes(router, live);
+  registerSecurityRoutes(router, data, callers);
 
   const handler = createHandler(core, callers, router, state);
   const app = buildApp(handler);

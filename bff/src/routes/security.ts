@@ -1,5 +1,85 @@
 import type express from 'express';
+import { z } from 'zod';
 import type { BffContext } from '../context.ts';
+import { type AppScope, appRoute, BffError, bodyOf, Code, hideCredentials, parse, unwrap } from './http.ts';
+import { acl, className, jsonObject, objectId } from './schemas-edge.ts';
 
-/** Placeholder until built. */
-export function registerSecurityRoutes(_router: express.Router, _ctx: BffContext): void {}
+/**
+ * The Security API (docs/security-api.md), proxied with the master key: explain, evaluate as a
+ * viewpoint (reads as they are, writes as dry runs) and the impact of a permission change. None
+ * of them changes anything, so read-only console users may call them (see readOnlyGuard), evaluate
+ * with reads only.
+ */
+
+const roleName = z.string().regex(/^[0-9A-Za-z_\- ]{1,200}$/, 'must be a role name');
+
+export const viewpoint = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('user'), userId: objectId }),
+  z.strictObject({ kind: z.literal('anonymous') }),
+  z.strictObject({ kind: z.literal('roles'), roles: z.array(roleName).max(100) }),
+]);
+
+const explainBody = z.strictObject({
+  operation: z.enum(['find', 'get', 'count', 'create', 'update', 'delete', 'addField']),
+  className,
+  objectId: objectId.optional(),
+  body: jsonObject.optional(),
+  viewpoint,
+});
+
+const evaluateBody = z.strictObject({
+  viewpoint,
+  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']),
+  path: z
+    .string()
+    .regex(
+      /^\/(?:classes\/[^/]+|users|roles|installations|sessions)(?:\/[^/]+)?$/,
+      'must be /classes/<C>[/<id>], /users, /roles, /installations or /sessions (with an optional /<id>)',
+    ),
+  query: jsonObject.optional(),
+  body: z.unknown().optional(),
+});
+
+const impactBody = z.strictObject({
+  className,
+  change: z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('acl'), objectIds: z.array(objectId).min(1).max(1000), ACL: acl }),
+    z.strictObject({ kind: z.literal('clp'), classLevelPermissions: jsonObject }),
+    z.strictObject({
+      kind: z.literal('protectedFields'),
+      protectedFields: z.record(z.string(), z.array(z.string())),
+    }),
+  ]),
+});
+
+const proxy = async (s: AppScope, path: string, body: unknown) =>
+  // Session tokens and other credentials in rows (a dry run's before/after) never reach the browser.
+  hideCredentials(unwrap(await s.client.request('POST', path, { useMasterKey: true, body })));
+
+export function registerSecurityRoutes(router: express.Router, ctx: BffContext): void {
+  const base = '/apps/:appId/security';
+  router.post(
+    `${base}/explain`,
+    appRoute(ctx, {}, (s) =>
+      proxy(s, '/security/explain', parse(explainBody, bodyOf(s.req), 'explain request')),
+    ),
+  );
+  router.post(
+    `${base}/evaluate`,
+    appRoute(ctx, {}, (s) => {
+      const request = parse(evaluateBody, bodyOf(s.req), 'evaluate request');
+      // A dry run stores nothing, but its before-write triggers run (a webhook trigger calls out):
+      // read-only console users evaluate reads only.
+      if (request.method !== 'GET' && s.user.role !== 'admin') {
+        throw new BffError(403, Code.FORBIDDEN, 'Read-only console users may evaluate reads (GET) only.');
+      }
+      return proxy(s, '/security/evaluate', request);
+    }),
+  );
+  router.post(
+    `${base}/impact`,
+    appRoute(ctx, {}, (s) =>
+      proxy(s, '/security/impact', parse(impactBody, bodyOf(s.req), 'impact request')),
+    ),
+  );
+}

@@ -56,8 +56,16 @@ export class Users {
     this.lockout = new Lockout(this.core.options.accountLockout);
   }
 
-  /** Runs `work` after the answer is sent (mail), so timing tells nothing; errors are logged without data. */
+  /**
+   * Runs `work` after the answer is sent (mail), so timing tells nothing; errors are logged without
+   * data. Inside a transaction it waits for the commit: a rolled-back write (a dry run) sends nothing.
+   */
   background(work: () => Promise<void>): void {
+    if (this.core.store.inTransaction()) this.core.store.afterCommit(() => this.start(work));
+    else this.start(work);
+  }
+
+  private start(work: () => Promise<void>): void {
     const p = work()
       .catch((err: unknown) => {
         // The message only: a mail task's data (addresses, links with tokens) stays out of the log.

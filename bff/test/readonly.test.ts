@@ -210,7 +210,28 @@ const WRITE_ROUTES: Array<{
     path: `${A}/push`,
     body: { where: {}, data: { alert: 'x' } },
   },
+  {
+    method: 'POST',
+    route: '/apps/:appId/users/:objectId/password-reset',
+    path: `${A}/users/U/password-reset`,
+  },
+  // The API console and evaluate let read-only users through the guard for reads; writes stay refused.
+  {
+    method: 'POST',
+    route: '/apps/:appId/api-console',
+    path: `${A}/api-console`,
+    body: { method: 'POST', path: '/classes/Thing', body: { n: 1 }, as: { kind: 'master' } },
+  },
+  {
+    method: 'POST',
+    route: '/apps/:appId/security/evaluate',
+    path: `${A}/security/evaluate`,
+    body: { viewpoint: { kind: 'anonymous' }, method: 'POST', path: '/classes/Thing', body: { n: 2 } },
+  },
 ];
+
+/** POST routes that only ask a question (they change nothing whatever the body): open to read-only users. */
+const QUESTIONS = ['POST /apps/:appId/security/explain', 'POST /apps/:appId/security/impact'];
 
 /** The non-GET routes registerApiRoutes registers, read from the Express router. */
 function registeredWriteRoutes(): string[] {
@@ -220,7 +241,8 @@ function registeredWriteRoutes(): string[] {
   for (const layer of (router as unknown as { stack: any[] }).stack) {
     if (!layer.route) continue;
     for (const m of Object.keys(layer.route.methods)) {
-      if (m !== 'get' && m !== 'head') out.push(`${m.toUpperCase()} ${layer.route.path}`);
+      const route = `${m.toUpperCase()} ${layer.route.path}`;
+      if (m !== 'get' && m !== 'head' && !QUESTIONS.includes(route)) out.push(route);
     }
   }
   return out.sort();

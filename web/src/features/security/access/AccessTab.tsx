@@ -1,8 +1,239 @@
-/** Placeholder until this tab is built. */
-export function AccessTab({ appId }: { appId: string }) {
+import { useQuery } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
+import { useSearchParams } from 'react-router';
+import { Button } from '../../../components/ui/button.tsx';
+import { Select } from '../../../components/ui/input.tsx';
+import { Spinner } from '../../../components/ui/spinner.tsx';
+import { isApiError } from '../../../lib/api.ts';
+import { useCanWrite } from '../../../lib/session.ts';
+import { toast } from '../../../lib/toast.ts';
+import { JsonDiff } from '../../audit/components/json-diff.tsx';
+import { dataApi } from '../../data-browser/api/bff.ts';
+import type { SchemaDoc } from '../../data-browser/lib/wire.ts';
+import { type PermissionChange, securityKeys, useSaveClp, useUserNames } from '../api/security.ts';
+import { ImpactPreview } from '../impact/ImpactPreview.tsx';
+import { ClpMatrix } from './ClpMatrix.tsx';
+import {
+  CLP_OPERATIONS,
+  type Clp,
+  dangerousSettings,
+  describeClpChanges,
+  principalsOf,
+  protectedFieldsOf,
+  setProtectedFields,
+} from './clp.ts';
+import { ProtectedFieldsEditor } from './ProtectedFieldsEditor.tsx';
+import { ProtectedPreview } from './ProtectedPreview.tsx';
+
+/** Fields every row has that protectedFields does not apply to. */
+const UNPROTECTABLE = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL']);
+
+/** The change to send to the impact preview: protectedFields only when nothing else changed. */
+function changeOf(before: Clp, after: Clp): PermissionChange {
+  const { protectedFields: _b, ...restBefore } = before;
+  const { protectedFields: _a, ...restAfter } = after;
+  if (JSON.stringify(restBefore) === JSON.stringify(restAfter)) {
+    return { kind: 'protectedFields', protectedFields: protectedFieldsOf(after) };
+  }
+  return { kind: 'clp', classLevelPermissions: after };
+}
+
+/** The CLP and protectedFields editors of one class, with review (diff, warnings, impact) before saving. */
+function ClassAccessEditor({ appId, doc, canWrite }: { appId: string; doc: SchemaDoc; canWrite: boolean }) {
+  const saved: Clp = doc.classLevelPermissions ?? {};
+  const [draft, setDraft] = useState<Clp>(saved);
+  const [reviewing, setReviewing] = useState(false);
+  const [addedNames, setAddedNames] = useState<Record<string, string>>({});
+  const save = useSaveClp(appId, doc.className);
+
+  const fieldNames = Object.keys(doc.fields).filter((f) => !UNPROTECTABLE.has(f));
+  const pointerFields = Object.entries(doc.fields)
+    .filter(([, spec]) => (spec.type === 'Pointer' && spec.targetClass === '_User') || spec.type === 'Array')
+    .map(([name]) => name);
+  const userIds = useMemo(
+    () =>
+      [...principalsOf(draft), ...Object.keys(protectedFieldsOf(draft))].filter(
+        (p) => p !== '*' && p !== 'authenticated' && !p.includes(':'),
+      ),
+    [draft],
+  );
+  const looked = useUserNames(appId, userIds);
+  const names = { ...looked.data, ...addedNames };
+  const addName = (id: string, name: string) => setAddedNames((n) => ({ ...n, [id]: name }));
+
+  const changes = describeClpChanges(saved, draft, names);
+  const dirty = JSON.stringify(saved) !== JSON.stringify(draft);
+  const warnings = dangerousSettings(doc.className, draft, fieldNames);
+  const edit = (next: Clp) => {
+    setDraft(next);
+    setReviewing(false);
+  };
+
+  const confirm = () =>
+    save.mutate(draft, {
+      onSuccess: () => {
+        toast.success(`Access to ${doc.className} saved`);
+        setReviewing(false);
+      },
+      onError: (err) => toast.error(err, 'Could not save the access settings'),
+    });
+
   return (
-    <p className="text-sm text-slate-500" data-app={appId}>
-      Not built yet.
-    </p>
+    <div className="space-y-6">
+      {warnings.length > 0 && (
+        <ul
+          role="alert"
+          data-testid="clp-warnings"
+          className="space-y-1 rounded-md border border-amber-400 bg-amber-50 p-3 text-sm text-amber-900 dark:bg-amber-950 dark:text-amber-100"
+        >
+          {warnings.map((w) => (
+            <li key={w.id} data-warning={w.id}>
+              ⚠ {w.text}
+            </li>
+          ))}
+        </ul>
+      )}
+
+      <section aria-label="Class-level permissions">
+        <h2 className="mb-2 font-semibold">Class-level permissions</h2>
+        <ClpMatrix
+          appId={appId}
+          clp={draft}
+          onChange={edit}
+          canWrite={canWrite}
+          pointerFields={pointerFields}
+          names={names}
+          onUserAdded={addName}
+        />
+      </section>
+
+      <section aria-label="Protected fields">
+        <h2 className="mb-2 font-semibold">Protected fields</h2>
+        <ProtectedFieldsEditor
+          appId={appId}
+          patterns={protectedFieldsOf(draft)}
+          onChange={(patterns) => edit(setProtectedFields(draft, patterns))}
+          fields={fieldNames}
+          pointerFields={pointerFields}
+          canWrite={canWrite}
+          names={names}
+          onUserAdded={addName}
+        />
+      </section>
+
+      {canWrite && dirty && (
+        <section aria-label="Review changes" className="space-y-3" data-testid="clp-review">
+          <div className="flex gap-2">
+            {!reviewing && (
+              <Button variant="primary" onClick={() => setReviewing(true)}>
+                Review changes
+              </Button>
+            )}
+            <Button
+              onClick={() => {
+                setDraft(saved);
+                setReviewing(false);
+              }}
+            >
+              Discard changes
+            </Button>
+          </div>
+          {reviewing && (
+            <>
+              <div data-testid="clp-diff">
+                <h3 className="mb-1 text-sm font-semibold">Changes</h3>
+                <ul className="mb-2 list-disc pl-5 text-sm" data-testid="clp-diff-words">
+                  {changes.map((line) => (
+                    <li key={line}>{line}</li>
+                  ))}
+                </ul>
+                <JsonDiff before={saved} after={draft} />
+              </div>
+              <ImpactPreview
+                appId={appId}
+                className={doc.className}
+                change={changeOf(saved, draft)}
+                confirmLabel={save.isPending ? 'Saving…' : 'Save'}
+                busy={save.isPending}
+                onConfirm={confirm}
+                onCancel={() => setReviewing(false)}
+              />
+            </>
+          )}
+        </section>
+      )}
+
+      <section aria-label="What a user sees">
+        <h2 className="mb-2 font-semibold">What a user sees</h2>
+        <p className="mb-2 text-xs text-slate-500 dark:text-slate-400">
+          With the saved settings, as the service answers for that user; a draft's effect is in its impact
+          preview.
+        </p>
+        <ProtectedPreview appId={appId} className={doc.className} fields={fieldNames} />
+      </section>
+    </div>
+  );
+}
+
+/** Security → Class access: pick a class (kept in ?class=), edit its CLP and protectedFields. */
+export function AccessTab({ appId }: { appId: string }) {
+  const [search, setSearch] = useSearchParams();
+  const canWrite = useCanWrite();
+  const schemas = useQuery({
+    queryKey: securityKeys.schemas(appId),
+    queryFn: ({ signal }) => dataApi.schemas(appId, signal).then((r) => r.results),
+  });
+  const className = search.get('class') ?? '';
+  const doc = schemas.data?.find((s) => s.className === className);
+
+  if (schemas.isPending) return <Spinner label="Loading classes…" />;
+  if (schemas.isError) {
+    const e = schemas.error;
+    return (
+      <p role="alert" className="text-sm text-red-600">
+        Could not load the classes: {isApiError(e) ? `Error ${e.code}: ${e.error}` : e.message}
+      </p>
+    );
+  }
+  return (
+    <div className="space-y-4">
+      <label className="flex items-center gap-2 text-sm">
+        <span>Class</span>
+        <Select
+          aria-label="Class"
+          value={doc ? className : ''}
+          onChange={(e) => setSearch(e.target.value ? { class: e.target.value } : {})}
+        >
+          <option value="">Choose a class…</option>
+          {schemas.data.map((s) => (
+            <option key={s.className} value={s.className}>
+              {s.className}
+            </option>
+          ))}
+        </Select>
+        {!canWrite && (
+          <span className="text-xs text-slate-500">Read-only: you can see but not change access.</span>
+        )}
+      </label>
+      {className && !doc && (
+        <p role="alert" className="text-sm text-red-600">
+          There is no class {className}.
+        </p>
+      )}
+      {doc && (
+        <ClassAccessEditor
+          key={`${doc.className}:${JSON.stringify(doc.classLevelPermissions ?? {})}`}
+          appId={appId}
+          doc={doc}
+          canWrite={canWrite}
+        />
+      )}
+      {!doc && !className && (
+        <p className="text-sm text-slate-500">
+          Choose a class to see and edit who may {CLP_OPERATIONS.join(', ')} it, and which fields each caller
+          sees.
+        </p>
+      )}
+    </div>
   );
 }

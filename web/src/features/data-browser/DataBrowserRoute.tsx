@@ -6,19 +6,26 @@ import { useCanWrite, useSession } from '../../lib/session.ts';
 import { useShortcutHelp } from '../../lib/shortcuts.ts';
 import { pushToast, toast } from '../../lib/toast.ts';
 import { openStream } from '../realtime/lib/stream.ts';
+import type { Evaluation, Viewpoint } from '../security/api/security.ts';
 import { dataApi, errorText } from './api/bff.ts';
 import { earlyKeys, parseWhere, startClassLoad, takeEarly } from './api/early.ts';
+import { viewAsApi } from './api/viewas.ts';
+import { AclEditor } from './components/AclEditor.tsx';
 import { dataPath } from './components/Cell.tsx';
 import { ClassList } from './components/ClassList.tsx';
+import { CompareView } from './components/CompareView.tsx';
 import { CreateRowDialog, needsCreateForm } from './components/CreateRowDialog.tsx';
 import { FilterBuilder } from './components/FilterBuilder.tsx';
 import { Grid } from './components/Grid.tsx';
 import { ImportExport } from './components/ImportExport.tsx';
 import { RowDetail } from './components/RowDetail.tsx';
 import { SchemaPanel } from './components/SchemaPanel.tsx';
+import { useViewpointName, ViewpointPicker } from './components/ViewpointPicker.tsx';
+import { WhyDialog, type WhyQuestion } from './components/WhyPanel.tsx';
 import { useRowPages } from './hooks/useRowPages.ts';
 import { parseSort, type Sort, sortText } from './lib/keyset.ts';
 import { type ColumnPrefs, loadColumnPrefs, saveColumnPrefs } from './lib/prefs.ts';
+import { parseViewpoint, viewpointParam } from './lib/viewpoint.ts';
 import {
   columnsOf,
   indexedFields,
@@ -35,8 +42,8 @@ export const LARGE_CLASS_ROWS = 10_000;
 /** Below this width the class list starts collapsed while a class is open. */
 const NARROW = 1024;
 
-const countKey = (appId: string, cls: string, whereText: string) =>
-  ['data-browser', appId, 'count', cls, whereText] as const;
+const countKey = (appId: string, cls: string, whereText: string, as: string) =>
+  ['data-browser', appId, 'count', cls, whereText, as] as const;
 
 /** A result toast: success, or an error with the detail (partial failures of bulk writes). */
 function notify(ok: boolean, title: string, detail?: string): void {
@@ -149,7 +156,23 @@ function ClassView({
   }, [sortParam, sortable]);
   const activeRow = params.get('row');
   const columns = useMemo(() => columnsOf(schema), [schema]);
-  const rows = useRowPages(appId, cls, where, sort, typeOf(schema, sort.field));
+  // "View as": rows, count and row detail as this viewpoint gets them; null is master (normal).
+  const asText = params.get('as') ?? '';
+  const viewpoint = useMemo(() => parseViewpoint(asText), [asText]);
+  const viewpointName = useViewpointName(appId, viewpoint);
+  /** Real writes: never while viewing as someone else (edits there are dry runs). */
+  const realWrite = canWrite && !viewpoint;
+  const rows = useRowPages(appId, cls, where, sort, typeOf(schema, sort.field), viewpoint);
+  const [why, setWhy] = useState<WhyQuestion | null>(null);
+  const [aclRows, setAclRows] = useState<Row[] | null>(null);
+  const [comparing, setComparing] = useState(false);
+  const [compareSides, setCompareSides] = useState<[Viewpoint | null, Viewpoint | null]>([null, viewpoint]);
+  const [dryRun, setDryRun] = useState<{
+    objectId: string;
+    field: string;
+    body: Record<string, unknown>;
+    answer: Evaluation;
+  } | null>(null);
   // Live mode: the bff's realtime stream (as master) for the open class patches the loaded rows.
   const [liveMode, setLiveMode] = useState(false);
   const [liveStatus, setLiveStatus] = useState('');
@@ -189,10 +212,12 @@ function ClassView({
 
   const hasFilter = Object.keys(where).length > 0;
   const count = useQuery({
-    queryKey: countKey(appId, cls, whereText ?? ''),
+    queryKey: countKey(appId, cls, whereText ?? '', asText),
     queryFn: ({ signal }) =>
-      takeEarly<{ count: number }>(earlyKeys.count(appId, cls, whereText ?? '')) ??
-      dataApi.count(appId, cls, where, signal),
+      viewpoint
+        ? viewAsApi.count(appId, cls, viewpoint, where)
+        : (takeEarly<{ count: number }>(earlyKeys.count(appId, cls, whereText ?? '')) ??
+          dataApi.count(appId, cls, where, signal)),
     staleTime: 10_000,
     retry: false,
   });
@@ -219,6 +244,17 @@ function ClassView({
   };
 
   const onEdit = async (row: Row, field: string, value: unknown): Promise<boolean> => {
+    if (viewpoint) {
+      // Viewing as someone else: the edit is a dry run with their permissions; nothing is saved.
+      const body = { [field]: value === undefined ? { __op: 'Delete' } : value };
+      try {
+        const answer = await viewAsApi.dryRunUpdate(appId, cls, viewpoint, row.objectId, body);
+        setDryRun({ objectId: row.objectId, field, body, answer });
+      } catch (err) {
+        toast.error(err, 'Dry run refused');
+      }
+      return false;
+    }
     try {
       const res = await dataApi.update(appId, cls, row.objectId, {
         [field]: value === undefined ? { __op: 'Delete' } : value,
@@ -246,6 +282,29 @@ function ClassView({
   return (
     <div className="flex min-h-0 flex-1">
       <div className="flex min-w-0 flex-1 flex-col">
+        {viewpoint && (
+          <div
+            role="status"
+            data-testid="viewas-banner"
+            className="flex flex-wrap items-center gap-3 border-y-4 border-amber-600 bg-amber-300 px-3 py-2 text-base font-bold text-amber-950"
+          >
+            <span>Viewing as {viewpointName} — not as master</span>
+            <span className="text-sm font-normal">
+              Rows and fields are exactly what this viewpoint gets.{' '}
+              {canWrite ? 'Edits are dry runs: checked with its permissions, then rolled back.' : ''}
+            </span>
+            <button
+              type="button"
+              className="ml-auto rounded border-2 border-amber-900 bg-white px-2 py-0.5 text-sm"
+              onClick={() => {
+                setDryRun(null);
+                update({ as: null });
+              }}
+            >
+              Back to master
+            </button>
+          </div>
+        )}
         <div className="flex flex-wrap items-center gap-2 border-b p-2 text-sm">
           <h1 className="text-base font-semibold">{cls}</h1>
           <span className={count.error ? 'text-red-600' : 'text-gray-500'} data-testid="row-count">
@@ -269,7 +328,7 @@ function ClassView({
           >
             Columns
           </button>
-          {canWrite && (
+          {realWrite && (
             <button
               type="button"
               className={btn}
@@ -281,16 +340,56 @@ function ClassView({
           <button type="button" className={btn} onClick={refresh}>
             Refresh
           </button>
-          <label className="flex items-center gap-1 text-sm">
-            <input type="checkbox" checked={liveMode} onChange={(e) => setLiveMode(e.target.checked)} />
-            Live
-          </label>
-          {liveMode && (
+          {!viewpoint && (
+            <label className="flex items-center gap-1 text-sm">
+              <input type="checkbox" checked={liveMode} onChange={(e) => setLiveMode(e.target.checked)} />
+              Live
+            </label>
+          )}
+          {liveMode && !viewpoint && (
             <span data-testid="live-status" className="text-xs text-slate-500">
               {liveStatus}
             </span>
           )}
-          {canWrite && (
+          <span className="flex items-center gap-1">
+            View as
+            <ViewpointPicker
+              key={asText}
+              appId={appId}
+              label="view as"
+              value={viewpoint}
+              onChange={(vp) => update({ as: viewpointParam(vp) })}
+            />
+          </span>
+          <button
+            type="button"
+            className={btn}
+            aria-pressed={comparing}
+            onClick={() => {
+              setCompareSides([null, viewpoint]);
+              setComparing(!comparing);
+            }}
+          >
+            Compare viewpoints
+          </button>
+          <button
+            type="button"
+            className={btn}
+            onClick={() => setWhy({ operation: 'find', viewpoint, objectId: activeRow ?? undefined })}
+          >
+            Why?
+          </button>
+          {realWrite && (
+            <button
+              type="button"
+              className={btn}
+              disabled={ids.length === 0}
+              onClick={() => setAclRows(rows.loadedRows().filter((r) => selected.has(r.objectId)))}
+            >
+              ACL {ids.length || ''}
+            </button>
+          )}
+          {realWrite && (
             <>
               <button
                 type="button"
@@ -445,7 +544,7 @@ function ClassView({
             where={where}
             total={count.data?.count ?? 0}
             onImported={refresh}
-            canWrite={canWrite}
+            canWrite={realWrite}
           />
         </div>
         {panel === 'filter' && (
@@ -457,7 +556,7 @@ function ClassView({
             onApply={(w) => update({ where: Object.keys(w).length ? JSON.stringify(w) : null })}
             saved={saved.data?.results ?? []}
             me={me}
-            canSave={canWrite}
+            canSave={realWrite}
             onSave={async (name, w) => {
               try {
                 await dataApi.saveFilter(appId, cls, name, w);
@@ -503,7 +602,7 @@ function ClassView({
             </button>
           </div>
         )}
-        {panel === 'schema' && canWrite && (
+        {panel === 'schema' && realWrite && (
           <SchemaPanel
             appId={appId}
             schema={schema}
@@ -521,7 +620,7 @@ function ClassView({
               No index on {sort.field}: sorting {rowsInClass.toLocaleString()} rows reads the whole class for
               every page, so rows can take seconds to appear.
             </span>
-            {canWrite && (
+            {realWrite && (
               <button
                 type="button"
                 className={btn}
@@ -539,27 +638,83 @@ function ClassView({
         {rows.error && (
           <p className="p-2 text-red-600" role="alert" data-testid="rows-error">
             {rows.error}
+            {viewpoint && (
+              <button
+                type="button"
+                className="ml-2 underline"
+                onClick={() => setWhy({ operation: 'find', viewpoint })}
+              >
+                Why?
+              </button>
+            )}
           </p>
         )}
-        <Grid
-          appId={appId}
-          className={cls}
-          schema={schema}
-          columns={columns}
-          sortable={sortable}
-          rows={rows}
-          total={total}
-          sort={sort}
-          onSort={(s) => update({ sort: sortText(s) === 'objectId' ? null : sortText(s) })}
-          prefs={prefs}
-          setPrefs={setPrefs}
-          selected={selected}
-          setSelected={setSelected}
-          activeRow={activeRow}
-          onOpenRow={(id) => update({ row: id })}
-          onEdit={onEdit}
-          canWrite={canWrite}
-        />
+        {dryRun && viewpoint && (
+          <div
+            className={`flex flex-wrap items-center gap-2 border-b p-2 text-sm ${dryRun.answer.status < 300 ? 'bg-emerald-50 dark:bg-emerald-950' : 'bg-red-50 dark:bg-red-950'}`}
+            data-testid="dry-run-result"
+            data-status={dryRun.answer.status}
+          >
+            <span>
+              Dry run as {viewpointName}: the edit of {dryRun.field} on {dryRun.objectId}{' '}
+              {dryRun.answer.status < 300
+                ? 'would be saved.'
+                : `would be refused — ${errorText(dryRunError(dryRun.answer))}.`}{' '}
+              Nothing was saved.
+            </span>
+            {dryRun.answer.status >= 300 && (
+              <button
+                type="button"
+                className={btn}
+                onClick={() =>
+                  setWhy({ operation: 'update', objectId: dryRun.objectId, body: dryRun.body, viewpoint })
+                }
+              >
+                Why?
+              </button>
+            )}
+            <button
+              type="button"
+              className="ml-auto"
+              aria-label="dismiss dry run"
+              onClick={() => setDryRun(null)}
+            >
+              ✕
+            </button>
+          </div>
+        )}
+        {comparing ? (
+          <CompareView
+            appId={appId}
+            schema={schema}
+            columns={columns}
+            where={where}
+            left={compareSides[0]}
+            right={compareSides[1]}
+            onChange={(l, r) => setCompareSides([l, r])}
+            onWhy={setWhy}
+          />
+        ) : (
+          <Grid
+            appId={appId}
+            className={cls}
+            schema={schema}
+            columns={columns}
+            sortable={sortable}
+            rows={rows}
+            total={total}
+            sort={sort}
+            onSort={(s) => update({ sort: sortText(s) === 'objectId' ? null : sortText(s) })}
+            prefs={prefs}
+            setPrefs={setPrefs}
+            selected={selected}
+            setSelected={setSelected}
+            activeRow={activeRow}
+            onOpenRow={(id) => update({ row: id })}
+            onEdit={onEdit}
+            canWrite={canWrite}
+          />
+        )}
       </div>
       {activeRow && (
         <RowDetail
@@ -570,8 +725,25 @@ function ClassView({
           schema={schema}
           schemas={schemas}
           canWrite={canWrite}
+          viewpoint={viewpoint}
           onEdit={onEdit}
           onClose={() => update({ row: null })}
+          onEditAcl={realWrite ? (row) => setAclRows([row]) : undefined}
+          onWhy={setWhy}
+        />
+      )}
+      {why && <WhyDialog appId={appId} className={cls} initial={why} onClose={() => setWhy(null)} />}
+      {aclRows && (
+        <AclEditor
+          appId={appId}
+          className={cls}
+          rows={aclRows}
+          onClose={() => setAclRows(null)}
+          onSaved={() => {
+            setAclRows(null);
+            refresh();
+            void qc.invalidateQueries({ queryKey: ['data-browser', appId, 'row', cls] });
+          }}
         />
       )}
       {creating && (
@@ -588,4 +760,10 @@ function ClassView({
       )}
     </div>
   );
+}
+
+/** The refusal in a dry run's answer, as an error for `errorText`. */
+function dryRunError(answer: Evaluation): Error {
+  const b = (answer.body ?? {}) as { code?: number; error?: string };
+  return new Error(`Error ${b.code ?? answer.status}: ${b.error ?? 'refused'}`);
 }

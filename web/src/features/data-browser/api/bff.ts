@@ -98,6 +98,8 @@ export const dataApi = {
     bff<{ objectId: string; createdAt: string }>('POST', cls(appId, c), fields),
   update: (appId: string, c: string, id: string, fields: Record<string, unknown>) =>
     bff<{ updatedAt: string }>('PUT', `${cls(appId, c)}/${encodeURIComponent(id)}`, fields),
+  setAcl: (appId: string, c: string, id: string, ACL: Record<string, { read?: boolean; write?: boolean }>) =>
+    bff<{ ACL: unknown }>('PUT', `${cls(appId, c)}/${encodeURIComponent(id)}/acl`, { ACL }),
   remove: (appId: string, c: string, id: string) =>
     bff<unknown>('DELETE', `${cls(appId, c)}/${encodeURIComponent(id)}`),
   bulkCreate: (appId: string, c: string, rows: Record<string, unknown>[]) =>

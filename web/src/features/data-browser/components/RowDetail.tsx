@@ -6,10 +6,15 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useShortcut } from '../../../lib/shortcuts.ts';
+import type { Viewpoint } from '../../security/api/security.ts';
+import { useAclNames } from '../api/acl-names.ts';
 import { dataApi, errorText } from '../api/bff.ts';
+import { viewAsApi } from '../api/viewas.ts';
+import { aclWords, principalOf, rowAcl } from '../lib/acl.ts';
 import { columnsOf, isPlainObject, READ_ONLY_FIELDS, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue, dataPath } from './Cell.tsx';
 import { CellEditor } from './CellEditor.tsx';
+import type { WhyQuestion } from './WhyPanel.tsx';
 
 export function RowDetail({
   appId,
@@ -18,8 +23,11 @@ export function RowDetail({
   schema,
   schemas,
   canWrite,
+  viewpoint = null,
   onEdit,
   onClose,
+  onEditAcl,
+  onWhy,
 }: {
   appId: string;
   className: string;
@@ -27,22 +35,33 @@ export function RowDetail({
   schema: SchemaDoc;
   schemas: SchemaDoc[];
   canWrite: boolean;
+  /** "View as": the row as this viewpoint gets it (edits are the caller's dry runs). */
+  viewpoint?: Viewpoint | null;
   onEdit(row: Row, field: string, value: unknown): Promise<boolean>;
   onClose(): void;
+  /** Opens the ACL editor; absent for read-only console users and while viewing as someone. */
+  onEditAcl?(row: Row): void;
+  onWhy?(q: WhyQuestion): void;
 }) {
   const [editing, setEditing] = useState<string | null>(null);
   useShortcut('Escape', 'Close the row panel', onClose, 'Data browser');
   const q = useQuery({
-    queryKey: ['data-browser', appId, 'row', className, objectId],
-    queryFn: ({ signal }) => dataApi.get(appId, className, objectId, signal),
+    queryKey: ['data-browser', appId, 'row', className, objectId, viewpoint],
+    queryFn: ({ signal }) =>
+      viewpoint
+        ? viewAsApi.get(appId, className, viewpoint, objectId)
+        : dataApi.get(appId, className, objectId, signal),
+    retry: viewpoint ? false : 3,
   });
+  const row = q.data;
+  const why = (operation: WhyQuestion['operation'], field?: string) =>
+    onWhy?.({ operation, objectId, field, viewpoint });
   const pointer = { __type: 'Pointer', className, objectId };
   const inbound = schemas.flatMap((s) =>
     Object.entries(s.fields)
       .filter(([, f]) => (f.type === 'Pointer' || f.type === 'Relation') && f.targetClass === className)
       .map(([field, f]) => ({ cls: s.className, field, type: f.type })),
   );
-  const row = q.data;
   return (
     <aside className="w-80 shrink-0 overflow-auto border-l p-2 text-sm xl:w-96" data-testid="row-detail">
       <div className="flex items-center">
@@ -53,13 +72,50 @@ export function RowDetail({
           ✕
         </button>
       </div>
+      <div className="mt-1 flex flex-wrap gap-2">
+        {onWhy && (
+          <button type="button" className="rounded border px-2 py-0.5 text-xs" onClick={() => why('get')}>
+            Why? (this row)
+          </button>
+        )}
+        {onEditAcl && row && (
+          <button type="button" className="rounded border px-2 py-0.5 text-xs" onClick={() => onEditAcl(row)}>
+            Edit ACL
+          </button>
+        )}
+      </div>
       {q.isPending && <p>Loading…</p>}
-      {q.error && <p className="text-red-600">{errorText(q.error)}</p>}
+      {q.error && (
+        <p className="text-red-600" data-testid="row-error">
+          {errorText(q.error)}
+          {viewpoint && ' — this viewpoint cannot read this row.'}
+        </p>
+      )}
       {row && (
         <>
           <dl className="mt-2 grid grid-cols-[auto_1fr] gap-x-2 gap-y-1">
             {[...new Set([...columnsOf(schema), ...Object.keys(row)])].map((f) => {
               const type = typeOf(schema, f);
+              // Viewing as someone: a column of the class missing from their row is hidden (or unset).
+              if (viewpoint && !(f in row))
+                return (
+                  <div key={f} className="contents" data-detail-field={f} data-hidden="">
+                    <dt className="text-gray-500">{f}</dt>
+                    <dd className="text-gray-500">
+                      not in this viewpoint's row{' '}
+                      {onWhy && (
+                        <button
+                          type="button"
+                          className="text-xs text-blue-700 underline dark:text-blue-300"
+                          aria-label={`why ${f}`}
+                          onClick={() => why('get', f)}
+                        >
+                          why?
+                        </button>
+                      )}
+                    </dd>
+                  </div>
+                );
               const editable =
                 canWrite &&
                 !READ_ONLY_FIELDS.has(f) &&
@@ -116,6 +172,7 @@ export function RowDetail({
             })}
           </dl>
           <h3 className="mt-3 font-semibold">ACL</h3>
+          {!viewpoint && <AclSummary appId={appId} value={row.ACL} />}
           {isPlainObject(row.ACL) ? (
             <table className="text-xs">
               <tbody>
@@ -158,5 +215,26 @@ export function RowDetail({
         </>
       )}
     </aside>
+  );
+}
+
+/** The row's ACL in words, role inheritance included. */
+function AclSummary({ appId, value }: { appId: string; value: unknown }) {
+  const acl = rowAcl(value);
+  const keys = Object.keys(acl);
+  const names = useAclNames(
+    appId,
+    keys.filter((k) => principalOf(k).kind === 'user'),
+    keys.filter((k) => k.startsWith('role:')).map((k) => k.slice(5)),
+  );
+  const words = aclWords(acl, names.data ?? { users: {}, inheritors: {} });
+  return (
+    <p
+      className={`text-xs ${words.masterOnly ? 'font-bold text-red-700' : 'text-gray-600'}`}
+      data-testid="row-acl-words"
+    >
+      {words.masterOnly ? 'Master key only. ' : ''}
+      {words.masterOnly ? '' : `${words.read} ${words.write}`}
+    </p>
   );
 }

@@ -3,8 +3,10 @@
  * page's last row, skip only for jumps. Pages live in a ref; `version` re-renders the grid.
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
+import type { Viewpoint } from '../../security/api/security.ts';
 import { dataApi, errorText } from '../api/bff.ts';
 import { earlyKeys, FIRST_PAGE_SIZE, takeEarly } from '../api/early.ts';
+import { viewAsApi } from '../api/viewas.ts';
 import type { Where } from '../lib/filter.ts';
 import { pageRequest, type Sort } from '../lib/keyset.ts';
 import type { FieldType, Row } from '../lib/wire.ts';
@@ -43,8 +45,12 @@ export function useRowPages(
   where: Where,
   sort: Sort,
   sortType: FieldType,
+  /** "View as": the rows this viewpoint gets (through the service's evaluate); null: as master. */
+  viewpoint: Viewpoint | null = null,
 ): RowPages {
-  const key = earlyKeys.firstPage(appId, className, where, sort);
+  const key = viewpoint
+    ? JSON.stringify([earlyKeys.firstPage(appId, className, where, sort), viewpoint])
+    : earlyKeys.firstPage(appId, className, where, sort);
   const state = useRef<State | null>(null);
   const [version, setVersion] = useState(0);
   const [end, setEnd] = useState<number | null>(null);
@@ -73,6 +79,7 @@ export function useRowPages(
 
   useEffect(() => () => state.current?.controller.abort(), []);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the viewpoint is part of `key`
   const load = useCallback(
     (index: number): Promise<Row[]> => {
       const s = state.current!;
@@ -85,11 +92,13 @@ export function useRowPages(
         const prevRunning = index > 0 ? s.inflight.get(index - 1) : undefined;
         if (prevRunning) await prevRunning.catch(() => undefined);
         const prev = s.pages.get(index - 1);
-        const early = index === 0 && epoch === 0 ? takeEarly<Row[]>(key) : undefined;
+        const early = index === 0 && epoch === 0 && !viewpoint ? takeEarly<Row[]>(key) : undefined;
         const req = pageRequest(where, sort, index, PAGE_SIZE, prev?.[prev.length - 1], sortType);
         const results = early
           ? await early
-          : (await dataApi.find(appId, className, req, s.controller.signal)).results;
+          : viewpoint
+            ? (await viewAsApi.find(appId, className, viewpoint, req)).results
+            : (await dataApi.find(appId, className, req, s.controller.signal)).results;
         if (state.current !== s) return results;
         s.pages.set(index, results);
         if (results.length < PAGE_SIZE) setEnd(index * PAGE_SIZE + results.length);

@@ -1,5 +1,304 @@
+import { BdsClientError, type Client, ConnectionError, type Result } from '@bds/client';
 import type express from 'express';
-import type { BffContext } from '../context.ts';
+import { z } from 'zod';
+import type { BffContext, ConsoleUser } from '../context.ts';
+import { type AppScope, appRoute, BffError, bodyOf, Code, hideCredentials, parse, unwrap } from './http.ts';
+import { jsonObject, objectId } from './schemas-edge.ts';
 
-/** Placeholder until built. */
-export function registerApiConsoleRoutes(_router: express.Router, _ctx: BffContext): void {}
+/**
+ * The API console: one REST call composed in the console, sent by the bff.
+ *
+ * - as master: the bff calls the service with the master key (the key never leaves the bff);
+ * - as a user: the service's POST /security/evaluate runs the call with that user's permissions
+ *   (no session, no password); writes are dry runs, rolled back;
+ * - as anonymous: reads go straight to the service with the application keys only (no master
+ *   key, no session), so every read path works as a real client's would; writes go to
+ *   /security/evaluate as dry runs.
+ *
+ * Admin console users may send any method; read-only console users GET only (checked here, not
+ * by the foundation's guard, because the outer request is always a POST).
+ */
+
+export const API_CONSOLE_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
+export type ApiConsoleMethod = (typeof API_CONSOLE_METHODS)[number];
+
+/** Path characters the console accepts: RFC 3986 pchar without the ones that end a path. */
+const PATH_CHARS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]+$/;
+
+/** A path under the service's mount (`/classes/Post`), never a URL, a host or a way out of it. */
+export const servicePath = z
+  .string()
+  .max(2048, 'must be at most 2048 characters')
+  .superRefine((p, ctx) => {
+    const problem = pathProblem(p);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+function pathProblem(p: string): string | null {
+  if (p === '') return 'must not be empty';
+  if (!p.startsWith('/'))
+    return "must start with / (a path under the service's REST API, e.g. /classes/Post; no absolute URL)";
+  if (p.startsWith('//')) return 'must not start with // (no host)';
+  if (/[?#]/.test(p)) return 'must not carry a query string or fragment (put parameters in query)';
+  if (!PATH_CHARS.test(p)) return 'must contain only URL path characters (no spaces, backslashes or quotes)';
+  const segments = p.slice(1).split('/');
+  for (const segment of segments) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      return 'must be validly percent-encoded';
+    }
+    if (segment === '' || decoded === '') return 'must not contain empty segments';
+    if (decoded === '.' || decoded === '..') return 'must not contain . or .. segments';
+    if (/[/\\]/.test(decoded)) return 'must not encode / or \\ inside a segment';
+    if (/\p{Cc}/u.test(decoded)) return 'must not contain control characters';
+  }
+  return null;
+}
+
+/** Body fields the service reads as credentials or as a method override (the `_method` form). */
+const BODY_OVERRIDES = [
+  '_method',
+  '_ApplicationId',
+  '_JavaScriptKey',
+  '_ClientKey',
+  '_RestAPIKey',
+  '_MasterKey',
+  '_SessionToken',
+  '_InstallationId',
+];
+
+const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const paramValue = z.union([
+  z.string().max(100_000),
+  z.number(),
+  z.boolean(),
+  jsonObject,
+  z.array(z.unknown()),
+]);
+
+const viewpoint = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('master') }),
+  z.strictObject({ kind: z.literal('user'), userId: objectId }),
+  z.strictObject({ kind: z.literal('anonymous') }),
+]);
+export type ApiConsoleAs = z.output<typeof viewpoint>;
+
+export const apiCallBody = z
+  .strictObject({
+    method: z.enum(API_CONSOLE_METHODS),
+    path: servicePath,
+    query: z.record(z.string(), paramValue).default({}),
+    body: z.union([jsonObject, z.array(z.unknown())]).optional(),
+    as: viewpoint,
+  })
+  .superRefine((call, ctx) => {
+    for (const name of Object.keys(call.query)) {
+      if (!PARAM_NAME.test(name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['query'],
+          message: `${JSON.stringify(name)} is not a parameter name (letters, digits, underscores)`,
+        });
+    }
+    if (call.method === 'GET' && call.body !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['body'],
+        message: 'a GET carries no body (put parameters in query)',
+      });
+    if (call.body && !Array.isArray(call.body)) {
+      const found = BODY_OVERRIDES.filter((k) => k in (call.body as object));
+      if (found.length)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['body'],
+          message: `must not carry ${found.join(', ')} (who the call runs as is chosen with "as")`,
+        });
+    }
+  });
+export type ApiCall = z.output<typeof apiCallBody>;
+
+/** The paths POST /security/evaluate runs (docs/security-api.md). */
+const EVALUATE_PATH = /^\/(?:classes\/[^/]+|users|roles|installations|sessions)(?:\/[^/]+)?$/;
+export const EVALUATE_PATHS =
+  '/classes/<C>, /classes/<C>/<id>, /users, /users/<id>, /users/me (as a user), /roles, /roles/<id>, ' +
+  '/installations, /installations/<id>, /sessions, /sessions/<id>';
+
+/** GETs that change something on the service: refused to read-only console users. */
+const GETS_THAT_WRITE: Array<[RegExp, string]> = [
+  [/^\/login$/, 'GET /login signs in and creates a session'],
+  [/^\/apps\/[^/]+\/verify_email$/, 'GET /apps/<id>/verify_email spends a verification token'],
+];
+
+export const READ_ONLY_REFUSAL = 'Read-only console users may send GET requests only.';
+
+/** What the console shows for one call. */
+export interface ApiCallAnswer {
+  status: number;
+  /** The protocol code of an error answer. */
+  code?: number;
+  body: unknown;
+  /** Round trip between the bff and the service, in milliseconds. */
+  ms: number;
+  /** True when the call was a write evaluated and rolled back: nothing changed. */
+  dryRun: boolean;
+  /** For a dry run that would have succeeded: what would have happened. */
+  wouldHave?: unknown;
+  /** How the bff sent it: with the master key, through /security/evaluate, or with application keys only. */
+  via: 'master-key' | 'security-evaluate' | 'application-keys';
+}
+
+/** The read-only rule of the API console: GET only, and no GET that writes. */
+function checkRole(user: ConsoleUser, raw: unknown): void {
+  if (user.role === 'admin') return;
+  const method = (raw as { method?: unknown } | null)?.method;
+  if (method !== 'GET') throw new BffError(403, Code.FORBIDDEN, READ_ONLY_REFUSAL);
+  const path = (raw as { path?: unknown }).path;
+  for (const [pattern, why] of GETS_THAT_WRITE) {
+    if (typeof path === 'string' && pattern.test(path))
+      throw new BffError(403, Code.FORBIDDEN, `${why}: read-only console users cannot send it.`);
+  }
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10;
+
+function errorCodeOf(status: number, body: unknown): number | undefined {
+  if (status < 400) return undefined;
+  const code = (body as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/**
+ * Sends a call straight to the service and answers what the service answered, errors included:
+ * the client library throws for 401/403/5xx and invalid sessions, which here are results to show.
+ */
+async function direct(
+  client: Client,
+  call: ApiCall,
+  auth: { useMasterKey: true } | { sessionToken: '' },
+): Promise<{ status: number; body: unknown }> {
+  let res: Result<unknown>;
+  try {
+    res = await client.request(call.method, call.path, {
+      ...auth,
+      query: call.query,
+      ...(call.body !== undefined ? { body: call.body } : {}),
+    });
+  } catch (err) {
+    if (err instanceof ConnectionError || !(err instanceof BdsClientError) || err.status === undefined)
+      throw err;
+    return { status: err.status, body: { code: err.code ?? err.status, error: err.message } };
+  }
+  if (res.success) return { status: res.status, body: res.data ?? null };
+  return { status: res.status, body: { code: res.code, error: res.error } };
+}
+
+/** Query values as the evaluate endpoint takes them: JSON typed in a text box is parsed. */
+function typedQuery(query: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (typeof v !== 'string') {
+      out[k] = v;
+      continue;
+    }
+    try {
+      const parsed: unknown = JSON.parse(v);
+      out[k] = parsed !== null && typeof parsed !== 'string' ? parsed : v;
+    } catch {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+interface EvaluateAnswer {
+  status: number;
+  body: unknown;
+  dryRun: boolean;
+  ms?: number;
+  wouldHave?: unknown;
+}
+
+async function evaluate(client: Client, call: ApiCall): Promise<EvaluateAnswer> {
+  let path = call.path;
+  if (call.as.kind === 'user' && call.method === 'GET' && path === '/users/me') {
+    // "me" of a call as a user is that user's row: no session exists to resolve it from.
+    path = `/users/${encodeURIComponent(call.as.userId)}`;
+  }
+  if (!EVALUATE_PATH.test(path) || path === '/users/me') {
+    const who = call.as.kind === 'user' ? 'as a user' : 'as anonymous (writes)';
+    throw new BffError(
+      400,
+      Code.INVALID_JSON,
+      `A call ${who} supports only these paths: ${EVALUATE_PATHS}. Send ${call.method} ${call.path} as master.`,
+    );
+  }
+  const viewpointOf =
+    call.as.kind === 'user' ? { kind: 'user', userId: call.as.userId } : { kind: 'anonymous' };
+  return unwrap(
+    await client.request<EvaluateAnswer>('POST', '/security/evaluate', {
+      useMasterKey: true,
+      body: {
+        viewpoint: viewpointOf,
+        method: call.method,
+        path,
+        query: typedQuery(call.query),
+        ...(call.body !== undefined ? { body: call.body } : {}),
+      },
+    }),
+  );
+}
+
+async function send(s: AppScope, call: ApiCall): Promise<ApiCallAnswer> {
+  const started = performance.now();
+  if (call.as.kind === 'master' || (call.as.kind === 'anonymous' && call.method === 'GET')) {
+    const master = call.as.kind === 'master';
+    const res = await direct(s.client, call, master ? { useMasterKey: true } : { sessionToken: '' });
+    const ms = round(performance.now() - started);
+    const body = hideCredentials(res.body);
+    const code = errorCodeOf(res.status, body);
+    if (master && call.method !== 'GET') {
+      s.audit(
+        'api-console.call',
+        `${call.method} ${call.path}`,
+        { query: call.query, body: hideCredentials(call.body ?? null) },
+        { status: res.status, ...(code !== undefined ? { code } : {}) },
+      );
+    }
+    return {
+      status: res.status,
+      ...(code !== undefined ? { code } : {}),
+      body,
+      ms,
+      dryRun: false,
+      via: master ? 'master-key' : 'application-keys',
+    };
+  }
+  const res = await evaluate(s.client, call);
+  const ms = round(performance.now() - started);
+  const body = hideCredentials(res.body);
+  const code = errorCodeOf(res.status, body);
+  return {
+    status: res.status,
+    ...(code !== undefined ? { code } : {}),
+    body,
+    ms,
+    dryRun: res.dryRun === true,
+    ...(res.wouldHave !== undefined ? { wouldHave: hideCredentials(res.wouldHave) } : {}),
+    via: 'security-evaluate',
+  };
+}
+
+export function registerApiConsoleRoutes(router: express.Router, ctx: BffContext): void {
+  router.post(
+    '/apps/:appId/api-console',
+    appRoute(ctx, {}, async (s) => {
+      const raw = bodyOf(s.req);
+      checkRole(s.user, raw);
+      const call = parse(apiCallBody, raw, 'API call');
+      return send(s, call);
+    }),
+  );
+}

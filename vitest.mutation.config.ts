@@ -18,6 +18,7 @@ const SCOPES: Record<string, string[]> = {
     'server/test/sessions.test.ts',
   ],
   auth: [
+    'server/test/caller-cache.test.ts',
     'server/test/sessions.test.ts',
     'server/test/roles.test.ts',
     'server/test/credentials.test.ts',
@@ -26,6 +27,7 @@ const SCOPES: Record<string, string[]> = {
   ],
   users: [
     'server/test/users*.test.ts',
+    'server/test/caller-cache.test.ts',
     'server/test/sessions.test.ts',
     'server/test/lockout.test.ts',
     'server/test/mfa.test.ts',

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_ONLY_POSTS } from '../src/security.ts';
 import { findLeaks, KEYS, type StartedBff, startBff, TEST_PASSWORD, WEBHOOK_KEY } from './helpers/bff.ts';
 
 const CSP =
@@ -118,7 +119,15 @@ describe('bff security', () => {
     const found = writeRoutes(t);
     expect(found.length).toBeGreaterThan(10);
     const routes = [
-      ...writeRoutes(t).filter((r) => r.path !== '/bff/login' && r.path !== '/bff/logout'),
+      // The POST routes that only ask (explain, impact, evaluate, the API console) let read-only
+      // users through the guard; security-routes, api-console-routes and readonly tests pin what
+      // they answer them.
+      ...writeRoutes(t).filter(
+        (r) =>
+          r.path !== '/bff/login' &&
+          r.path !== '/bff/logout' &&
+          !(r.method === 'POST' && READ_ONLY_POSTS.some((route) => route.test(concrete(r.path).slice(4)))),
+      ),
       { method: 'POST', path: '/bff/apps/test-app/a/route/added/later' },
       { method: 'DELETE', path: '/bff/anything' },
     ];

@@ -81,7 +81,7 @@ export const csrfGuard: RequestHandler = (req, res, next) => {
  */
 export const READ_ONLY_POSTS: readonly RegExp[] = [
   /^\/apps\/[^/]+\/security\/(?:explain|evaluate|impact)\/?$/,
-  /^\/apps\/[^/]+\/api-console\/?$/,
+  /^\/apps\/[^/]+\/api-console(?:\/curl)?\/?$/,
 ];
 
 /**

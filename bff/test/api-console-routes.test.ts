@@ -1,7 +1,7 @@
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleUser } from '../src/context.ts';
-import { EVALUATE_PATHS, READ_ONLY_REFUSAL } from '../src/routes/api-console.ts';
+import { type ApiCall, curlOf, EVALUATE_PATHS, READ_ONLY_REFUSAL } from '../src/routes/api-console.ts';
 import { registerApiRoutes } from '../src/routes/index.ts';
 import { type BffFetch, findLeaks, KEYS, type StartedBff, startBff } from './helpers/bff.ts';
 
@@ -470,5 +470,85 @@ describe('keys', () => {
   it('no key in any response of this suite', () => {
     expect(t.responses.filter((r) => r.path.endsWith('/api-console')).length).toBeGreaterThan(20);
     expect(findLeaks(t.responses, t.secrets)).toEqual([]);
+  });
+});
+
+describe('copy as curl', () => {
+  const SERVICE = 'https://data.example.com/api';
+
+  it('as master: the master key is the $MASTER_KEY placeholder, the query is encoded', () => {
+    const call: ApiCall = {
+      method: 'GET',
+      path: '/classes/Post',
+      query: { where: { title: "it's" }, limit: 10 },
+      as: { kind: 'master' },
+    };
+    expect(curlOf(`${SERVICE}/`, call)).toBe(
+      [
+        `curl -X GET 'https://data.example.com/api/classes/Post?where=%7B%22title%22%3A%22it%27s%22%7D&limit=10'`,
+        '-H "X-Backend-Application-Id: $APPLICATION_ID"',
+        '-H "X-Backend-Master-Key: $MASTER_KEY"',
+      ].join(' \\\n  '),
+    );
+  });
+
+  it('as a user: the REST key and a placeholder session token; the body is single-quoted', () => {
+    const call: ApiCall = {
+      method: 'POST',
+      path: '/classes/Post',
+      query: {},
+      body: { title: "Ann's post" },
+      as: { kind: 'user', userId: 'u1' },
+    };
+    expect(curlOf(SERVICE, call)).toBe(
+      [
+        `curl -X POST 'https://data.example.com/api/classes/Post'`,
+        '-H "X-Backend-Application-Id: $APPLICATION_ID"',
+        '-H "X-Backend-REST-API-Key: $REST_API_KEY"',
+        '-H "X-Backend-Session-Token: $SESSION_TOKEN"',
+        '-H "Content-Type: application/json"',
+        `--data-raw '{"title":"Ann'\\''s post"}'`,
+      ].join(' \\\n  '),
+    );
+  });
+
+  it('as anonymous: the REST key only', () => {
+    const text = curlOf(SERVICE, {
+      method: 'DELETE',
+      path: '/classes/Post/x',
+      query: {},
+      as: { kind: 'anonymous' },
+    });
+    expect(text).toContain('-H "X-Backend-REST-API-Key: $REST_API_KEY"');
+    expect(text).not.toContain('Master');
+    expect(text).not.toContain('Session');
+  });
+});
+
+describe('POST /apps/:appId/api-console/curl', () => {
+  it('answers the command with placeholders and sends nothing; read-only users may ask too', async () => {
+    for (const who of [admin, viewer]) {
+      const res = await who.post(`${CONSOLE}/curl`, {
+        method: 'POST',
+        path: '/classes/Post',
+        body: { title: 'not sent' },
+        as: { kind: 'master' },
+      });
+      expect(res.status).toBe(200);
+      expect(res.json.curl).toContain("curl -X POST '");
+      expect(res.json.curl).toContain('-H "X-Backend-Master-Key: $MASTER_KEY"');
+      expect(res.text).not.toContain(KEYS.masterKey);
+    }
+    const posts = await admin.get(
+      `/bff/apps/test-app/classes/Post?where=${encodeURIComponent(JSON.stringify({ title: 'not sent' }))}`,
+    );
+    expect(posts.json.results).toEqual([]);
+    const bad = await admin.post(`${CONSOLE}/curl`, {
+      method: 'GET',
+      path: 'classes',
+      as: { kind: 'master' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.json.code).toBe(107);
   });
 });

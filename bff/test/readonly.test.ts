@@ -231,7 +231,11 @@ const WRITE_ROUTES: Array<{
 ];
 
 /** POST routes that only ask a question (they change nothing whatever the body): open to read-only users. */
-const QUESTIONS = ['POST /apps/:appId/security/explain', 'POST /apps/:appId/security/impact'];
+const QUESTIONS = [
+  'POST /apps/:appId/security/explain',
+  'POST /apps/:appId/security/impact',
+  'POST /apps/:appId/api-console/curl',
+];
 
 /** The non-GET routes registerApiRoutes registers, read from the Express router. */
 function registeredWriteRoutes(): string[] {

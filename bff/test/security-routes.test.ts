@@ -207,7 +207,7 @@ describe('the Security API through the bff', () => {
     }
     expect(READ_ONLY_POSTS.map(String)).toEqual([
       String(/^\/apps\/[^/]+\/security\/(?:explain|evaluate|impact)\/?$/),
-      String(/^\/apps\/[^/]+\/api-console\/?$/),
+      String(/^\/apps\/[^/]+\/api-console(?:\/curl)?\/?$/),
     ]);
   });
 

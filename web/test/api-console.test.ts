@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ApiCall, parseBody, parseObject, queryString } from '../src/features/api-console/lib/call.ts';
-import { toCurl } from '../src/features/api-console/lib/curl.ts';
+import { type ApiCall, parseBody, parseObject } from '../src/features/api-console/lib/call.ts';
 import {
   addToHistory,
   clearHistory,
@@ -32,58 +31,6 @@ class MemoryStorage implements Storage {
   }
 }
 
-const SERVICE = 'https://data.example.com/api';
-
-describe('copy as curl', () => {
-  it('as master: the master key is the $MASTER_KEY placeholder, the query is encoded', () => {
-    const call: ApiCall = {
-      method: 'GET',
-      path: '/classes/Post',
-      query: { where: { title: "it's" }, limit: 10 },
-      as: { kind: 'master' },
-    };
-    expect(toCurl(`${SERVICE}/`, call)).toBe(
-      [
-        `curl -X GET 'https://data.example.com/api/classes/Post?where=%7B%22title%22%3A%22it%27s%22%7D&limit=10'`,
-        '-H "X-Backend-Application-Id: $APPLICATION_ID"',
-        '-H "X-Backend-Master-Key: $MASTER_KEY"',
-      ].join(' \\\n  '),
-    );
-  });
-
-  it('as a user: the REST key and a placeholder session token; the body is single-quoted', () => {
-    const call: ApiCall = {
-      method: 'POST',
-      path: '/classes/Post',
-      query: {},
-      body: { title: "Ann's post" },
-      as: { kind: 'user', userId: 'u1', username: 'ann' },
-    };
-    expect(toCurl(SERVICE, call)).toBe(
-      [
-        `curl -X POST 'https://data.example.com/api/classes/Post'`,
-        '-H "X-Backend-Application-Id: $APPLICATION_ID"',
-        '-H "X-Backend-REST-API-Key: $REST_API_KEY"',
-        '-H "X-Backend-Session-Token: $SESSION_TOKEN"',
-        '-H "Content-Type: application/json"',
-        `--data-raw '{"title":"Ann'\\''s post"}'`,
-      ].join(' \\\n  '),
-    );
-  });
-
-  it('as anonymous: the REST key only', () => {
-    const text = toCurl(SERVICE, {
-      method: 'DELETE',
-      path: '/classes/Post/x',
-      query: {},
-      as: { kind: 'anonymous' },
-    });
-    expect(text).toContain('-H "X-Backend-REST-API-Key: $REST_API_KEY"');
-    expect(text).not.toContain('Master');
-    expect(text).not.toContain('Session');
-  });
-});
-
 describe('the call typed on screen', () => {
   it('query: a JSON object or empty', () => {
     expect(parseObject('', 'Query')).toEqual({ ok: true, value: {} });
@@ -99,12 +46,6 @@ describe('the call typed on screen', () => {
     expect(parseBody(' ')).toEqual({ ok: true, value: undefined });
     expect(parseBody('[{"a":1}]')).toEqual({ ok: true, value: [{ a: 1 }] });
     expect(parseBody('3')).toEqual({ ok: false, error: 'Body must be a JSON object or array.' });
-  });
-
-  it('query string: strings as they are, the rest as JSON', () => {
-    expect(queryString({ keys: 'title', count: 1, where: { a: 1 } })).toBe(
-      'keys=title&count=1&where=%7B%22a%22%3A1%7D',
-    );
   });
 });
 

@@ -1,4 +1,5 @@
 import { BdsClientError, type Client, ConnectionError, type Result } from '@bds/client';
+import { HEADERS } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext, ConsoleUser } from '../context.ts';
@@ -291,7 +292,53 @@ async function send(s: AppScope, call: ApiCall): Promise<ApiCallAnswer> {
   };
 }
 
+/** Shell variables standing for the credentials in a copied curl command: the browser never holds their values. */
+const PLACEHOLDERS = {
+  applicationId: '$APPLICATION_ID',
+  masterKey: '$MASTER_KEY',
+  restAPIKey: '$REST_API_KEY',
+  sessionToken: '$SESSION_TOKEN',
+} as const;
+
+/** Single quotes for a POSIX shell: nothing inside is expanded. */
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The call as a `curl` command for a terminal, with the credentials as shell variables. Built here,
+ * not in the browser: the console's bundle does not even know the service's key header names.
+ */
+export function curlOf(serverURL: string, call: ApiCall): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(call.query)) {
+    search.set(name, typeof value === 'string' ? value : JSON.stringify(value));
+  }
+  const qs = search.toString();
+  const lines = [
+    `curl -X ${call.method} ${shellQuote(`${serverURL.replace(/\/+$/, '')}${call.path}${qs ? `?${qs}` : ''}`)}`,
+  ];
+  // Double quotes: the shell expands the placeholder variables.
+  const header = (name: string, value: string) => lines.push(`-H "${name}: ${value}"`);
+  header(HEADERS.applicationId, PLACEHOLDERS.applicationId);
+  if (call.as.kind === 'master') header(HEADERS.masterKey, PLACEHOLDERS.masterKey);
+  else header(HEADERS.restAPIKey, PLACEHOLDERS.restAPIKey);
+  if (call.as.kind === 'user') header(HEADERS.sessionToken, PLACEHOLDERS.sessionToken);
+  if (call.body !== undefined) {
+    header('Content-Type', 'application/json');
+    lines.push(`--data-raw ${shellQuote(JSON.stringify(call.body))}`);
+  }
+  return lines.join(' \\\n  ');
+}
+
 export function registerApiConsoleRoutes(router: express.Router, ctx: BffContext): void {
+  // Sends nothing: the command a terminal would run (read-only users too: it changes nothing).
+  router.post(
+    '/apps/:appId/api-console/curl',
+    appRoute(ctx, {}, async (s) => {
+      const call = parse(apiCallBody, bodyOf(s.req), 'API call');
+      const app = ctx.apps.list().find((a) => a.id === s.appId);
+      return { curl: curlOf(app?.serverURL ?? '<service URL>', call) };
+    }),
+  );
   router.post(
     '/apps/:appId/api-console',
     appRoute(ctx, {}, async (s) => {

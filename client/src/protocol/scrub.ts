@@ -26,34 +26,43 @@ export const SECRET_KEYS: readonly string[] = [
   'javascript_key',
 ];
 
-const KEY_HEADERS = [
-  HEADERS.masterKey,
-  HEADERS.restAPIKey,
-  HEADERS.sessionToken,
-  HEADERS.javascriptKey,
-  HEADERS.clientKey,
-  HEADERS.webhookKey,
-];
+/**
+ * Request headers whose values are replaced by `[FILTERED]` (SPEC rule 2), both prefixes. Built by
+ * a call marked pure, so a browser bundle that does not use it (the console) carries no key header
+ * name at all.
+ */
+export const SECRET_HEADERS: readonly string[] = /* @__PURE__ */ secretHeaders();
 
-/** Request headers whose values are replaced by `[FILTERED]` (SPEC rule 2), both prefixes. */
-export const SECRET_HEADERS: readonly string[] = [
-  ...KEY_HEADERS,
-  ...KEY_HEADERS.map((h) => h.replace(/^X-Backend-/, 'X-Parse-')),
-  'Authorization',
-  'Cookie',
-  'Set-Cookie',
-  'X-Api-Key',
-  // embedding-provider account headers
-  'OpenAI-Organization',
-  'OpenAI-Project',
-  'Api-Key',
-  'X-Goog-Api-Key',
-  'Anthropic-Api-Key',
-  'X-Cohere-Api-Key',
-];
+function secretHeaders(): readonly string[] {
+  const keyHeaders = [
+    HEADERS.masterKey,
+    HEADERS.restAPIKey,
+    HEADERS.sessionToken,
+    HEADERS.javascriptKey,
+    HEADERS.clientKey,
+    HEADERS.webhookKey,
+  ];
+  return [
+    ...keyHeaders,
+    ...keyHeaders.map((h) => h.replace(/^X-Backend-/, 'X-Parse-')),
+    'Authorization',
+    'Cookie',
+    'Set-Cookie',
+    'X-Api-Key',
+    // embedding-provider account headers
+    'OpenAI-Organization',
+    'OpenAI-Project',
+    'Api-Key',
+    'X-Goog-Api-Key',
+    'Anthropic-Api-Key',
+    'X-Cohere-Api-Key',
+  ];
+}
 
-const SECRET_KEY_SET = new Set(SECRET_KEYS.map((k) => k.toLowerCase()));
-const SECRET_HEADER_SET = new Set(SECRET_HEADERS.map((h) => h.toLowerCase()));
+const lowerCaseSet = (names: readonly string[]) => new Set(names.map((n) => n.toLowerCase()));
+
+const SECRET_KEY_SET = /* @__PURE__ */ lowerCaseSet(SECRET_KEYS);
+const SECRET_HEADER_SET = /* @__PURE__ */ lowerCaseSet(SECRET_HEADERS);
 
 /** Numeric-only arrays at least this long are replaced by a placeholder (SPEC rule 3). */
 export const VECTOR_MIN_DIMS = 32;

@@ -4,13 +4,11 @@ import { Button } from '../../components/ui/button.tsx';
 import { Input, Select, Textarea } from '../../components/ui/input.tsx';
 import { isApiError } from '../../lib/api.ts';
 import { useCanWrite } from '../../lib/session.ts';
-import { useApps } from '../apps/api/apps.ts';
-import { useSendCall } from './api/api-console.ts';
+import { fetchCurl, useSendCall } from './api/api-console.ts';
 import { CallAnswer } from './components/CallAnswer.tsx';
 import { HistoryPanel } from './components/HistoryPanel.tsx';
 import { UserPicker } from './components/UserPicker.tsx';
 import { type ApiCall, METHODS, type Method, parseBody, parseObject, type RunAs } from './lib/call.ts';
-import { toCurl } from './lib/curl.ts';
 import { addToHistory, clearHistory, type HistoryEntry, readHistory } from './lib/history.ts';
 
 type AsKind = RunAs['kind'];
@@ -25,7 +23,6 @@ export default function ApiConsoleRoute() {
 
 function ApiConsole({ appId }: { appId: string }) {
   const canWrite = useCanWrite();
-  const app = useApps().data?.find((a) => a.id === appId);
   const send = useSendCall(appId);
 
   const [method, setMethod] = useState<Method>('GET');
@@ -83,9 +80,14 @@ function ApiConsole({ appId }: { appId: string }) {
     const call = compose();
     if (typeof call === 'string') return setProblem(call);
     setProblem(null);
-    const text = toCurl(app?.serverURL ?? '<service URL>', call);
-    setCurl(text);
-    navigator.clipboard?.writeText(text).catch(() => undefined);
+    fetchCurl(appId, call).then(
+      ({ curl: text }) => {
+        setCurl(text);
+        navigator.clipboard?.writeText(text).catch(() => undefined);
+      },
+      (err: unknown) =>
+        setProblem(isApiError(err) ? `${err.status} [${err.code}] ${err.error}` : String(err)),
+    );
   };
 
   const error = send.error;

@@ -16,6 +16,17 @@ export function useSendCall(appId: string) {
   });
 }
 
+/** The call as a curl command with placeholder credentials, built by the bff (nothing is sent). */
+export function fetchCurl(appId: string, call: ApiCall): Promise<{ curl: string }> {
+  return api.post<{ curl: string }>(`/apps/${seg(appId)}/api-console/curl`, {
+    method: call.method,
+    path: call.path,
+    query: call.query,
+    ...(call.body !== undefined ? { body: call.body } : {}),
+    as: wireAs(call.as),
+  });
+}
+
 export interface UserMatch {
   objectId: string;
   username: string;

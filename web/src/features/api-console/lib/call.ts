@@ -71,13 +71,3 @@ export function parseBody(text: string): { ok: true; value: unknown } | { ok: fa
     return { ok: false, error: 'Body must be a JSON object or array.' };
   return { ok: true, value };
 }
-
-/** The query string the call sends (objects JSON-encoded, as the client library does). */
-export function queryString(query: Record<string, unknown>): string {
-  const search = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) {
-    if (v === undefined) continue;
-    search.set(k, typeof v === 'string' ? v : JSON.stringify(v));
-  }
-  return search.toString();
-}

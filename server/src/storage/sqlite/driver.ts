@@ -67,8 +67,17 @@ export class SqliteDriver implements SqlDriver {
     return stmt;
   }
 
+  /**
+   * Reads inside a transaction see its writes (the writer). Outside one, the writer too when no
+   * transaction is open on it: it then holds nothing uncommitted, and reading there is cheaper (the
+   * reader pays for a read transaction on the WAL per statement; measured 3 µs a primary-key read).
+   * Only while another request's transaction is open do reads go to the reader, which never sees
+   * that transaction's uncommitted rows.
+   */
   private readStatement(sql: string): Statement {
-    if (this.tx.getStore()) return this.statement(this.writer, this.writerStatements, sql);
+    if (this.tx.getStore() || !this.writer.inTransaction) {
+      return this.statement(this.writer, this.writerStatements, sql);
+    }
     return this.statement(this.reader, this.readerStatements, sql);
   }
 

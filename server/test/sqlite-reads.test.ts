@@ -8,7 +8,7 @@ import { SqliteDriver } from '../src/storage/sqlite/driver.ts';
  * Reads outside a transaction go to the writer connection when no transaction is open on it, and
  * to the reader while one is: a read never sees another request's uncommitted rows.
  */
-describe('SQLite reads and open transactions', () => {
+describe('SQLite reads, open transactions and grouped commits', () => {
   let dir: string;
   let driver: SqliteDriver;
   const names = async () => (await driver.all('SELECT name FROM t ORDER BY name', [])).map((r) => r.name);
@@ -53,5 +53,56 @@ describe('SQLite reads and open transactions', () => {
       }),
     ).rejects.toThrow('refused');
     expect(await names()).toEqual(['committed', 'pending']);
+  });
+
+  it('writes outside a transaction commit in groups: none is acknowledged before its group commits', async () => {
+    await driver.exec('CREATE TABLE g (name TEXT UNIQUE)');
+    const writes = ['a', 'b', 'c'].map((name) => driver.run('INSERT INTO g (name) VALUES (?)', [name]));
+    // Until the group commits (next turn of the loop), a read outside sees none of them.
+    expect(await driver.all('SELECT name FROM g', [])).toEqual([]);
+    expect(await Promise.all(writes)).toEqual([{ changes: 1 }, { changes: 1 }, { changes: 1 }]);
+    expect((await driver.all('SELECT name FROM g ORDER BY name', [])).map((r) => r.name)).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+  });
+
+  it('a write that fails alone in a group fails alone; the others commit', async () => {
+    const results = await Promise.allSettled([
+      driver.run('INSERT INTO g (name) VALUES (?)', ['d']),
+      driver.run('INSERT INTO g (name) VALUES (?)', ['a']),
+      driver.run('INSERT INTO g (name) VALUES (?)', ['e']),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE constraint failed: g.name/);
+    expect((await driver.all('SELECT name FROM g ORDER BY name', [])).map((r) => r.name)).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+      'e',
+    ]);
+  });
+
+  it('a group whose commit fails fails every write in it, and none is stored', async () => {
+    await driver.exec('PRAGMA foreign_keys = ON');
+    await driver.exec('CREATE TABLE parent (id TEXT PRIMARY KEY)');
+    await driver.exec(
+      'CREATE TABLE child (name TEXT, parent TEXT REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)',
+    );
+    // The orphan passes its statement; the deferred check fails the COMMIT of the whole group.
+    const results = await Promise.allSettled([
+      driver.run('INSERT INTO g (name) VALUES (?)', ['f']),
+      driver.run('INSERT INTO child (name, parent) VALUES (?, ?)', ['orphan', 'missing']),
+    ]);
+    await driver.exec('PRAGMA foreign_keys = OFF');
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(String((results[0] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY constraint failed/);
+    expect(await driver.all('SELECT name FROM g WHERE name = ?', ['f'])).toEqual([]);
+    expect(await driver.all('SELECT name FROM child', [])).toEqual([]);
+    // The next write opens a new group and commits.
+    await driver.run('INSERT INTO g (name) VALUES (?)', ['g']);
+    expect(await driver.all('SELECT name FROM g WHERE name = ?', ['g'])).toEqual([{ name: 'g' }]);
   });
 });

@@ -33,6 +33,9 @@ const SCOPES: Record<string, string[]> = {
     'server/test/mfa.test.ts',
     'server/test/passwords.test.ts',
     'server/test/password-reset.test.ts',
+    'server/test/users-mutation.test.ts',
+    // Its login-trigger test is what runs the trigger branch of Users.logIn.
+    'server/test/cloud-triggers.test.ts',
   ],
   session: ['bff/test/session*.test.ts'],
 };

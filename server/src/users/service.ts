@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isObject } from '@bds/client/protocol';
+import { SESSION_REQUIRED } from '../access/class.ts';
 import { type CallerResolver, invalidSession } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
 import type { Data } from '../data/data.ts';
@@ -142,10 +143,7 @@ export class Users {
 
   private requireSession(auth: Caller): { userId: string; token: string } {
     if (!auth.user || !auth.sessionToken) {
-      throw new BdsError(
-        ErrorCode.INVALID_SESSION_TOKEN,
-        'Session token required: send X-Backend-Session-Token.',
-      );
+      throw new BdsError(ErrorCode.INVALID_SESSION_TOKEN, SESSION_REQUIRED);
     }
     return { userId: auth.user.objectId, token: auth.sessionToken };
   }
@@ -174,20 +172,20 @@ export class Users {
     return session;
   }
 
-  /** GET /sessions: master sees all; a user only their own (access/ adds that row condition). */
+  /**
+   * GET /sessions: master sees all; a user only their own. Who may read, get and delete sessions
+   * is decided by the `_Session` rule in access/class.ts (a caller without a session gets 209).
+   */
   async findSessions(auth: Caller, params: Record<string, unknown>) {
-    if (!auth.isMaster) this.requireSession(auth);
     return this.data.reads.find(accountCtx(auth), '_Session', params);
   }
 
   async getSession(auth: Caller, objectId: string, params: Record<string, unknown>): Promise<Row> {
-    if (!auth.isMaster) this.requireSession(auth);
     return this.data.reads.get(accountCtx(auth), '_Session', objectId, params);
   }
 
   /** DELETE /sessions/<id>: revokes it; a user may revoke only their own sessions. */
   async deleteSession(auth: Caller, objectId: string): Promise<void> {
-    if (!auth.isMaster) this.requireSession(auth);
     await this.data.writes.delete(accountCtx(auth), '_Session', objectId);
   }
 

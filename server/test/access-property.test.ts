@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, pointer, type TestUser } from './helpers/access-world.ts';
+import { createUser, createWorldRoles, pointer, type TestUser } from './helpers/access-world.ts';
 import { startService, type TestService } from './helpers/service.ts';
 
 /**
@@ -103,24 +103,12 @@ async function runWorld(w: World): Promise<void> {
   const className = `Pw${k}`;
   const roleName = (i: number) => `W${k}r${i}`;
   const roleCount = w.roles.length;
-  // Only role indexes that exist; role i holds roles j > i.
-  const holds = w.roles.map((r, i) =>
-    [...new Set(r.holds.map((h) => i + 1 + h))].filter((j) => j < roleCount),
+  const { holds } = await createWorldRoles(
+    t,
+    w.roles,
+    users.map((u) => u.id),
+    roleName,
   );
-  const roleIds: string[] = [];
-  for (let i = roleCount - 1; i >= 0; i--) {
-    const body: Record<string, unknown> = { name: roleName(i) };
-    if (w.roles[i]!.users.length)
-      body.users = {
-        __op: 'AddRelation',
-        objects: w.roles[i]!.users.map((u) => pointer('_User', users[u]!.id)),
-      };
-    if (holds[i]!.length)
-      body.roles = { __op: 'AddRelation', objects: holds[i]!.map((j) => pointer('_Role', roleIds[j]!)) };
-    const res = await t.request('POST', '/roles', { as: 'master', body });
-    expect(res.status, res.text).toBe(201);
-    roleIds[i] = res.json.objectId;
-  }
   const uid = (u: number) => users[u]!.id;
   const roleExists = (r: number) => r < roleCount;
   // Effective roles: a user holds role i when it is in i's users or holds a role that i holds.

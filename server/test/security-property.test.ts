@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, pointer, type TestUser } from './helpers/access-world.ts';
+import { createUser, createWorldRoles, pointer, type TestUser } from './helpers/access-world.ts';
 import { startService, type TestResponse, type TestService } from './helpers/service.ts';
 
 /**
@@ -111,24 +111,12 @@ async function runWorld(w: World): Promise<void> {
   const k = worldNo++;
   const className = `Sx${k}`;
   const roleName = (i: number) => `X${k}r${i}`;
-  const roleCount = w.roles.length;
-  const holds = w.roles.map((r, i) =>
-    [...new Set(r.holds.map((h) => i + 1 + h))].filter((j) => j < roleCount),
+  const { holds } = await createWorldRoles(
+    t,
+    w.roles,
+    users.map((u) => u.id),
+    roleName,
   );
-  const roleIds: string[] = [];
-  for (let i = roleCount - 1; i >= 0; i--) {
-    const body: Record<string, unknown> = { name: roleName(i) };
-    if (w.roles[i]!.users.length)
-      body.users = {
-        __op: 'AddRelation',
-        objects: w.roles[i]!.users.map((u) => pointer('_User', users[u]!.id)),
-      };
-    if (holds[i]!.length)
-      body.roles = { __op: 'AddRelation', objects: holds[i]!.map((j) => pointer('_Role', roleIds[j]!)) };
-    const res = await t.request('POST', '/roles', { as: 'master', body });
-    expect(res.status, res.text).toBe(201);
-    roleIds[i] = res.json.objectId;
-  }
   const uid = (u: number) => users[u]!.id;
   const grant = (g: Grant): Record<string, unknown> | undefined => {
     switch (g.kind) {

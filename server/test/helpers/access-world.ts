@@ -84,5 +84,36 @@ export async function createRow(
   return res.json.objectId as string;
 }
 
+/**
+ * The roles of a random access world (the property tests), created through REST with the master
+ * key, last first: role i has the users at `users` and holds the roles i + 1 + h for each h in
+ * `holds` that exists. Answers the role ids and the holds actually made, by role index.
+ */
+export async function createWorldRoles(
+  t: TestService,
+  roles: ReadonlyArray<{ users: readonly number[]; holds: readonly number[] }>,
+  userIds: readonly string[],
+  roleName: (i: number) => string,
+): Promise<{ roleIds: string[]; holds: number[][] }> {
+  const holds = roles.map((r, i) =>
+    [...new Set(r.holds.map((h) => i + 1 + h))].filter((j) => j < roles.length),
+  );
+  const roleIds: string[] = [];
+  for (let i = roles.length - 1; i >= 0; i--) {
+    const body: Record<string, unknown> = { name: roleName(i) };
+    if (roles[i]!.users.length)
+      body.users = {
+        __op: 'AddRelation',
+        objects: roles[i]!.users.map((u) => pointer('_User', userIds[u]!)),
+      };
+    if (holds[i]!.length)
+      body.roles = { __op: 'AddRelation', objects: holds[i]!.map((j) => pointer('_Role', roleIds[j]!)) };
+    const res = await t.request('POST', '/roles', { as: 'master', body });
+    if (res.status !== 201) throw new Error(`role ${roleName(i)}: ${res.text}`);
+    roleIds[i] = res.json.objectId as string;
+  }
+  return { roleIds, holds };
+}
+
 /** After writing role rows or join tables straight through the store. */
 export const forgetRoles = (t: TestService) => t.service.callers.forgetAll();

@@ -12,7 +12,7 @@
  * (run the service child with `--cpu-prof` and write its .cpuprofile there).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,11 +98,16 @@ function startChild(
   timeoutMs: number,
   nodeFlags: string[] = [],
 ): Promise<Started> {
+  // The service writes its request log (one line per request, as in production) to a file in the
+  // temp dir: passed through to this process's output, a terminal or pipe reading 20,000 lines a
+  // second would compete with the service and the load generator for the same cores.
+  const logFile = openSync(path.join(tempDir ?? tmpdir(), `${path.basename(script, '.ts')}.log`), 'a');
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(BENCH_DIR, script)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', logFile, 'inherit', 'ipc'],
   });
+  closeSync(logFile);
   children.add(child);
   return new Promise((resolve, reject) => {
     const fail = (err: Error) => {

@@ -73,6 +73,9 @@ export function redactSecrets(value: unknown, secrets: string[]): unknown {
 
 const CREDENTIALS = new Set<string>(CREDENTIAL_FIELDS);
 
+/** Shows a push token's start only: enough to tell devices apart, not to push to them. */
+export const maskToken = (token: unknown) => (typeof token === 'string' ? `${token.slice(0, 8)}…` : token);
+
 /**
  * Replaces session tokens, authData and passwords (at any depth) by `[FILTERED]`: the console
  * shows that a session exists, never the credential itself.

@@ -2,7 +2,7 @@ import { isObject } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { appRoute, hideCredentials, parse, unwrap } from './http.ts';
+import { appRoute, hideCredentials, maskToken, parse, unwrap } from './http.ts';
 import { findQuery, objectId } from './schemas-edge.ts';
 
 /**
@@ -38,8 +38,6 @@ function presentUser(row: Record<string, unknown>) {
 }
 
 /** Shows a push token's start only: enough to tell devices apart, not to push to them. */
-const maskToken = (token: unknown) => (typeof token === 'string' ? `${token.slice(0, 8)}…` : token);
-
 export function registerPeopleRoutes(router: express.Router, ctx: BffContext): void {
   const base = '/apps/:appId/people';
 

@@ -1,7 +1,7 @@
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { appRoute, BffError, bodyOf, Code, parse, unwrap } from './http.ts';
+import { appRoute, BffError, bodyOf, Code, maskToken, parse, unwrap } from './http.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
 const pushBody = z.strictObject({
@@ -28,9 +28,6 @@ function audienceWhere(where: Record<string, unknown> | undefined, channels: str
   if (channels?.length) parts.push({ channels: { $in: channels } });
   return { $and: parts };
 }
-
-/** Shows a push token's start only: enough to tell devices apart, not to push to them. */
-const maskToken = (token: unknown) => (typeof token === 'string' ? `${token.slice(0, 8)}…` : token);
 
 /** Push: the live audience count, sending (audited), the status list, and the installations. */
 export function registerPushRoutes(router: express.Router, ctx: BffContext): void {

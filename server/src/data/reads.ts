@@ -187,12 +187,12 @@ export class Reads {
    * user's own GET /users/me says), never the factor's secret, which stays in an internal column.
    */
   private async markMfa(rows: Row[]): Promise<void> {
+    const ids = rows.map((row) => row.objectId).filter((id): id is string => typeof id === 'string');
+    // One query for the page, not one per row.
+    const internal = await this.core.store.findInternalByIds('_User', ids, [USER_INTERNAL_COLUMNS.mfa]);
+    const enrolled = new Set(internal.filter((r) => r[USER_INTERNAL_COLUMNS.mfa]).map((r) => r.objectId));
     for (const row of rows) {
-      if (typeof row.objectId !== 'string') continue;
-      const [internal] = await this.core.store.findInternal('_User', 'objectId', row.objectId, [
-        USER_INTERNAL_COLUMNS.mfa,
-      ]);
-      if (!internal?.[USER_INTERNAL_COLUMNS.mfa]) continue;
+      if (!enrolled.has(row.objectId)) continue;
       row.authData = { ...(isObject(row.authData) ? row.authData : {}), mfa: { status: 'enabled' } };
     }
   }

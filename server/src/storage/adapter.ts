@@ -130,6 +130,13 @@ export interface StorageAdapter {
     columns: string[],
   ): Promise<Array<Record<string, unknown>>>;
 
+  /** Like findInternal, for the rows with any of `objectIds` (one query for a page of rows). */
+  findInternalByIds(
+    className: string,
+    objectIds: readonly string[],
+    columns: string[],
+  ): Promise<Array<Record<string, unknown>>>;
+
   /** The roles a user holds, directly or through roles held in other roles' `roles` (one recursive query). */
   rolesOf(userId: string): Promise<HeldRole[]>;
   /** True when `targetRoleId` is one of `roleIds` or is held, transitively, in their `roles` relations. */

@@ -643,6 +643,22 @@ export class SqlStore implements StorageAdapter {
     );
   }
 
+  async findInternalByIds(
+    className: string,
+    objectIds: readonly string[],
+    columns: string[],
+  ): Promise<Array<Record<string, unknown>>> {
+    if (objectIds.length === 0) return [];
+    for (const c of columns) checkColumnName(c);
+    const p = this.params();
+    const cols = ['objectId', ...columns].map(this.q).join(', ');
+    const ids = objectIds.map((id) => p.add(id)).join(', ');
+    return this.driver.all(
+      `SELECT ${cols} FROM ${this.table(className)} WHERE ${this.q('objectId')} IN (${ids})`,
+      p.values,
+    );
+  }
+
   async rolesOf(userId: string): Promise<HeldRole[]> {
     const p = this.params();
     const users = this.q(joinTableName('_Role', 'users'));

@@ -9,7 +9,8 @@
  * Environment: BENCH_DURATION (seconds per workload, default 5), BENCH_CONNECTIONS (default 32),
  * BENCH_WARMUP (unrecorded seconds before each workload, default 1), BENCH_ROWS (default 100000),
  * BENCH_ONLY (comma list of workload names or prefixes, e.g. `get-by-id,create`), BENCH_PROFILE_DIR
- * (run the service child with `--cpu-prof` and write its .cpuprofile there).
+ * (run the service child with `--cpu-prof` and write its .cpuprofile there), BENCH_LOG_LEVEL (the
+ * service's log level, default info), BENCH_ROW_CACHE_MB (the service's rowCacheMB; 0 turns it off).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';

@@ -62,6 +62,8 @@ async function main(): Promise<void> {
     logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
     // The login workload logs in far faster than the default limits allow.
     rateLimit: [],
+    // BENCH_ROW_CACHE_MB=0 measures reads by id without the embedded store's row cache.
+    ...(process.env.BENCH_ROW_CACHE_MB ? { rowCacheMB: Number(process.env.BENCH_ROW_CACHE_MB) } : {}),
   });
   exitWithParent(async (orphaned) => {
     await profiler?.stop();

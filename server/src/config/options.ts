@@ -199,6 +199,12 @@ export const optionsSchema = z
      * loses nothing acknowledged; each commit waits for the disk).
      */
     sqliteSynchronous: z.enum(['normal', 'full']).default('normal'),
+    /**
+     * Memory (MB, estimated) for rows of the embedded store kept after a read by id, so that the
+     * next read of the same row skips the SQL engine; 0 turns it off. Exact whatever writes happen
+     * (see storage/sql/row-cache.ts); the PostgreSQL store has none.
+     */
+    rowCacheMB: z.number().min(0).max(65536).default(64),
     /** Level of the service's log (one JSON line per request at `info`). */
     logLevel: z.enum(LOG_LEVELS).default('info'),
     /** Public address of the service, used in Location headers and file urls. */
@@ -388,6 +394,7 @@ const ENV_OPTIONS: Array<[string, string, 'string' | 'number']> = [
   ['BDS_MOUNT_PATH', 'mountPath', 'string'],
   ['BDS_DATA_DIR', 'dataDir', 'string'],
   ['BDS_DATABASE_URL', 'databaseURI', 'string'],
+  ['BDS_ROW_CACHE_MB', 'rowCacheMB', 'number'],
   ['BDS_LOG_LEVEL', 'logLevel', 'string'],
   ['BDS_SERVER_URL', 'serverURL', 'string'],
   ['BDS_CLOUD', 'cloud', 'string'],

@@ -13,6 +13,7 @@ export async function openStore(options: {
   databaseURI?: string;
   dataDir: string;
   sqliteSynchronous: 'normal' | 'full';
+  rowCacheMB?: number;
 }): Promise<StorageAdapter> {
   const { databaseURI, dataDir } = options;
   const file = databaseURI
@@ -20,7 +21,9 @@ export async function openStore(options: {
     : dataDir === ':memory:'
       ? ':memory:'
       : path.join(dataDir, 'data.sqlite');
-  const store = new SqlStore(new SqliteDriver(file, { synchronous: options.sqliteSynchronous }));
+  const store = new SqlStore(new SqliteDriver(file, { synchronous: options.sqliteSynchronous }), {
+    rowCacheBytes: (options.rowCacheMB ?? 0) * 1024 * 1024,
+  });
   await store.init();
   await migrate(store);
   return store;

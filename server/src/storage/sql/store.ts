@@ -3,6 +3,7 @@ import { BdsError, ErrorCode, invalidQuery } from '../../kernel/errors.ts';
 import type { QueryNode } from '../../kernel/query.ts';
 import type { FieldWrite, RelationChange, Row } from '../../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../../kernel/schema.ts';
+import { compileMatcher } from '../../query/match.ts';
 import type {
   FindSpec,
   HeldRole,
@@ -20,6 +21,7 @@ import { Params } from './dialect.ts';
 import type { SqlDriver, SqlRow } from './driver.ts';
 import { SqlFileBlobs } from './files.ts';
 import { indexName, joinTableName, sqlIdentifier, tableName } from './names.ts';
+import { type CacheableDriver, RowCache } from './row-cache.ts';
 import { decodeRow, encodeAcl, encodeColumn } from './values.ts';
 import { VectorIndexes } from './vector-index.ts';
 import { WhereCompiler } from './where.ts';
@@ -43,8 +45,19 @@ export class SqlStore implements StorageAdapter {
   private readonly blobs: SqlFileBlobs;
   private readonly aggregates: SqlAggregates;
 
-  constructor(private readonly driver: SqlDriver) {
+  /** Rows read by id, kept in memory (the embedded store only: see RowCache). */
+  private readonly rowCache: RowCache | undefined;
+
+  /** `rowCacheBytes`: memory for rows read by id, on a driver that can keep such a cache exact (0: none). */
+  constructor(
+    private readonly driver: SqlDriver,
+    options: { rowCacheBytes?: number } = {},
+  ) {
     this.kind = driver.dialect.name;
+    const cacheable = driver as Partial<CacheableDriver>;
+    if (options.rowCacheBytes && cacheable.hasUncommittedWrites && cacheable.changedElsewhere) {
+      this.rowCache = new RowCache(driver as SqlDriver & CacheableDriver, options.rowCacheBytes);
+    }
     this.q = driver.dialect.quote;
     this.blobs = new SqlFileBlobs(driver);
     this.aggregates = new SqlAggregates(driver, this.vectors);
@@ -56,6 +69,7 @@ export class SqlStore implements StorageAdapter {
 
   /** Tells the vector indexes of a row written, once its transaction commits. */
   private wrote(className: string, objectId: string, row: Row | null): void {
+    this.rowCache?.forget(className, objectId);
     // Outside a transaction afterCommit would run it at once: skip the closure.
     if (!this.driver.inTransaction()) this.vectors.changed(className, objectId, row);
     else this.driver.afterCommit(() => this.vectors.changed(className, objectId, row));
@@ -174,6 +188,7 @@ export class SqlStore implements StorageAdapter {
 
   async changeSchema(schema: ClassSchema, change: SchemaChange): Promise<void> {
     this.vectors.drop(schema.className);
+    this.rowCache?.forgetClass(schema.className);
     const t = this.table(schema.className);
     let ddl = '';
     for (const name of change.dropIndexes)
@@ -192,10 +207,14 @@ export class SqlStore implements StorageAdapter {
       if (ddl) await this.driver.exec(ddl);
       await this.saveSchema(schema);
     });
+    // Again once the new shape is committed: a row read while the change waited for the lock
+    // holds the old columns (a dropped field re-added must not come back with its old value).
+    this.rowCache?.forgetClass(schema.className);
   }
 
   async deleteClass(schema: ClassSchema): Promise<void> {
     this.vectors.drop(schema.className);
+    this.rowCache?.forgetClass(schema.className);
     let ddl = `DROP TABLE IF EXISTS ${this.table(schema.className)};`;
     for (const [name, def] of Object.entries(schema.fields)) {
       if (def.type === 'Relation')
@@ -212,6 +231,7 @@ export class SqlStore implements StorageAdapter {
         );
       }
     });
+    this.rowCache?.forgetClass(schema.className);
   }
 
   async insert(schema: ClassSchema, spec: InsertSpec): Promise<Row> {
@@ -465,6 +485,7 @@ export class SqlStore implements StorageAdapter {
 
   async purge(schema: ClassSchema): Promise<void> {
     this.vectors.drop(schema.className);
+    this.rowCache?.forgetClass(schema.className);
     await this.driver.transaction(async () => {
       await this.driver.run(`DELETE FROM ${this.table(schema.className)}`, []);
       for (const [name, def] of Object.entries(schema.fields)) {
@@ -472,6 +493,7 @@ export class SqlStore implements StorageAdapter {
           await this.driver.run(`DELETE FROM ${this.q(joinTableName(schema.className, name))}`, []);
       }
     });
+    this.rowCache?.forgetClass(schema.className);
   }
 
   private whereSql(schema: ClassSchema, where: QueryNode, lookup: SchemaLookup, p: Params) {
@@ -482,10 +504,26 @@ export class SqlStore implements StorageAdapter {
 
   async find(schema: ClassSchema, spec: FindSpec, lookup: SchemaLookup): Promise<Row[]> {
     const byId = this.byIdShape(schema, spec);
+    // Built-in classes (users, sessions...) have caches of their own and secrets in their rows.
+    const cache =
+      byId && this.rowCache && !schema.className.startsWith('_') && !this.driver.inTransaction()
+        ? this.rowCache
+        : undefined;
+    if (byId && cache) {
+      const cached = cache.get(schema.className, byId.objectId);
+      if (cached) {
+        // The same condition the SQL would apply (the ACL among it), decided by the in-memory
+        // matcher that agrees with the SQL compiler on every row (query-cases, access-property).
+        const row = decodeRow(schema, cached);
+        return compileMatcher(spec.where, schema)(row) ? [row] : [];
+      }
+    }
     if (byId) {
       const sql = this.byIdSql.get(byId.key);
       if (sql) {
+        const ticket = cache?.ticket() ?? 0;
         const rows = await this.query(() => this.driver.all(sql, byId.values));
+        if (cache && rows.length === 1) cache.add(ticket, schema.className, byId.objectId, rows[0]!);
         return rows.map((r) => decodeRow(schema, r));
       }
     }
@@ -506,7 +544,9 @@ export class SqlStore implements StorageAdapter {
       if (this.byIdSql.size >= BY_ID_SQL_CACHE_SIZE) this.byIdSql.clear();
       this.byIdSql.set(byId.key, sql);
     }
+    const ticket = cache?.ticket() ?? 0;
     const rows = await this.query(() => this.driver.all(sql, p.values));
+    if (byId && cache && rows.length === 1) cache.add(ticket, schema.className, byId.objectId, rows[0]!);
     return rows.map((r) => decodeRow(schema, r));
   }
 
@@ -516,7 +556,10 @@ export class SqlStore implements StorageAdapter {
    * principals the caller has, so it is compiled once per such shape (compiling it costs more than
    * SQLite's own primary-key read). The parameters are built the way the dialect builds them.
    */
-  private byIdShape(schema: ClassSchema, spec: FindSpec): { key: string; values: unknown[] } | undefined {
+  private byIdShape(
+    schema: ClassSchema,
+    spec: FindSpec,
+  ): { key: string; values: unknown[]; objectId: string } | undefined {
     if (spec.limit !== 1 || spec.skip !== 0 || spec.order.length !== 0) return undefined;
     let where = spec.where;
     let acl: Extract<QueryNode, { type: 'acl' }> | undefined;
@@ -534,7 +577,7 @@ export class SqlStore implements StorageAdapter {
       });
     }
     const key = `${schema.className}\0${acl ? `${acl.access}\0${acl.principals.length}` : ''}`;
-    return { key, values };
+    return { key, values, objectId: where.value };
   }
 
   async count(schema: ClassSchema, spec: Pick<FindSpec, 'where'>, lookup: SchemaLookup): Promise<number> {

@@ -220,6 +220,26 @@ export class SqliteDriver implements SqlDriver {
     return this.tx.getStore() !== undefined;
   }
 
+  /** Any transaction or write group open on the writer (the store's row cache adds nothing then). */
+  hasUncommittedWrites(): boolean {
+    return this.writer.inTransaction;
+  }
+
+  private dataVersion: Database.Statement | undefined;
+  private lastDataVersion: unknown;
+
+  /**
+   * Whether another connection (another process on the same file) committed since the last call:
+   * SQLite's data_version changes for commits made by other connections only.
+   */
+  changedElsewhere(): boolean {
+    this.dataVersion ??= this.writer.prepare('PRAGMA data_version').pluck();
+    const version = this.dataVersion.get();
+    const changed = this.lastDataVersion !== undefined && version !== this.lastDataVersion;
+    this.lastDataVersion = version;
+    return changed;
+  }
+
   afterCommit(fn: () => void): void {
     const scope = this.tx.getStore();
     if (scope) scope.committed.push(fn);

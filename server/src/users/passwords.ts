@@ -1,4 +1,5 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 
 /**
  * scrypt with N = 2^cost, r = 8, p = 1: memory-hard (128 * N * r bytes: 32 MiB at the default cost
@@ -13,12 +14,36 @@ function paramsFor(cost: number): ScryptOptions {
   return { N, r: 8, p: 1, maxmem: 256 * N * 8 };
 }
 
-function derive(password: string, salt: Buffer, params: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, params, (err, key) =>
-      err ? reject(err) : resolve(key),
-    ),
-  );
+/**
+ * Hashes running at once, at most one per core. libuv's pool has 4 threads: on a machine with fewer
+ * cores, more memory-hard hashes side by side only evict each other's memory from the caches (each
+ * takes longer, and together they finish no sooner) and take the cores the event loop needs to keep
+ * answering other requests during a burst of logins. The others wait their turn, in order.
+ */
+let running = 0;
+const queued: Array<() => void> = [];
+const MAX_RUNNING = Math.max(1, availableParallelism());
+
+async function derive(password: string, salt: Buffer, params: ScryptOptions): Promise<Buffer> {
+  if (running >= MAX_RUNNING) await new Promise<void>((resolve) => queued.push(resolve));
+  else running++;
+  try {
+    return await new Promise((resolve, reject) =>
+      scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, params, (err, key) =>
+        err ? reject(err) : resolve(key),
+      ),
+    );
+  } finally {
+    // The slot passes straight to the next waiter, so `running` counts it throughout.
+    const next = queued.shift();
+    if (next) next();
+    else running--;
+  }
+}
+
+/** Hashes running and waiting (tests). */
+export function hashLoad(): { running: number; queued: number; max: number } {
+  return { running, queued: queued.length, max: MAX_RUNNING };
 }
 
 /** `scrypt$N$r$p$salt$hash` (base64url): self-describing, so parameters can be raised later. */

@@ -27,12 +27,14 @@ export interface SignedIn {
   ids: string[];
   /** Milliseconds one password hash takes (median of a few), for the login's share of the hash-only limit. */
   hashMs: number;
+  /** Hashes per second with one hash running per core (what the cores sustain together, measured). */
+  parallelHashesPerSecond: number;
 }
 
 /** Messages a child sends to the driver over the IPC channel. */
 export type ChildMessage =
   | { type: 'ready'; url: string; seedMs?: number; ids?: string[]; signedIn?: SignedIn }
-  | { type: 'cpu'; micros: number }
+  | { type: 'cpu'; micros: number; loopMicros: number }
   | { type: 'error'; message: string };
 
 /**
@@ -40,12 +42,14 @@ export type ChildMessage =
  * was killed), so no child outlives a run. `orphaned` tells `onExit` that the driver is gone.
  */
 export function exitWithParent(onExit: (orphaned: boolean) => Promise<void> | void): void {
-  // The driver asks for the CPU time used so far (user + system, microseconds): CPU per request
-  // is steadier than requests per second on a shared machine.
+  // The driver asks for the CPU time used so far (user + system, microseconds; CPU per request is
+  // steadier than requests per second on a shared machine), and for the time the event loop was
+  // busy (the main thread alone, without the thread pool's work such as password hashing).
   process.on('message', (message: { type?: string }) => {
     if (message?.type === 'cpu') {
       const { user, system } = process.cpuUsage();
-      send({ type: 'cpu', micros: user + system });
+      const loopMicros = performance.eventLoopUtilization().active * 1000;
+      send({ type: 'cpu', micros: user + system, loopMicros });
     }
   });
   let exiting = false;

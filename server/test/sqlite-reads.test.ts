@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteDriver } from '../src/storage/sqlite/driver.ts';
+import { startService, type TestService } from './helpers/service.ts';
 
 /**
  * Reads outside a transaction go to the writer connection when no transaction is open on it, and
@@ -104,5 +106,28 @@ describe('SQLite reads, open transactions and grouped commits', () => {
     // The next write opens a new group and commits.
     await driver.run('INSERT INTO g (name) VALUES (?)', ['g']);
     expect(await driver.all('SELECT name FROM g WHERE name = ?', ['g'])).toEqual([{ name: 'g' }]);
+  });
+});
+
+describe('the memory map of the SQLite file (option sqliteMmapMB)', () => {
+  const mmapOf = (t: TestService) => {
+    const driver = (
+      t.service.core.store as unknown as {
+        driver: { writer: Database.Database; reader: Database.Database };
+      }
+    ).driver;
+    return [driver.writer, driver.reader].map((db) => db.pragma('mmap_size', { simple: true }));
+  };
+
+  it('maps nothing by default; the option maps that much of the file on both connections', async () => {
+    const byDefault = await startService();
+    const mapped = await startService({ sqliteMmapMB: 256 });
+    try {
+      expect(mmapOf(byDefault)).toEqual([0, 0]);
+      expect(mmapOf(mapped)).toEqual([256 * 1024 * 1024, 256 * 1024 * 1024]);
+    } finally {
+      await byDefault.close();
+      await mapped.close();
+    }
   });
 });

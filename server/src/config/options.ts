@@ -200,6 +200,14 @@ export const optionsSchema = z
      */
     sqliteSynchronous: z.enum(['normal', 'full']).default('normal'),
     /**
+     * How much of the SQLite file (MB) is read through a memory map rather than read calls: faster
+     * scans (unindexed finds, counts: 9-23% measured with 256). Off by default: the mapped pages of
+     * the file count in the process's resident memory (a large download from the database file
+     * adapter maps its chunks), and an I/O error on a mapped file stops the process with a signal
+     * instead of answering an error.
+     */
+    sqliteMmapMB: z.number().int().min(0).max(65536).default(0),
+    /**
      * Memory (MB, estimated) for rows of the embedded store kept after a read by id, so that the
      * next read of the same row skips the SQL engine; 0 turns it off. Exact whatever writes happen
      * (see storage/sql/row-cache.ts); the PostgreSQL store has none.

@@ -14,6 +14,7 @@ export async function openStore(options: {
   dataDir: string;
   sqliteSynchronous: 'normal' | 'full';
   rowCacheMB?: number;
+  sqliteMmapMB?: number;
 }): Promise<StorageAdapter> {
   const { databaseURI, dataDir } = options;
   const file = databaseURI
@@ -21,7 +22,11 @@ export async function openStore(options: {
     : dataDir === ':memory:'
       ? ':memory:'
       : path.join(dataDir, 'data.sqlite');
-  const store = new SqlStore(new SqliteDriver(file, { synchronous: options.sqliteSynchronous }), {
+  const driver = new SqliteDriver(file, {
+    synchronous: options.sqliteSynchronous,
+    mmapBytes: (options.sqliteMmapMB ?? 0) * 1024 * 1024,
+  });
+  const store = new SqlStore(driver, {
     rowCacheBytes: (options.rowCacheMB ?? 0) * 1024 * 1024,
   });
   await store.init();

@@ -47,7 +47,12 @@ export class SqliteDriver implements SqlDriver {
     for (const listener of this.rollbackListeners) await listener();
   }
 
-  constructor(file: string, options: { synchronous?: 'normal' | 'full' } = {}) {
+  /**
+   * `mmapBytes`: how much of the file SQLite reads through a memory map instead of read calls
+   * (full scans of unindexed queries and counts read every page of a class: measured 9-23% faster
+   * with 256 MB on issue 11's classes). 0 reads with read calls only.
+   */
+  constructor(file: string, options: { synchronous?: 'normal' | 'full'; mmapBytes?: number } = {}) {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
     this.writer = new Database(file);
     // WAL with synchronous=NORMAL: a commit is in the WAL before the call returns, so a crash of
@@ -56,11 +61,13 @@ export class SqliteDriver implements SqlDriver {
     this.writer.pragma('journal_mode = WAL');
     this.writer.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.writer.pragma('busy_timeout = 5000');
+    this.writer.pragma(`mmap_size = ${Math.floor(options.mmapBytes ?? 0)}`);
     this.writer.pragma('foreign_keys = OFF');
     registerFunctions(this.writer);
     this.reader = file === ':memory:' ? this.writer : new Database(file, { readonly: true });
     if (this.reader !== this.writer) {
       this.reader.pragma('busy_timeout = 5000');
+      this.reader.pragma(`mmap_size = ${Math.floor(options.mmapBytes ?? 0)}`);
       registerFunctions(this.reader);
     }
   }

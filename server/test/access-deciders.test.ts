@@ -7,7 +7,7 @@ import { ctxOf } from '../src/kernel/context.ts';
 import type { QueryNode } from '../src/kernel/query.ts';
 import type { Row } from '../src/kernel/records.ts';
 import { compileMatcher } from '../src/query/match.ts';
-import { startService, type TestService } from './helpers/service.ts';
+import { ON_POSTGRES, startService, type TestService } from './helpers/service.ts';
 
 /**
  * One decider per access layer, compiled two ways: into a row condition that the store runs as
@@ -248,8 +248,10 @@ describe('the per-ACL counts follow every change to rows and their ACLs', () => 
     expect(await count()).toBe(2);
     // A class from before the counts: its triggers and counts are made at the next start.
     const driver = (store as unknown as { driver: { exec(sql: string): Promise<void> } }).driver;
+    // PostgreSQL names a trigger's table (SQLite's trigger names are unique in the database).
+    const on = ON_POSTGRES ? ' ON "Counted"' : '';
     await driver.exec(
-      `DROP TRIGGER "Counted:acl_count_insert"; DROP TRIGGER "Counted:acl_count_delete"; DROP TRIGGER "Counted:acl_count_update"; DELETE FROM "_ACL_COUNT" WHERE class = 'Counted';`,
+      `DROP TRIGGER "Counted:acl_count_insert"${on}; DROP TRIGGER "Counted:acl_count_delete"${on}; DROP TRIGGER "Counted:acl_count_update"${on}; DELETE FROM "_ACL_COUNT" WHERE class = 'Counted';`,
     );
     expect(await count()).toBe(0);
     await store.upgradeClass(schemas.get('Counted')!);

@@ -7,7 +7,7 @@ import { validateOptions } from '../src/config/options.ts';
 import { createService } from '../src/index.ts';
 import { createLogger, writeRequestLine } from '../src/kernel/log.ts';
 import { createClass, createRole, createRow, createUser } from './helpers/access-world.ts';
-import { KEYS, startService, type TestService } from './helpers/service.ts';
+import { KEYS, startService, storeRelations, type TestService } from './helpers/service.ts';
 
 describe('the role cache follows every _Role write, purge included', () => {
   let t: TestService;
@@ -235,16 +235,7 @@ describe('the store seam', () => {
         },
       });
       expect(found.json.results.map((u: { objectId: string }) => u.objectId)).toEqual([user.id]);
-      const db = (
-        t.service.core.store as unknown as {
-          driver: { writer: { prepare(sql: string): { all(): Array<{ name: string }> } } };
-        }
-      ).driver.writer;
-      const names = db
-        .prepare(
-          "SELECT name FROM sqlite_master WHERE type IN ('table', 'index') AND name NOT LIKE 'sqlite_%'",
-        )
-        .all();
+      const names = (await storeRelations(t)).map((name) => ({ name }));
       expect(names.length).toBeGreaterThan(10);
       for (const { name } of names) expect(Buffer.byteLength(name), name).toBeLessThanOrEqual(63);
       expect(names.some(({ name }) => name.startsWith('Looo') && /_[0-9a-f]{8}$/.test(name))).toBe(true);

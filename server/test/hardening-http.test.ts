@@ -9,7 +9,7 @@ import { createHttpServer } from '../src/http/server.ts';
 import { createService } from '../src/index.ts';
 import { anonymous, MASTER, makeCaller } from '../src/kernel/caller.ts';
 import { ctxOf } from '../src/kernel/context.ts';
-import { KEYS, startService, type TestService } from './helpers/service.ts';
+import { KEYS, ON_POSTGRES, startService, type TestService } from './helpers/service.ts';
 
 describe('rate limits, on by default for login, sign-up, password reset and verification mail', () => {
   let t: TestService;
@@ -184,7 +184,8 @@ describe('HTTP edges', () => {
     }
   });
 
-  it('sqliteSynchronous chooses NORMAL (default) or FULL', async () => {
+  // A SQLite setting, read from SQLite's connection.
+  it.skipIf(ON_POSTGRES)('sqliteSynchronous chooses NORMAL (default) or FULL', async () => {
     const synchronous = (s: TestService) =>
       (
         s.service.core.store as unknown as { driver: { writer: { pragma(q: string, o: object): number } } }

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { runScenarios, type Scenario, type ScenarioContext } from './helpers/scenarios.ts';
+import { ON_POSTGRES } from './helpers/service.ts';
 
 /**
  * Issue 10's findings, one row each: input any caller can send gets a 4xx with a protocol code and
@@ -196,16 +197,21 @@ const scenarios: Scenario[] = [
     code: 102,
     errorContains: 'nests deeper than 128 levels',
   }),
-  bad({
-    name: '$inQuery nested 30 levels, master key',
-    method: 'GET',
-    path: '/classes/Thing',
-    as: 'master',
-    query: { where: nestedInQuery(30) },
-    status: 400,
-    code: 102,
-    errorContains: 'Invalid where: it is too complex for the store (Expression tree is too large',
-  }),
+  // SQLite's own limit on expression depth; PostgreSQL runs such a where.
+  ...(ON_POSTGRES
+    ? []
+    : [
+        bad({
+          name: '$inQuery nested 30 levels, master key',
+          method: 'GET',
+          path: '/classes/Thing',
+          as: 'master',
+          query: { where: nestedInQuery(30) },
+          status: 400,
+          code: 102,
+          errorContains: 'Invalid where: it is too complex for the store (Expression tree is too large',
+        }),
+      ]),
   {
     name: '$inQuery nested 15 levels, master key, runs',
     method: 'GET',

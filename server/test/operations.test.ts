@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqlDriver } from '../src/storage/sql/driver.ts';
 import { runScenarios, type Scenario } from './helpers/scenarios.ts';
 import { credentialHeaders, startService, type TestService } from './helpers/service.ts';
 
@@ -632,13 +633,13 @@ describe('operations: relations live in join tables', () => {
     });
     const driver = (
       t.service.core.store as unknown as {
-        driver: { all: (sql: string, p: unknown[]) => Promise<unknown[]> };
+        driver: SqlDriver;
       }
     ).driver;
     const join = () =>
       driver.all('SELECT "owningId", "relatedId" FROM "_Join:items:Box" ORDER BY "relatedId"', []);
     expect(await join()).toEqual([a, b].sort().map((relatedId) => ({ owningId: owner, relatedId })));
-    const columns = (await driver.all('PRAGMA table_info("Box")', [])) as Array<{ name: string }>;
+    const columns = await driver.all(driver.dialect.tableColumns(driver.dialect.placeholder(1)), ['Box']);
     expect(columns.map((c) => c.name)).not.toContain('items');
     await t.request('PUT', `/classes/Box/${owner}`, {
       body: { items: { __op: 'RemoveRelation', objects: [ptr('Item', a)] } },

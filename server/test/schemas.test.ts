@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { runScenarios } from './helpers/scenarios.ts';
+import { storeIndexes } from './helpers/service.ts';
 
 const MASTER_REQUIRED = { code: 119, error: 'unauthorized: master key is required' };
 
@@ -81,11 +82,7 @@ runScenarios('schemas', [
     as: 'master',
     status: 200,
     after: async ({ t }) => {
-      const db = (t.service.core.store as any).driver.writer;
-      const indexes = db
-        .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Game'`)
-        .all();
-      expect(indexes.map((i: { name: string }) => i.name)).toContain('Game:score_1');
+      expect(await storeIndexes(t, 'Game')).toContain('Game:score_1');
     },
   },
   {
@@ -258,11 +255,7 @@ runScenarios('schemas', [
     },
     after: async ({ t }, res) => {
       expect(res.json.indexes.score_1).toBeUndefined();
-      const db = (t.service.core.store as any).driver.writer;
-      const names = db
-        .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Game'`)
-        .all()
-        .map((i: { name: string }) => i.name);
+      const names = await storeIndexes(t, 'Game');
       expect(names).toContain('Game:name_1');
       expect(names).not.toContain('Game:score_1');
     },

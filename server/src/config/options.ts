@@ -161,12 +161,36 @@ export const optionsSchema = z
     dataDir: z.string().min(1).default('./data'),
     /**
      * Where records live: a SQLite file (`sqlite:<path>`, or `sqlite::memory:`), by default
-     * `<dataDir>/data.sqlite`. The scheme chooses the store.
+     * `<dataDir>/data.sqlite`, or a PostgreSQL database (`postgres://` or `postgresql://`, for
+     * several instances). The scheme chooses the store.
      */
     databaseURI: z
       .string()
-      .regex(/^sqlite:.+$/, 'must be sqlite:<path to a file> (the embedded store)')
+      .regex(
+        /^(sqlite:.+|postgres(ql)?:\/\/.+)$/,
+        'must be sqlite:<path to a file> (the embedded store) or postgres://<user>@<host>/<database>',
+      )
       .optional(),
+    /** Most connections to PostgreSQL per instance (the PostgreSQL store only). */
+    databasePoolSize: z.number().int().min(1).max(1000).default(10),
+    /**
+     * Redis, for several instances of the service (`redis://[user:password@]host:port[/db]`, or
+     * `rediss://` for TLS): write events reach every instance, and login throttles, lockout, rate
+     * limits and scheduled ticks are shared. Without it nothing needs Redis.
+     */
+    redisURL: z
+      .string()
+      .regex(/^rediss?:\/\/.+$/, 'must be redis://<host>:<port> or rediss://<host>:<port>')
+      .optional(),
+    /** Only with `redisURL`: the prefix of every key (default `bds:<appId>:`), and the events kept. */
+    redis: z
+      .object({
+        keyPrefix: z.string().min(1).max(200).optional(),
+        /** Entries the event stream keeps (about): how long an instance may be away without a gap. */
+        streamMaxLen: z.number().int().min(100).max(10_000_000).default(100_000),
+      })
+      .strict()
+      .default({ streamMaxLen: 100_000 }),
     /**
      * Rate limits, each: `path` (a regular expression over the path below the mount path),
      * `methods`, `window` (seconds), `max` requests per `by` (ip, user or session). The defaults
@@ -402,7 +426,9 @@ const ENV_OPTIONS: Array<[string, string, 'string' | 'number']> = [
   ['BDS_MOUNT_PATH', 'mountPath', 'string'],
   ['BDS_DATA_DIR', 'dataDir', 'string'],
   ['BDS_DATABASE_URL', 'databaseURI', 'string'],
+  ['BDS_DATABASE_POOL_SIZE', 'databasePoolSize', 'number'],
   ['BDS_ROW_CACHE_MB', 'rowCacheMB', 'number'],
+  ['BDS_REDIS_URL', 'redisURL', 'string'],
   ['BDS_LOG_LEVEL', 'logLevel', 'string'],
   ['BDS_SERVER_URL', 'serverURL', 'string'],
   ['BDS_CLOUD', 'cloud', 'string'],

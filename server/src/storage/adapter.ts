@@ -22,6 +22,8 @@ export type InternalValues = Record<string, string | null>;
 export interface InsertSpec {
   objectId: string;
   createdAt: string;
+  /** Defaults to createdAt; a restored row (data/transfer/) keeps its own. */
+  updatedAt?: string;
   /** Field values in wire form (ops already reduced to values). */
   values: Record<string, { value: unknown; type: FieldType }>;
   acl: StoredAcl | null;
@@ -60,6 +62,12 @@ export interface StoredConfig {
 export interface HeldRole {
   name: string;
   via: string | null;
+}
+
+/** One member of a Relation field: the owning row and the related row. */
+export interface RelationMember {
+  owningId: string;
+  relatedId: string;
 }
 
 /** What is kept of an uploaded file besides its bytes. */
@@ -165,6 +173,17 @@ export interface StorageAdapter {
   fileDelete(name: string): Promise<boolean>;
   /** Committed files after `after` in name order. */
   fileList(after: string, limit: number): Promise<StoredFile[]>;
+
+  /**
+   * Members of a class's Relation field in (owningId, relatedId) order, the page after the pair
+   * `after` (`null`: from the start). The export (data/transfer/) streams relations with it.
+   */
+  relationMembers(
+    className: string,
+    field: string,
+    after: RelationMember | null,
+    limit: number,
+  ): Promise<RelationMember[]>;
 
   /** Runs `fn` all-or-nothing; calls inside `fn` join the transaction (nesting uses savepoints). */
   transaction<T>(fn: () => Promise<T>): Promise<T>;

@@ -4,19 +4,40 @@ import { migrate } from './migrations.ts';
 import { SqlStore } from './sql/store.ts';
 import { SqliteDriver } from './sqlite/driver.ts';
 
+/** A PostgreSQL URI (`postgres://` or `postgresql://`); anything else names a SQLite file. */
+export const isPostgresURI = (uri: string | undefined): boolean => !!uri && /^postgres(ql)?:\/\//.test(uri);
+
 /**
  * The store named by `databaseURI` (validated by the options): `sqlite:<file>` or
- * `sqlite::memory:`; without one, the embedded default `<dataDir>/data.sqlite`. Answers it open and
- * migrated.
+ * `sqlite::memory:`; `postgres://…` or `postgresql://…` for PostgreSQL; without one, the embedded
+ * default `<dataDir>/data.sqlite`. Answers it open and migrated.
  */
 export async function openStore(options: {
   databaseURI?: string;
+  databasePoolSize?: number;
   dataDir: string;
   sqliteSynchronous: 'normal' | 'full';
   rowCacheMB?: number;
   sqliteMmapMB?: number;
 }): Promise<StorageAdapter> {
   const { databaseURI, dataDir } = options;
+  if (databaseURI && isPostgresURI(databaseURI)) {
+    // Loaded only for PostgreSQL: the embedded default never needs the pg package.
+    const { PostgresDriver } = await import('./postgres/driver.ts');
+    const driver = new PostgresDriver(databaseURI, { poolSize: options.databasePoolSize ?? 10 });
+    const store = new SqlStore(driver);
+    try {
+      // One instance at a time makes the functions and tables and runs the migrations.
+      await driver.started(async () => {
+        await store.init();
+        await migrate(store);
+      });
+    } catch (err) {
+      await driver.close();
+      throw err;
+    }
+    return store;
+  }
   const file = databaseURI
     ? databaseURI.slice('sqlite:'.length)
     : dataDir === ':memory:'

@@ -6,11 +6,11 @@ export type JsonType = 'null' | 'boolean' | 'number' | 'string' | 'array' | 'obj
 /** Collects bound parameters while SQL text is built; the dialect decides how a placeholder looks. */
 export class Params {
   readonly values: unknown[] = [];
-  constructor(private readonly placeholder: (index: number) => string) {}
+  constructor(private readonly placeholder: (index: number, value: unknown) => string) {}
 
   add(value: unknown): string {
     this.values.push(value);
-    return this.placeholder(this.values.length);
+    return this.placeholder(this.values.length, value);
   }
 }
 
@@ -20,7 +20,8 @@ export class Params {
  */
 export interface Dialect {
   readonly name: string;
-  placeholder(index: number): string;
+  /** The placeholder of the parameter at `index` (from 1); `value` is what it binds, for an engine that types it. */
+  placeholder(index: number, value?: unknown): string;
   quote(identifier: string): string;
   columnType(type: FieldType): string;
   /** How a boolean is bound. */
@@ -28,6 +29,11 @@ export interface Dialect {
 
   /** A scalar read from a JSON column at a key path (an object or array below it reads as its JSON text). */
   jsonPath(column: string, keys: readonly string[]): string;
+  /**
+   * A number read from a JSON column at a key path, for arithmetic (an increment below an Object);
+   * `jsonPath` when absent (SQLite's json_extract answers numbers as numbers).
+   */
+  jsonNumber?(column: string, keys: readonly string[]): string;
   /** A JSON value (object or array) read from a JSON column at a key path, still JSON. */
   jsonPathRaw(column: string, keys: readonly string[]): string;
   /** The JSON type of the value at a key path of a JSON column; NULL when there is none. */
@@ -43,6 +49,11 @@ export interface Dialect {
     alias: string,
     keys?: readonly string[],
   ): { from: string; scalar: string; json: string; type: string };
+  /**
+   * A typed column's value (of `type`) as the where compiler compares it with values read from
+   * JSON, whose type is known per row only; absent: as it is (SQLite compares across types).
+   */
+  comparableText?(expr: string, type: FieldType | undefined): string;
   /** Milliseconds since the epoch of an ISO 8601 text (as `Date.parse` reads it), or NULL. */
   dateInstant(isoExpr: string): string;
 
@@ -80,7 +91,24 @@ export interface Dialect {
    * `principals`; `param` binds a value and answers its placeholder. Called for every row a query
    * reads, so it must not parse the column.
    */
-  principalsContain(column: string, principals: readonly string[], param: (value: string) => string): string;
+  principalsContain(column: string, principals: readonly string[], param: (value: unknown) => string): string;
+  /**
+   * A principal list (`_rperm`, `_wperm`) as bound and stored; absent: its JSON text. A stored list
+   * reads back as that JSON text or as an array of strings.
+   */
+  encodePrincipals?(list: readonly string[]): unknown;
+  /** The `_ACL_COUNT` key of a stored read list (its JSON text, '' for none); absent: the column itself. */
+  principalsKey?(column: string): string;
+  /** Column type of the principal lists; absent: TEXT (their JSON). */
+  readonly principalsType?: string;
+  /**
+   * A statement run first in the transaction of a schema change (create, change, delete a class),
+   * holding a lock until it ends, so that several instances on one database change schemas one at
+   * a time; absent where one process owns the database.
+   */
+  schemaLock?(): string;
+  /** DDL adding a column (`table` quoted, `definition` its name and type); absent: ALTER TABLE ADD COLUMN. */
+  addColumn?(table: string, definition: string): string;
   /**
    * Statements that keep `_ACL_COUNT` (rows per class and read list) right as rows of `table` are
    * inserted, deleted and have their read list changed; safe to run again.

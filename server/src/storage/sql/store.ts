@@ -9,6 +9,7 @@ import type {
   HeldRole,
   InsertSpec,
   InternalValues,
+  RelationMember,
   SchemaChange,
   SchemaLookup,
   StorageAdapter,
@@ -116,9 +117,10 @@ export class SqlStore implements StorageAdapter {
         d.values,
       );
       const i = this.params();
+      const key = this.dialect.principalsKey?.(this.q('_rperm')) ?? `COALESCE(${this.q('_rperm')}, '')`;
       await this.driver.run(
         `INSERT INTO ${this.q(ACL_COUNT_TABLE)} (${this.q('class')}, ${this.q('rperm')}, ${this.q('n')}) ` +
-          `SELECT ${i.add(schema.className)}, COALESCE(${this.q('_rperm')}, ''), COUNT(*) FROM ${this.q(table)} GROUP BY COALESCE(${this.q('_rperm')}, '')`,
+          `SELECT ${i.add(schema.className)}, ${key}, COUNT(*) FROM ${this.q(table)} GROUP BY ${key}`,
         i.values,
       );
     });
@@ -135,6 +137,16 @@ export class SqlStore implements StorageAdapter {
       `INSERT INTO ${this.q(SCHEMA_TABLE)} (${this.q('className')}, ${this.q('schema')}) VALUES (${p.add(schema.className)}, ${p.add(JSON.stringify(schema))}) ` +
       `ON CONFLICT (${this.q('className')}) DO UPDATE SET ${this.q('schema')} = excluded.${this.q('schema')}`;
     await this.driver.run(sql, p.values);
+  }
+
+  /** Takes the dialect's schema lock in the current transaction (several instances on one database). */
+  private async schemaLock(): Promise<void> {
+    const lock = this.dialect.schemaLock?.();
+    if (lock) await this.driver.get(lock, []);
+  }
+
+  private addColumn(table: string, definition: string): string {
+    return this.dialect.addColumn?.(table, definition) ?? `ALTER TABLE ${table} ADD COLUMN ${definition};`;
   }
 
   private columnDefinition(name: string, def: FieldDef): string {
@@ -158,13 +170,30 @@ export class SqlStore implements StorageAdapter {
   }
 
   async createClass(schema: ClassSchema): Promise<void> {
+    await this.driver.transaction(async () => {
+      await this.schemaLock();
+      // Another instance made the class meanwhile: this one's fields join it.
+      const stored = await this.lockedSchema(schema.className);
+      if (stored)
+        return this.mergeSchema(stored, schema, {
+          addFields: [],
+          deleteFields: [],
+          addIndexes: [],
+          dropIndexes: [],
+        });
+      await this.driver.exec(this.createClassDdl(schema));
+      await this.saveSchema(schema);
+    });
+  }
+
+  private createClassDdl(schema: ClassSchema): string {
     const t = this.table(schema.className);
     const columns = [
       `${this.q('objectId')} TEXT PRIMARY KEY NOT NULL`,
       `${this.q('createdAt')} TEXT NOT NULL`,
       `${this.q('updatedAt')} TEXT NOT NULL`,
-      `${this.q('_rperm')} TEXT`,
-      `${this.q('_wperm')} TEXT`,
+      `${this.q('_rperm')} ${this.dialect.principalsType ?? 'TEXT'}`,
+      `${this.q('_wperm')} ${this.dialect.principalsType ?? 'TEXT'}`,
     ];
     let ddl = '';
     for (const [name, def] of Object.entries(schema.fields)) {
@@ -180,15 +209,68 @@ export class SqlStore implements StorageAdapter {
       ddl;
     for (const [name, keys] of Object.entries(schema.indexes))
       ddl += this.indexDdl(schema.className, name, keys);
-    await this.driver.transaction(async () => {
-      await this.driver.exec(ddl);
-      await this.saveSchema(schema);
-    });
+    return ddl;
   }
 
   async changeSchema(schema: ClassSchema, change: SchemaChange): Promise<void> {
     this.vectors.drop(schema.className);
     this.rowCache?.forgetClass(schema.className);
+    await this.driver.transaction(async () => {
+      await this.schemaLock();
+      const stored = await this.lockedSchema(schema.className);
+      if (stored) return this.mergeSchema(stored, schema, change);
+      const ddl = this.changeDdl(schema, change);
+      if (ddl) await this.driver.exec(ddl);
+      await this.saveSchema(schema);
+    });
+    // Again once the new shape is committed: a row read while the change waited for the lock
+    // holds the old columns (a dropped field re-added must not come back with its old value).
+    this.rowCache?.forgetClass(schema.className);
+  }
+
+  /**
+   * The class as stored, read under the schema lock, where several instances share the database
+   * (the dialect has a schema lock); undefined otherwise or when there is none.
+   */
+  private async lockedSchema(className: string): Promise<ClassSchema | undefined> {
+    if (!this.dialect.schemaLock) return undefined;
+    const p = this.params();
+    const row = await this.driver.get(
+      `SELECT ${this.q('schema')} FROM ${this.q(SCHEMA_TABLE)} WHERE ${this.q('className')} = ${p.add(className)}`,
+      p.values,
+    );
+    return row ? (JSON.parse(row.schema as string) as ClassSchema) : undefined;
+  }
+
+  /**
+   * A change planned from a schema that another instance has changed since: the change applies to
+   * the stored class (the columns and indexes both add are made once), and the fields and indexes
+   * the other instance added stay. `schema` becomes the class as saved (the caller keeps it).
+   */
+  private async mergeSchema(stored: ClassSchema, schema: ClassSchema, change: SchemaChange): Promise<void> {
+    const deleted = new Set(change.deleteFields.map(([name]) => name));
+    const dropped = new Set(change.dropIndexes);
+    const addFields = [...change.addFields];
+    for (const [name, def] of Object.entries(schema.fields))
+      if (!(name in stored.fields) && !addFields.some(([n]) => n === name)) addFields.push([name, def]);
+    const addIndexes = [...change.addIndexes];
+    for (const [name, keys] of Object.entries(schema.indexes))
+      if (!(name in stored.indexes) && !addIndexes.some(([n]) => n === name)) addIndexes.push([name, keys]);
+    for (const [name, def] of Object.entries(stored.fields))
+      if (!(name in schema.fields) && !deleted.has(name)) schema.fields[name] = def;
+    for (const [name, keys] of Object.entries(stored.indexes))
+      if (!(name in schema.indexes) && !dropped.has(name)) schema.indexes[name] = keys;
+    const ddl = this.changeDdl(schema, {
+      ...change,
+      deleteFields: change.deleteFields.filter(([name]) => name in stored.fields),
+      addFields: addFields.filter(([name]) => !(name in stored.fields)),
+      addIndexes: addIndexes.filter(([name]) => !(name in stored.indexes)),
+    });
+    if (ddl) await this.driver.exec(ddl);
+    await this.saveSchema(schema);
+  }
+
+  private changeDdl(schema: ClassSchema, change: SchemaChange): string {
     const t = this.table(schema.className);
     let ddl = '';
     for (const name of change.dropIndexes)
@@ -200,16 +282,10 @@ export class SqlStore implements StorageAdapter {
     }
     for (const [name, def] of change.addFields) {
       if (def.type === 'Relation') ddl += this.joinTableDdl(schema.className, name);
-      else ddl += `ALTER TABLE ${t} ADD COLUMN ${this.columnDefinition(name, def)};`;
+      else ddl += this.addColumn(t, this.columnDefinition(name, def));
     }
     for (const [name, keys] of change.addIndexes) ddl += this.indexDdl(schema.className, name, keys);
-    await this.driver.transaction(async () => {
-      if (ddl) await this.driver.exec(ddl);
-      await this.saveSchema(schema);
-    });
-    // Again once the new shape is committed: a row read while the change waited for the lock
-    // holds the old columns (a dropped field re-added must not come back with its old value).
-    this.rowCache?.forgetClass(schema.className);
+    return ddl;
   }
 
   async deleteClass(schema: ClassSchema): Promise<void> {
@@ -221,6 +297,7 @@ export class SqlStore implements StorageAdapter {
         ddl += `DROP TABLE IF EXISTS ${this.q(joinTableName(schema.className, name))};`;
     }
     await this.driver.transaction(async () => {
+      await this.schemaLock();
       await this.driver.exec(ddl);
       for (const table of [SCHEMA_TABLE, ACL_COUNT_TABLE]) {
         const p = this.params();
@@ -237,20 +314,21 @@ export class SqlStore implements StorageAdapter {
   async insert(schema: ClassSchema, spec: InsertSpec): Promise<Row> {
     const p = this.params();
     const columns = ['objectId', 'createdAt', 'updatedAt', '_rperm', '_wperm'];
-    const { rperm, wperm } = encodeAcl(spec.acl);
+    const { rperm, wperm } = encodeAcl(this.dialect, spec.acl);
     // The row as stored, built from what is bound: the insert needs no RETURNING (which costs the
     // engine a result row per write) to answer it. Columns left out are NULL, which decodes as absent.
+    const updatedAt = spec.updatedAt ?? spec.createdAt;
     const stored: SqlRow = {
       objectId: spec.objectId,
       createdAt: spec.createdAt,
-      updatedAt: spec.createdAt,
+      updatedAt,
       _rperm: rperm,
       _wperm: wperm,
     };
     const values = [
       p.add(spec.objectId),
       p.add(spec.createdAt),
-      p.add(spec.createdAt),
+      p.add(updatedAt),
       p.add(rperm),
       p.add(wperm),
     ];
@@ -353,7 +431,7 @@ export class SqlStore implements StorageAdapter {
               w.subPath,
               // Operands read the stored column, never `current`: an expression with placeholders
               // must appear once in the text.
-              `COALESCE(${this.dialect.jsonPath(column, w.subPath)}, 0) + ${p.add(w.amount)}`,
+              `COALESCE(${(this.dialect.jsonNumber ?? this.dialect.jsonPath)(column, w.subPath)}, 0) + ${p.add(w.amount)}`,
             );
             break;
           default: {
@@ -401,7 +479,7 @@ export class SqlStore implements StorageAdapter {
     const sets = this.setClauses(spec.writes, p);
     if (spec.updatedAt !== null) sets.push(`${this.q('updatedAt')} = ${p.add(spec.updatedAt)}`);
     if (spec.acl !== undefined) {
-      const { rperm, wperm } = encodeAcl(spec.acl);
+      const { rperm, wperm } = encodeAcl(this.dialect, spec.acl);
       sets.push(`${this.q('_rperm')} = ${p.add(rperm)}`, `${this.q('_wperm')} = ${p.add(wperm)}`);
     }
     for (const [column, value] of Object.entries(spec.internal ?? {})) {
@@ -664,7 +742,7 @@ export class SqlStore implements StorageAdapter {
     const have = new Set(existing.map((r) => String(r.name)));
     const t = this.table(className);
     let ddl = '';
-    for (const c of columns) if (!have.has(c)) ddl += `ALTER TABLE ${t} ADD COLUMN ${this.q(c)} TEXT;`;
+    for (const c of columns) if (!have.has(c)) ddl += this.addColumn(t, `${this.q(c)} TEXT`);
     for (const [name, cols] of Object.entries(uniqueIndexes)) {
       ddl += `CREATE UNIQUE INDEX IF NOT EXISTS ${this.q(indexName(className, name))} ON ${t} (${cols.map(this.q).join(', ')});`;
     }
@@ -787,6 +865,30 @@ export class SqlStore implements StorageAdapter {
 
   close(): Promise<void> {
     return this.driver.close();
+  }
+
+  async relationMembers(
+    className: string,
+    field: string,
+    after: RelationMember | null,
+    limit: number,
+  ): Promise<RelationMember[]> {
+    const p = this.params();
+    const [owning, related] = [this.q('owningId'), this.q('relatedId')];
+    let where = '';
+    if (after) {
+      // Placeholders are positional: added in the order they appear in the text.
+      const a = p.add(after.owningId);
+      const b = p.add(after.owningId);
+      const c = p.add(after.relatedId);
+      where = ` WHERE ${owning} > ${a} OR (${owning} = ${b} AND ${related} > ${c})`;
+    }
+    const rows = await this.driver.all(
+      `SELECT ${owning}, ${related} FROM ${this.q(joinTableName(className, field))}${where} ` +
+        `ORDER BY ${owning}, ${related} LIMIT ${wholeNumber(limit)}`,
+      p.values,
+    );
+    return rows.map((r) => ({ owningId: String(r.owningId), relatedId: String(r.relatedId) }));
   }
 }
 

@@ -80,10 +80,16 @@ export function decodeColumn(field: FieldDef, raw: unknown): unknown {
   }
 }
 
-export function encodeAcl(acl: StoredAcl | null): { rperm: string | null; wperm: string | null } {
+export function encodeAcl(dialect: Dialect, acl: StoredAcl | null): { rperm: unknown; wperm: unknown } {
   if (!acl) return { rperm: null, wperm: null };
-  return { rperm: JSON.stringify(acl.read), wperm: JSON.stringify(acl.write) };
+  const encode = (list: string[]) =>
+    dialect.encodePrincipals ? dialect.encodePrincipals(list) : JSON.stringify(list);
+  return { rperm: encode(acl.read), wperm: encode(acl.write) };
 }
+
+/** A stored principal list: JSON text, or an array where the engine has one (PostgreSQL's text[]). */
+const principalList = (stored: unknown): string[] =>
+  stored == null ? [] : Array.isArray(stored) ? stored : (JSON.parse(stored as string) as string[]);
 
 export function decodeAcl(
   rperm: unknown,
@@ -91,8 +97,8 @@ export function decodeAcl(
 ): Record<string, { read?: true; write?: true }> | undefined {
   if (rperm == null && wperm == null) return undefined;
   const acl: Record<string, { read?: true; write?: true }> = {};
-  for (const p of JSON.parse((rperm as string) ?? '[]') as string[]) acl[p] = { read: true };
-  for (const p of JSON.parse((wperm as string) ?? '[]') as string[]) acl[p] = { ...acl[p], write: true };
+  for (const p of principalList(rperm)) acl[p] = { read: true };
+  for (const p of principalList(wperm)) acl[p] = { ...acl[p], write: true };
   return acl;
 }
 

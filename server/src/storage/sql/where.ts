@@ -659,6 +659,11 @@ export class WhereCompiler {
 
   /** What a typed column compares by when kinds are compared per row: dates by instant, JSON by its wire text. */
   private comparable(op: Operand, dateField: boolean): string {
+    const value = this.comparableValue(op, dateField);
+    return this.dialect.comparableText?.(value, op.def?.type) ?? value;
+  }
+
+  private comparableValue(op: Operand, dateField: boolean): string {
     const date =
       op.def?.type === 'Date' || (dateField && (op.field === 'createdAt' || op.field === 'updatedAt'));
     if (date) return this.dialect.dateInstant(op.sql);
@@ -670,9 +675,11 @@ export class WhereCompiler {
 
   /** The JSON text of a slot's value as a GeoPoint, Polygon or Object field compares it: coordinates only. */
   private stripped(slot: JsonSlot): string {
+    // Each branch as the dialect compares JSON (SQLite's json(), PostgreSQL's text: its CASE needs one type).
+    const json = this.dialect.jsonParam;
     return (
-      `CASE ${slot.member('__type')} WHEN 'GeoPoint' THEN ${this.dialect.jsonRemove(slot.value, ['__type'])} ` +
-      `WHEN 'Polygon' THEN ${slot.member('coordinates')} ELSE ${slot.value} END`
+      `CASE ${slot.member('__type')} WHEN 'GeoPoint' THEN ${json(this.dialect.jsonRemove(slot.value, ['__type']))} ` +
+      `WHEN 'Polygon' THEN ${json(slot.member('coordinates'))} ELSE ${json(slot.value)} END`
     );
   }
 

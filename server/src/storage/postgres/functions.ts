@@ -1,0 +1,305 @@
+/**
+ * SQL functions and operators the PostgreSQL dialect compiles to, created in the store's schema
+ * (the first of the connection's search_path) when the store starts: the counterparts of
+ * sqlite/functions.ts, in plain SQL and PL/pgSQL (no extension needed).
+ *
+ * Values read below an Object field or from an array element are text (`#>>`), as SQLite's
+ * json_extract answers a scalar; a number or a boolean is bound typed (`$1::float8`,
+ * `$1::boolean`, see dialect.ts), and the operators below compare such text with it by value, so
+ * `obj.n > 5` orders numbers as numbers. A text that is no number compares as NULL (unknown); the
+ * where compiler checks the JSON type beside every such comparison anyway.
+ */
+
+/** Text as a number, NULL when it is none (never an error). */
+const NUM = `
+CREATE OR REPLACE FUNCTION bds_num(value text) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN value ~ '^-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?$' THEN value::double precision END
+$$;
+`;
+
+const COMPARISONS: Array<[string, string, string]> = [
+  ['=', 'eq', '<>'],
+  ['<>', 'ne', '='],
+  ['<', 'lt', '>='],
+  ['<=', 'lte', '>'],
+  ['>', 'gt', '<='],
+  ['>=', 'gte', '<'],
+];
+
+/**
+ * `text op float8` and `text op boolean`, each a function and an operator made once. Booleans
+ * order as SQLite's 0 and 1 do (false before true).
+ */
+function operators(): string {
+  let sql = '';
+  for (const [op, name] of COMPARISONS) {
+    sql += `CREATE OR REPLACE FUNCTION bds_text_${name}_num(a text, b double precision) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT bds_num(a) ${op} b $$;\n`;
+    sql += `CREATE OR REPLACE FUNCTION bds_text_${name}_bool(a text, b boolean) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT (CASE a WHEN 'true' THEN 1 WHEN 'false' THEN 0 END) ${op} b::integer $$;\n`;
+  }
+  // CREATE OPERATOR has no OR REPLACE: made only when the schema lacks it.
+  sql += 'DO $$ BEGIN\n';
+  for (const [op, name] of COMPARISONS) {
+    for (const [kind, type] of [
+      ['num', 'double precision'],
+      ['bool', 'boolean'],
+    ] as const) {
+      sql +=
+        `IF NOT EXISTS (SELECT 1 FROM pg_operator o JOIN pg_namespace n ON n.oid = o.oprnamespace ` +
+        `WHERE n.nspname = current_schema() AND o.oprname = '${op}' AND o.oprleft = 'text'::regtype AND o.oprright = '${type}'::regtype) THEN\n` +
+        `  CREATE OPERATOR ${op} (LEFTARG = text, RIGHTARG = ${type}, FUNCTION = bds_text_${name}_${kind});\n` +
+        'END IF;\n';
+    }
+  }
+  sql += 'END $$;\n';
+  return sql;
+}
+
+/**
+ * Milliseconds since the epoch of an ISO 8601 text, as Date.parse reads one (a date alone, or a
+ * date and time with or without a zone, years of four digits or six with a sign); NULL otherwise.
+ */
+const INSTANT = `
+CREATE OR REPLACE FUNCTION bds_instant(iso text) RETURNS double precision
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  m text[];
+  year integer;
+  at timestamptz;
+BEGIN
+  m := regexp_match(iso, '^([+-][0-9]{6}|[0-9]{4})(-([0-9]{2})(-([0-9]{2}))?)?(T([0-9]{2}):([0-9]{2})(:([0-9]{2})(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$');
+  IF m IS NULL OR iso = '-000000' OR left(iso, 7) = '-000000' THEN RETURN NULL; END IF;
+  year := m[1]::integer;
+  BEGIN
+    at := make_timestamptz(
+      CASE WHEN year <= 0 THEN year - 1 ELSE year END,
+      COALESCE(m[3], '01')::integer, COALESCE(m[5], '01')::integer,
+      COALESCE(m[7], '00')::integer, COALESCE(m[8], '00')::integer,
+      (COALESCE(m[10], '00') || COALESCE(m[11], ''))::double precision,
+      CASE WHEN m[12] IS NULL OR m[12] = 'Z' THEN 'UTC' ELSE m[12] END);
+  EXCEPTION WHEN others THEN
+    RETURN NULL;
+  END;
+  RETURN floor(extract(epoch FROM at) * 1000);
+END $$;
+`;
+
+/** Great-circle distance in radians (haversine), as query/geo.ts distanceRadians. */
+const DISTANCE = `
+CREATE OR REPLACE FUNCTION bds_distance(lat1 double precision, lng1 double precision, lat2 double precision, lng2 double precision)
+RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT 2 * atan2(sqrt(a), sqrt(1 - a)) FROM (SELECT
+    sin(radians(lat2 - lat1) / 2) ^ 2 + cos(radians(lat1)) * cos(radians(lat2)) * sin(radians(lng2 - lng1) / 2) ^ 2 AS a) AS h
+$$;
+`;
+
+/** Ray casting over [latitude, longitude] vertices, as query/geo.ts pointInPolygon: 1 inside, else 0. */
+const POLYGON = `
+CREATE OR REPLACE FUNCTION bds_point_in_polygon(lat double precision, lng double precision, polygon jsonb)
+RETURNS integer LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  n integer;
+  i integer;
+  j integer;
+  yi double precision; xi double precision; yj double precision; xj double precision;
+  inside boolean := false;
+BEGIN
+  IF lat IS NULL OR lng IS NULL OR polygon IS NULL OR jsonb_typeof(polygon) <> 'array' THEN RETURN 0; END IF;
+  n := jsonb_array_length(polygon);
+  j := n - 1;
+  FOR i IN 0 .. n - 1 LOOP
+    yi := (polygon -> i ->> 0)::double precision; xi := (polygon -> i ->> 1)::double precision;
+    yj := (polygon -> j ->> 0)::double precision; xj := (polygon -> j ->> 1)::double precision;
+    IF (yi > lat) <> (yj > lat) AND lng < (xj - xi) * (lat - yi) / (yj - yi) + xi THEN
+      inside := NOT inside;
+    END IF;
+    j := i;
+  END LOOP;
+  RETURN CASE WHEN inside THEN 1 ELSE 0 END;
+END $$;
+`;
+
+/**
+ * `$regex` by PostgreSQL's own engine (`~`), its flags translated: RE2's default (`.` and
+ * `[^x]` stop at a newline, `^`/`$` at the ends) is PostgreSQL's `p`; `s` lets `.` match
+ * newlines; `m` makes `^`/`$` match at lines (`n`, or `w` with `s`); `i` ignores case.
+ * A pattern RE2 accepted and PostgreSQL does not is an error with SQLSTATE 2201B, which the
+ * dialect reports as the caller's invalid query. RE2 syntax PostgreSQL reads otherwise or not at
+ * all: `\b` and `\B` (word boundaries in RE2; PostgreSQL's are `\y` and `\Y`, its `\b` is a
+ * backspace), `\z` (PostgreSQL: `\Z`), `\pL` and `\p{Greek}` (no Unicode classes), `(?P<name>…)`
+ * named groups, `\Q…\E`, and flag groups inside a pattern (`(?i)` only at its very start, where
+ * this function already puts its own). The parser still checks every pattern with RE2 and its
+ * size bounds; PostgreSQL's engine is not linear-time by construction, but without
+ * backreferences (which RE2 refuses) it ran the patterns of regex-attack.test.ts in under a
+ * millisecond.
+ */
+const REGEXP = `
+CREATE OR REPLACE FUNCTION bds_regexp(pattern text, flags text, value text) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT value ~ ('(?' ||
+    CASE WHEN strpos(flags, 's') > 0 THEN CASE WHEN strpos(flags, 'm') > 0 THEN 'w' ELSE 's' END
+         ELSE CASE WHEN strpos(flags, 'm') > 0 THEN 'n' ELSE 'p' END END ||
+    CASE WHEN strpos(flags, 'i') > 0 THEN 'i' ELSE '' END || ')' || pattern)
+$$;
+`;
+
+/**
+ * Vector similarity, as sqlite/functions.ts similarity: 0 cosine, 1 dot product, 2 negated
+ * euclidean distance; NULL when the dimensions differ. The stored value is a Vector column's
+ * little-endian float32 bytes or an Array column's JSON numbers.
+ */
+const VECTOR = `
+CREATE OR REPLACE FUNCTION bds_float32s(bytes bytea) RETURNS double precision[]
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  out double precision[] := '{}';
+  bits bigint;
+  e integer;
+  mantissa bigint;
+  v double precision;
+BEGIN
+  IF bytes IS NULL THEN RETURN NULL; END IF;
+  FOR i IN 0 .. length(bytes) / 4 - 1 LOOP
+    bits := get_byte(bytes, 4 * i)::bigint | (get_byte(bytes, 4 * i + 1)::bigint << 8)
+      | (get_byte(bytes, 4 * i + 2)::bigint << 16) | (get_byte(bytes, 4 * i + 3)::bigint << 24);
+    e := ((bits >> 23) & 255)::integer;
+    mantissa := bits & 8388607;
+    IF e = 0 THEN v := mantissa * 2.0::double precision ^ -149;
+    ELSIF e = 255 THEN v := 'NaN';
+    ELSE v := (1 + mantissa / 8388608.0::double precision) * 2.0::double precision ^ (e - 127);
+    END IF;
+    IF (bits >> 31) = 1 THEN v := -v; END IF;
+    out := out || v;
+  END LOOP;
+  RETURN out;
+END $$;
+CREATE OR REPLACE FUNCTION bds_similarity(a double precision[], q double precision[], qnorm double precision, kind double precision)
+RETURNS double precision LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  dot double precision := 0; sq double precision := 0; dist double precision := 0;
+BEGIN
+  IF a IS NULL OR q IS NULL OR cardinality(a) <> cardinality(q) THEN RETURN NULL; END IF;
+  FOR i IN 1 .. cardinality(q) LOOP
+    dot := dot + a[i] * q[i];
+    sq := sq + a[i] * a[i];
+    dist := dist + (a[i] - q[i]) * (a[i] - q[i]);
+  END LOOP;
+  IF kind = 1 THEN RETURN dot; END IF;
+  IF kind = 2 THEN RETURN -sqrt(dist); END IF;
+  IF sqrt(sq) * qnorm = 0 THEN RETURN 0; END IF;
+  RETURN dot / (sqrt(sq) * qnorm);
+END $$;
+CREATE OR REPLACE FUNCTION bds_vector_score(stored bytea, query bytea, qnorm double precision, kind double precision)
+RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT bds_similarity(bds_float32s(stored), bds_float32s(query), qnorm, kind)
+$$;
+CREATE OR REPLACE FUNCTION bds_vector_score(stored text, query bytea, qnorm double precision, kind double precision)
+RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN json_typeof(stored::json) = 'array'
+    AND NOT EXISTS (SELECT 1 FROM json_array_elements(stored::json) AS e WHERE json_typeof(e) <> 'number')
+  THEN bds_similarity(
+    (SELECT array_agg(((e #>> '{}')::real)::double precision ORDER BY i) FROM json_array_elements(stored::json) WITH ORDINALITY AS t(e, i)),
+    bds_float32s(query), qnorm, kind) END
+$$;
+`;
+
+/**
+ * Keeps `_ACL_COUNT` as rows come and go (the class name is the trigger's argument). A read list
+ * is counted under its JSON text (`["*","u1"]`), '' for a row without an ACL.
+ */
+const ACL_COUNT = `
+CREATE OR REPLACE FUNCTION bds_acl_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP IN ('DELETE', 'UPDATE') THEN
+    UPDATE "_ACL_COUNT" SET n = n - 1
+    WHERE class = TG_ARGV[0] AND rperm = COALESCE(array_to_json(OLD._rperm)::text, '');
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN
+    INSERT INTO "_ACL_COUNT" (class, rperm, n) VALUES (TG_ARGV[0], COALESCE(array_to_json(NEW._rperm)::text, ''), 1)
+    ON CONFLICT (class, rperm) DO UPDATE SET n = "_ACL_COUNT".n + 1;
+  END IF;
+  RETURN NULL;
+END $$;
+`;
+
+/**
+ * JSON as SQLite keeps it: text, as the service wrote it (JSON.stringify: compact, keys in the
+ * order given). The functions below read and rebuild it as `json` (which, unlike jsonb, keeps the
+ * text and the order of keys), comparing values with jsonb's equality where elements are matched.
+ *
+ * bds_scalar answers a value as json_extract does: a scalar as text (JSON null as NULL), an
+ * object or array as its JSON text.
+ */
+const JSON_FUNCTIONS = `
+CREATE OR REPLACE FUNCTION bds_scalar(v json) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN json_typeof(v) IN ('object', 'array') THEN v::text ELSE v #>> '{}' END
+$$;
+CREATE OR REPLACE FUNCTION bds_json_set(doc json, path text[], value json) RETURNS json
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  head text := path[1];
+  child json;
+  inner_value json;
+BEGIN
+  IF cardinality(path) = 0 THEN RETURN value; END IF;
+  -- Only objects have keys: a value on the way that is no object leaves the document as it is.
+  IF doc IS NULL OR json_typeof(doc) <> 'object' THEN RETURN doc; END IF;
+  IF cardinality(path) = 1 THEN
+    inner_value := COALESCE(value, 'null'::json);
+  ELSE
+    child := COALESCE(doc -> head, '{}'::json);
+    IF json_typeof(child) <> 'object' THEN RETURN doc; END IF;
+    inner_value := bds_json_set(child, path[2:], value);
+  END IF;
+  IF EXISTS (SELECT 1 FROM json_each(doc) AS e WHERE e.key = head) THEN
+    RETURN ('{' || (SELECT string_agg(to_json(e.key)::text || ':' || CASE WHEN e.key = head THEN inner_value::text ELSE e.value::text END, ',' ORDER BY e.o)
+      FROM json_each(doc) WITH ORDINALITY AS e(key, value, o)) || '}')::json;
+  END IF;
+  RETURN ('{' || COALESCE((SELECT string_agg(to_json(e.key)::text || ':' || e.value::text, ',' ORDER BY e.o)
+      FROM json_each(doc) WITH ORDINALITY AS e(key, value, o)) || ',', '') || to_json(head)::text || ':' || inner_value::text || '}')::json;
+END $$;
+CREATE OR REPLACE FUNCTION bds_json_remove(doc json, path text[]) RETURNS json
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  head text := path[1];
+BEGIN
+  IF doc IS NULL OR json_typeof(doc) <> 'object' OR cardinality(path) = 0 THEN RETURN doc; END IF;
+  IF NOT EXISTS (SELECT 1 FROM json_each(doc) AS e WHERE e.key = head) THEN RETURN doc; END IF;
+  IF cardinality(path) = 1 THEN
+    RETURN ('{' || COALESCE((SELECT string_agg(to_json(e.key)::text || ':' || e.value::text, ',' ORDER BY e.o)
+      FROM json_each(doc) WITH ORDINALITY AS e(key, value, o) WHERE e.key <> head), '') || '}')::json;
+  END IF;
+  RETURN bds_json_set(doc, ARRAY[head], bds_json_remove(doc -> head, path[2:]));
+END $$;
+CREATE OR REPLACE FUNCTION bds_elements(v json) RETURNS TABLE (value json, o bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT e.value, e.o FROM json_array_elements(CASE WHEN json_typeof(v) = 'array' THEN v END) WITH ORDINALITY AS e(value, o)
+$$;
+CREATE OR REPLACE FUNCTION bds_array_append(cur json, added json) RETURNS json
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ('[' || COALESCE(string_agg(x.value::text, ',' ORDER BY x.g, x.o), '') || ']')::json FROM (
+    SELECT 0 AS g, c.o, c.value FROM bds_elements(cur) AS c
+    UNION ALL SELECT 1, a.o, a.value FROM bds_elements(added) AS a) AS x
+$$;
+CREATE OR REPLACE FUNCTION bds_array_add_unique(cur json, added json) RETURNS json
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ('[' || COALESCE(string_agg(x.value::text, ',' ORDER BY x.g, x.o), '') || ']')::json FROM (
+    SELECT 0 AS g, c.o, c.value FROM bds_elements(cur) AS c
+    UNION ALL SELECT 1, a.o, a.value FROM bds_elements(added) AS a
+    WHERE NOT EXISTS (SELECT 1 FROM bds_elements(cur) AS c WHERE c.value::jsonb = a.value::jsonb)
+      AND NOT EXISTS (SELECT 1 FROM bds_elements(added) AS b WHERE b.o < a.o AND b.value::jsonb = a.value::jsonb)) AS x
+$$;
+CREATE OR REPLACE FUNCTION bds_array_remove(cur json, removed json) RETURNS json
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ('[' || COALESCE(string_agg(c.value::text, ',' ORDER BY c.o), '') || ']')::json FROM bds_elements(cur) AS c
+  WHERE NOT EXISTS (SELECT 1 FROM bds_elements(removed) AS r WHERE r.value::jsonb = c.value::jsonb)
+$$;
+`;
+
+/** Everything above, as one script (safe to run again; run under the schema lock). */
+export function functionsSql(): string {
+  return NUM + operators() + INSTANT + JSON_FUNCTIONS + DISTANCE + POLYGON + REGEXP + VECTOR + ACL_COUNT;
+}

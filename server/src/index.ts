@@ -8,10 +8,12 @@ import { type ServiceOptions, type ServiceOptionsInput, validateOptions } from '
 import type { Core } from './data/core.ts';
 import { Data } from './data/data.ts';
 import { InProcessEventBus } from './data/events.ts';
+import { RedisLink } from './data/redis.ts';
+import { followRemoteSchemas, RedisEventBus } from './data/redis-bus.ts';
 import { createMailAdapter } from './email/adapter.ts';
 import { createFileAdapter, Files } from './files/service.ts';
 import { type AppState, buildApp, createHandler } from './http/app.ts';
-import { RateLimiter } from './http/rate-limit.ts';
+import { RateLimiter, RedisRateLimitStore } from './http/rate-limit.ts';
 import { Router } from './http/router.ts';
 import { accountPages } from './http/routes/account-pages.ts';
 import { registerAggregateRoutes } from './http/routes/aggregate.ts';
@@ -32,6 +34,7 @@ import { registerUserRoutes } from './http/routes/users.ts';
 import { createHttpServer } from './http/server.ts';
 import { IdempotencyGuard } from './idempotency/guard.ts';
 import { Jobs } from './jobs/index.ts';
+import { RedisTickLock, StoreTickLock } from './jobs/scheduler.ts';
 import { type Clock, systemClock } from './kernel/clock.ts';
 import { createLogger, type Logger } from './kernel/log.ts';
 import { LiveQuery } from './live/server.ts';
@@ -86,16 +89,47 @@ export async function createService(
   const log = extra.log ?? createLogger(options.logLevel);
   const store = await openStore(options);
   const schemas = new SchemaRegistry(store);
+  // With Redis, events cross instances and shared state lives there (docs/architecture.md,
+  // "Several instances").
+  const redis = options.redisURL
+    ? new RedisLink(options.redisURL, options.redis.keyPrefix ?? `bds:${options.appId}:`, log)
+    : undefined;
+  let forgetAll = () => {};
+  let bus: RedisEventBus | undefined;
+  if (redis) {
+    bus = new RedisEventBus(redis, log, {
+      maxLen: options.redis.streamMaxLen,
+      beforeRemote: followRemoteSchemas(store, schemas),
+      onGap: () => forgetAll(),
+    });
+    try {
+      await redis.connect();
+      // Reading starts before anything is loaded: a change made meanwhile on another instance is
+      // either in what is loaded or among the events read.
+      await bus.start();
+    } catch (err) {
+      await bus.close();
+      await redis.close();
+      await store.close();
+      throw err;
+    }
+  }
   await schemas.load();
-  const core: Core = { options, store, schemas, events: new InProcessEventBus(log), log };
+  const core: Core = { options, store, schemas, events: bus ?? new InProcessEventBus(log), log, redis };
   const data = new Data(core);
   const callers = new CallerResolver(data);
   const cloud = await Cloud.start(data, log);
-  const jobs = new Jobs(data, cloud, extra.clock ?? systemClock, log);
+  const jobs = new Jobs(
+    data,
+    cloud,
+    extra.clock ?? systemClock,
+    log,
+    redis ? new RedisTickLock(redis, new StoreTickLock(data)) : undefined,
+  );
   const state: AppState = { ready: false, inFlight: 0 };
   let publicUrl = options.serverURL ?? `http://localhost:${options.port}${options.mountPath}`;
 
-  const limiter = new RateLimiter(options.rateLimit);
+  const limiter = new RateLimiter(options.rateLimit, redis ? new RedisRateLimitStore(redis) : undefined);
   const router = new Router((req) => limiter.check(req));
   const mailer = createMailAdapter(options);
   const users = new Users(data, mailer, () => publicUrl, callers);
@@ -134,6 +168,20 @@ export async function createService(
   const live = new LiveQuery(data, callers);
   registerLiveRoutes(router, live);
   registerSecurityRoutes(router, data, callers);
+  // Events were lost between instances (one was away longer than the stream keeps them): every
+  // cache that follows events starts over.
+  forgetAll = () => {
+    callers.forgetAll();
+    live.forgetHistory();
+    const failed = (err: unknown) =>
+      log.error(
+        { err: err instanceof Error ? err.message : String(err) },
+        'reloading after lost events failed',
+      );
+    schemas.load().catch(failed);
+    cloud.webhooks.registry.load().catch(failed);
+    jobs.scheduler.poke();
+  };
 
   const handler = createHandler(core, callers, router, state);
   const app = buildApp(handler);
@@ -210,7 +258,9 @@ export async function createService(
         await idempotency?.close();
         await users.idle();
         await mailer.close?.();
+        await bus?.close();
         await store.close();
+        await redis?.close();
         log.flush();
       })();
       return closing;

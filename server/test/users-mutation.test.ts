@@ -83,36 +83,36 @@ describe('lockout: the wait it names', () => {
  * service's Lockout class itself, as the login does (`user:<id>` and `username:<name>` keys).
  */
 describe('lockout: the memory bound', () => {
-  it('at 50,000 names nothing is forgotten; past it, unlocked counts go and locks stay', () => {
+  it('at 50,000 names nothing is forgotten; past it, unlocked counts go and locks stay', async () => {
     vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2030-01-01T00:00:00.000Z') });
     const lockout = new Lockout({ threshold: 3, duration: 60 });
-    const isLocked = (key: string) => {
+    const isLocked = async (key: string) => {
       try {
-        lockout.check(key);
+        await lockout.check(key);
         return false;
       } catch (err) {
         expect(err).toMatchObject({ code: 101, message: locked(1).error });
         return true;
       }
     };
-    for (let i = 0; i < 3; i++) lockout.fail('user:victim');
-    for (let i = 0; i < 2; i++) lockout.fail('user:counting');
-    for (let i = 0; i < 2; i++) lockout.fail('user:late');
-    for (let i = 0; i < 49_997; i++) lockout.fail(`username:flood-${i}`);
+    for (let i = 0; i < 3; i++) await lockout.fail('user:victim');
+    for (let i = 0; i < 2; i++) await lockout.fail('user:counting');
+    for (let i = 0; i < 2; i++) await lockout.fail('user:late');
+    for (let i = 0; i < 49_997; i++) await lockout.fail(`username:flood-${i}`);
     // 50,000 names tracked: the third failure of `counting` still counts and locks.
-    lockout.fail('user:counting');
-    expect(isLocked('user:counting')).toBe(true);
+    await lockout.fail('user:counting');
+    expect(await isLocked('user:counting')).toBe(true);
     // One more name makes 50,001; the next failure prunes first: `late` starts again from one.
-    lockout.fail('username:one-more');
-    lockout.fail('user:late');
-    expect(isLocked('user:late')).toBe(false);
-    lockout.fail('user:late');
-    expect(isLocked('user:late')).toBe(false);
-    lockout.fail('user:late');
-    expect(isLocked('user:late')).toBe(true);
+    await lockout.fail('username:one-more');
+    await lockout.fail('user:late');
+    expect(await isLocked('user:late')).toBe(false);
+    await lockout.fail('user:late');
+    expect(await isLocked('user:late')).toBe(false);
+    await lockout.fail('user:late');
+    expect(await isLocked('user:late')).toBe(true);
     // The locks survived the prune.
-    expect(isLocked('user:victim')).toBe(true);
-    expect(isLocked('user:counting')).toBe(true);
+    expect(await isLocked('user:victim')).toBe(true);
+    expect(await isLocked('user:counting')).toBe(true);
   });
 });
 

@@ -142,7 +142,8 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
 
   /** afterSave / afterDelete, once the write committed: in-process, then the webhook (retried). */
   private after(event: WriteEvent): void {
-    if (event.op === 'purge' || !event.objectId) return;
+    // Once per write: on the instance where it happened, not on every instance that hears of it.
+    if (event.remote || event.op === 'purge' || !event.objectId) return;
     const { className } = event;
     const triggerName: WebhookTrigger = event.op === 'delete' ? 'afterDelete' : 'afterSave';
     const handler = this.registry.trigger(className, triggerName);

@@ -4,6 +4,7 @@ import type { Logger } from '../kernel/log.ts';
 import type { AccountTriggers, ReadTriggers } from '../kernel/triggers.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { StorageAdapter } from '../storage/adapter.ts';
+import type { RedisLink } from './redis.ts';
 
 /** What every part of the service shares: options, the store, the schemas, the event bus, the log. */
 export interface Core {
@@ -27,4 +28,6 @@ export interface Core {
   readTriggers?: ReadTriggers;
   /** beforeLogin / afterLogin / afterLogout (cloud code). */
   accountTriggers?: AccountTriggers;
+  /** Redis, when several instances share state (option `redisURL`); undefined otherwise. */
+  redis?: RedisLink;
 }

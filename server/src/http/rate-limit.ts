@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { ServiceOptions } from '../config/options.ts';
+import type { RedisLink } from '../data/redis.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 
@@ -12,8 +14,7 @@ export interface RateLimitHit {
 
 /**
  * Counters of the rate limits: one per rule and key, reset when its window ends. The in-memory
- * store serves one instance; the interface is asynchronous so that several instances can share
- * one over the network (Redis `INCR` + `PEXPIRE`, say) later.
+ * store serves one instance; with `redisURL`, every instance counts in Redis (RedisRateLimitStore).
  */
 export interface RateLimitStore {
   /** Counts one hit and answers the count in the current window (a new window starts at 1). */
@@ -41,6 +42,53 @@ export class MemoryRateLimitStore implements RateLimitStore {
     for (const [key, entry] of this.windows) if (entry.resetAt <= now) this.windows.delete(key);
     // Still full of live windows (a flood of distinct keys): start over rather than grow.
     if (this.windows.size >= MAX_KEYS) this.windows.clear();
+  }
+}
+
+/**
+ * INCR with the window's expiry set by the hit that starts it (a fixed window from the first hit,
+ * as in memory): answers the count and the milliseconds left in the window. KEYS: the counter.
+ * ARGV: the window (ms).
+ */
+const HIT = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  left = tonumber(ARGV[1])
+end
+return {n, left}
+`;
+
+/**
+ * The counters in Redis (option `redisURL`), shared by every instance: a hit is counted wherever
+ * it lands. While Redis does not answer, each instance counts in its own memory (a limit is not
+ * lifted, only no longer shared).
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly fallback = new MemoryRateLimitStore();
+
+  constructor(private readonly link: RedisLink) {
+    // Sent once, then called by its hash (EVALSHA).
+    link.client.defineCommand('bdsRateLimitHit', { numberOfKeys: 1, lua: HIT });
+  }
+
+  async hit(key: string, windowMs: number, now: number): Promise<RateLimitHit> {
+    const client = this.link.client as unknown as {
+      bdsRateLimitHit(key: string, windowMs: number): Promise<[number, number]>;
+    };
+    try {
+      const [count, left] = await client.bdsRateLimitHit(
+        // Hashed: a key may hold a session token, which has no place in Redis's key space.
+        this.link.key('ratelimit', createHash('sha256').update(key).digest('base64url')),
+        Math.max(1, Math.ceil(windowMs)),
+      );
+      return { count, resetAt: now + left };
+    } catch (err) {
+      this.link.unavailable('rate limits', err);
+      return this.fallback.hit(key, windowMs, now);
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { messageOf } from '../cloud/invoke.ts';
 import type { Data } from '../data/data.ts';
+import type { RedisLink } from '../data/redis.ts';
 import { MASTER } from '../kernel/caller.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
@@ -32,8 +33,8 @@ export interface TickLock {
 /**
  * A tick lock in the store every instance shares: a compare-and-set through the write pipeline
  * that moves `nextRunAt` on only while it still holds the tick. Two instances (or two passes
- * of one) that see the same due tick cannot both win it. (A lock service such as Redis can
- * implement the same interface.)
+ * of one) that see the same due tick cannot both win it. (RedisTickLock puts a Redis lock in
+ * front of it.)
  */
 export class StoreTickLock implements TickLock {
   private readonly system: Ctx = ctxOf(MASTER, 'system');
@@ -56,6 +57,39 @@ export class StoreTickLock implements TickLock {
       return true;
     } catch (err) {
       if (err instanceof BdsError && err.code === ErrorCode.OBJECT_NOT_FOUND) return false;
+      throw err;
+    }
+  }
+}
+
+/** How long a tick's Redis lock is kept: far longer than instances' clocks or passes differ. */
+const TICK_LOCK_MS = 10 * 60_000;
+
+/**
+ * With `redisURL`: a tick is claimed in Redis first (SET NX PX, one key per schedule and tick), so
+ * of the instances that see a tick due at the same moment only one goes on to the store; the winner
+ * then moves the schedule on with the store's compare-and-set (StoreTickLock), which stays the
+ * guarantee when Redis does not answer (then every instance asks the store, as without Redis).
+ */
+export class RedisTickLock implements TickLock {
+  constructor(
+    private readonly link: RedisLink,
+    private readonly store: TickLock,
+  ) {}
+
+  async claim(schedule: Row, tick: number, next: number | null): Promise<boolean> {
+    const key = this.link.key('tick', String(schedule.objectId), String(tick));
+    try {
+      if ((await this.link.client.set(key, '1', 'PX', TICK_LOCK_MS, 'NX')) !== 'OK') return false;
+    } catch (err) {
+      this.link.unavailable('scheduled ticks', err);
+      return this.store.claim(schedule, tick, next);
+    }
+    try {
+      return await this.store.claim(schedule, tick, next);
+    } catch (err) {
+      // The store failed: the tick is still due, and the next pass (here or elsewhere) may take it.
+      await this.link.client.del(key).catch(() => {});
       throw err;
     }
   }

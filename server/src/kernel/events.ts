@@ -2,7 +2,8 @@ import type { Caller } from './caller.ts';
 import type { Row } from './records.ts';
 
 /** Where a write entered the service. */
-export type WriteSource = 'rest' | 'batch' | 'account' | 'system' | 'cloud' | 'hook';
+/** `import`: rows restored from an export file (`npm run server -- import`, data/transfer/). */
+export type WriteSource = 'rest' | 'batch' | 'account' | 'system' | 'cloud' | 'hook' | 'import';
 
 /**
  * What every committed write emits, once, after its transaction commits (PROTOCOL-independent).
@@ -25,14 +26,20 @@ export interface WriteEvent {
   context: Record<string, unknown>;
   /** The client's address, when the write came in over HTTP. */
   ip?: string | null;
+  /**
+   * Set when the write happened on another instance and a shared bus (Redis) brought the event
+   * here. Caches and realtime follow every event; what must happen once per write (after-write
+   * triggers, webhooks) runs only where the write happened, so it skips remote events.
+   */
+  remote?: boolean;
 }
 
 export type EventListener = (event: WriteEvent) => void;
 
 /**
  * Where committed writes are announced. The in-process bus (data/events.ts) calls listeners in
- * order, synchronously; an implementation that fans out across instances (Redis) keeps the same
- * interface, so no publisher or subscriber changes.
+ * order, synchronously; the Redis bus (data/redis-bus.ts) does the same for the writes of its own
+ * instance and also delivers, marked `remote`, the events every other instance publishes.
  */
 export interface EventBus {
   publish(event: WriteEvent): void;

@@ -86,6 +86,19 @@ export class Retention {
     }
   }
 
+  /**
+   * Events after `seq` were missed (the instance learnt that it never received some events of
+   * other instances): what is kept up to it is forgotten, and a resume from `seq` or earlier answers
+   * that the window was exceeded. The next event kept (`seq + 1`) is complete again.
+   */
+  holeAfter(seq: number): void {
+    while (this.size > 0 && this.events[this.start]!.seq <= seq) {
+      this.events[this.start] = undefined as unknown as LiveEvent;
+      this.start += 1;
+    }
+    this.dropped = Math.max(this.dropped, seq + 1);
+  }
+
   get size(): number {
     return this.events.length - this.start;
   }

@@ -1167,6 +1167,14 @@ export class LiveQuery {
     return this.closing;
   }
 
+  /**
+   * The events of other instances that this one never received (the Redis stream was trimmed past
+   * them): a `since` from before now can no longer be answered in full, so it answers 5.
+   */
+  forgetHistory(): void {
+    this.retention.holeAfter(this.ids.last);
+  }
+
   /** The delivery trace of a class (master only: the route checks). */
   traceOf(className: string): { className: string; retainedEvents: number; events: TraceEntry[] } {
     return { className, retainedEvents: this.retention.size, events: this.trace.of(className) };

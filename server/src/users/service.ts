@@ -54,7 +54,7 @@ export class Users {
     private readonly callers?: CallerResolver,
   ) {
     this.core = data.core;
-    this.lockout = new Lockout(this.core.options.accountLockout);
+    this.lockout = new Lockout(this.core.options.accountLockout, this.core.redis);
   }
 
   /**
@@ -318,19 +318,19 @@ export class Users {
     const name = (field === 'username' ? (username as string) : (email as string)).toLowerCase();
     const row = (await this.data.lookups.internal('_User', field, name, [COL.hash, COL.mfa]))[0];
     const key = row ? `user:${row.objectId as string}` : `${field}:${name}`;
-    this.lockout.check(key);
+    await this.lockout.check(key);
     const ok = await verifyPassword(
       password,
       row?.[COL.hash] as string | undefined,
       this.core.options.passwordHashCost,
     );
     if (!ok || !row) {
-      this.lockout.fail(key);
+      await this.lockout.fail(key);
       throw badLogin();
     }
     const userId = row.objectId as string;
     await this.checkMfa(row, authData, key);
-    this.lockout.succeed(key);
+    await this.lockout.succeed(key);
     const triggers = this.core.accountTriggers;
     if (!triggers) return this.startSession(userId, 'login', 'password', auth);
     // The login triggers see the user who logs in as the caller.
@@ -350,7 +350,7 @@ export class Users {
   /** The second factor of an enrolled user (`row` carries COL.mfa): 211 without a token, 210 for a wrong one. */
   private async checkMfa(row: Record<string, unknown>, authData: unknown, key: string): Promise<void> {
     if (!row[COL.mfa]) return;
-    this.lockout.check(key);
+    await this.lockout.check(key);
     const userId = row.objectId as string;
     const stored = JSON.parse(row[COL.mfa] as string) as StoredMfa;
     const token = isObject(authData) && isObject(authData.mfa) ? authData.mfa.token : undefined;
@@ -359,7 +359,7 @@ export class Users {
     }
     const check = typeof token === 'string' ? verifyMfa(stored, token) : { ok: false };
     if (!check.ok) {
-      this.lockout.fail(key);
+      await this.lockout.fail(key);
       throw mfaError();
     }
     if (check.usedRecovery) {
@@ -703,7 +703,7 @@ export class Users {
       );
       if (!done) return false;
       await this.revokeSessions(user.objectId);
-      this.lockout.succeed(`user:${user.objectId}`);
+      await this.lockout.succeed(`user:${user.objectId}`);
       return true;
     });
   }

@@ -1,5 +1,9 @@
+import { constants, existsSync } from 'node:fs';
+import { access } from 'node:fs/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadOptions, OptionError } from './config/options.ts';
+import { loadOptions, OptionError, type ServiceOptions } from './config/options.ts';
+import { randomSecret } from './kernel/ids.ts';
 
 /** `npm run server`: the service alone. Options from --config/BDS_CONFIG, then env. */
 export async function main(argv = process.argv.slice(2), extra: Record<string, unknown> = {}) {
@@ -46,9 +50,146 @@ export async function main(argv = process.argv.slice(2), extra: Record<string, u
   return service;
 }
 
+const TRANSFER_USAGE =
+  'usage: npm run server -- export --out FILE [--sessions] | import --in FILE ' +
+  '[--config FILE] [--data-dir DIR] [--database-url URL]';
+
+/**
+ * `npm run server -- export --out FILE` and `import --in FILE` (docs/transfer.md): the app of the
+ * store the options name (`--data-dir`/BDS_DATA_DIR, `--database-url`/BDS_DATABASE_URL, or
+ * `--config`), moved through an NDJSON file. Answers the exit code: 0 done, 1 failed, 2 bad options,
+ * 3 a bad export file, 4 an import target that is not empty.
+ */
+export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const command = argv[0];
+  let values: {
+    out?: string;
+    in?: string;
+    sessions?: boolean;
+    config?: string;
+    'data-dir'?: string;
+    'database-url'?: string;
+  };
+  try {
+    if (command !== 'export' && command !== 'import') throw new Error(TRANSFER_USAGE);
+    ({ values } = parseArgs({
+      args: argv.slice(1),
+      options: {
+        out: { type: 'string' },
+        in: { type: 'string' },
+        sessions: { type: 'boolean' },
+        config: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'database-url': { type: 'string' },
+      },
+      strict: true,
+    }));
+    if (command === 'export' && (!values.out || values.in))
+      throw new Error(`export needs --out FILE. ${TRANSFER_USAGE}`);
+    if (command === 'import' && (!values.in || values.out || values.sessions)) {
+      throw new Error(`import needs --in FILE (and takes no --out or --sessions). ${TRANSFER_USAGE}`);
+    }
+  } catch (err) {
+    const message = (err as Error).message;
+    console.error(
+      `[bds] ${message.includes('usage:') ? message : `${message.replace(/\.?$/, '.')} ${TRANSFER_USAGE}`}`,
+    );
+    return 2;
+  }
+  if (command === 'import') {
+    // Before the store is opened (which would create an empty one).
+    try {
+      await access(values.in!, constants.R_OK);
+    } catch (err) {
+      console.error(`[bds] import failed: cannot read ${values.in}: ${(err as Error).message}`);
+      return 3;
+    }
+  }
+  let options: ServiceOptions;
+  try {
+    // Flags win over the env; the keys are not used (nothing is served), so none are generated.
+    const storeEnv = { ...env };
+    if (values['data-dir']) storeEnv.BDS_DATA_DIR = values['data-dir'];
+    if (values['database-url']) storeEnv.BDS_DATABASE_URL = values['database-url'];
+    options = loadOptions(storeEnv, values.config, { appId: 'transfer', masterKey: randomSecret() }).options;
+  } catch (err) {
+    console.error(`[bds] ${(err as Error).message}`);
+    return 2;
+  }
+  // An export of a data dir holding no store would make an empty one and export nothing.
+  const sqliteFile = options.databaseURI
+    ? options.databaseURI.startsWith('sqlite:') && options.databaseURI.slice('sqlite:'.length)
+    : path.join(options.dataDir, 'data.sqlite');
+  if (command === 'export' && sqliteFile && sqliteFile !== ':memory:' && !existsSync(sqliteFile)) {
+    console.error(`[bds] export failed: there is no store at ${sqliteFile}.`);
+    return 2;
+  }
+  const { openTransfer } = await import('./data/transfer/open.ts');
+  const { createFileAdapter, isStoredName } = await import('./files/service.ts');
+  const { SERVER_VERSION } = await import('./http/routes/misc.ts');
+  const { TransferError } = await import('./data/transfer/format.ts');
+  let app: Awaited<ReturnType<typeof openTransfer>>;
+  try {
+    app = await openTransfer(options, (data) => {
+      const adapter = createFileAdapter(options, data);
+      return {
+        list: () => adapter.list(),
+        read: (file, start, end) => adapter.read(file, start, end),
+        save: (name, type, source, limit, createdAt) => adapter.save(name, type, source, limit, createdAt),
+        delete: (name) => adapter.delete(name),
+        validName: isStoredName,
+      };
+    });
+  } catch (err) {
+    console.error(
+      `[bds] ${command} failed: cannot open the store: ${err instanceof Error ? err.message : err}`,
+    );
+    return 1;
+  }
+  try {
+    if (command === 'export') {
+      const s = await app.exportTo(values.out!, {
+        service: SERVER_VERSION,
+        sessions: values.sessions ?? false,
+      });
+      console.log(
+        `[bds] exported ${s.classes} classes, ${s.rows} rows, ${s.relations} relation members and ${s.files} files (${s.lines} lines) to ${values.out}`,
+      );
+    } else {
+      const s = await app.importFrom(values.in!);
+      console.log(
+        `[bds] imported ${s.classes} classes, ${s.rows} rows, ${s.relations} relation members and ${s.files} files from ${values.in}`,
+      );
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof TransferError) {
+      console.error(`[bds] ${command} failed: ${err.message}`);
+      return err.exitCode;
+    }
+    console.error(`[bds] ${command} failed:`, err instanceof Error ? err.message : err);
+    return 1;
+  } finally {
+    await app.close();
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  main().catch((err) => {
-    console.error('[bds] failed to start:', err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
+  const command = process.argv[2];
+  if (command === 'export' || command === 'import') {
+    runTransfer(process.argv.slice(2)).then(
+      (code) => {
+        process.exitCode = code;
+      },
+      (err) => {
+        console.error(`[bds] ${command} failed:`, err instanceof Error ? err.message : err);
+        process.exitCode = 1;
+      },
+    );
+  } else {
+    main().catch((err) => {
+      console.error('[bds] failed to start:', err instanceof Error ? err.message : err);
+      process.exit(1);
+    });
+  }
 }

@@ -82,6 +82,7 @@ const SURFACE_NAMES = {
   analytics: 'reading analytics',
   aggregate: 'aggregating a class',
   security: 'explaining or evaluating access',
+  restore: 'restoring rows from an export',
 } as const;
 
 export type MasterSurface = keyof typeof SURFACE_NAMES;

@@ -3,13 +3,13 @@ import type { MasterSurface } from '../access/class.ts';
 import { aclGrant } from '../kernel/acl.ts';
 import type { Caller } from '../kernel/caller.ts';
 import type { Ctx } from '../kernel/context.ts';
-import { BdsError, ErrorCode, notFound } from '../kernel/errors.ts';
+import { BdsError, ErrorCode, incorrectType, notFound } from '../kernel/errors.ts';
 import type { WriteEvent } from '../kernel/events.ts';
 import { newObjectId } from '../kernel/ids.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row, WireAcl } from '../kernel/records.ts';
-import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
-import { checkClassName, schemaDocument } from '../schema/registry.ts';
+import { type ClassSchema, type FieldDef, USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
+import { checkClassName, classNotFound, schemaDocument } from '../schema/registry.ts';
 import type { InternalValues, StoredConfig } from '../storage/adapter.ts';
 import { and, classVerdict, demandMaster, denial, rowAccess, viewOf } from './authorize.ts';
 import {
@@ -21,7 +21,13 @@ import {
 } from './builtin-rules.ts';
 import type { Core } from './core.ts';
 import type { Reads } from './reads.ts';
-import { initialValues, type ParsedWrite, parseWriteBody, takeChosenObjectId } from './write-body.ts';
+import {
+  CHOSEN_OBJECT_ID,
+  initialValues,
+  type ParsedWrite,
+  parseWriteBody,
+  takeChosenObjectId,
+} from './write-body.ts';
 
 /** `_User` and `_Session` rows are written through the account rules only (sign-up, login, PUT /users...). */
 const ACCOUNT_CLASSES = new Set(['_User', '_Session']);
@@ -360,6 +366,68 @@ export class WritePipeline {
     this.emit(ctx, 'purge', className, null, null, null);
   }
 
+  // -------------------------------------------------------------------------------------------
+  // Restore: the import of an export file (data/transfer/), master only
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Writes a row exactly as an export holds it: its objectId, createdAt, updatedAt and ACL kept,
+   * and its internal columns (`_User` password hashes and tokens). The class's schema must already
+   * hold every field (a restore never changes a schema). The values are checked against the schema
+   * as any create's are, but no before-write trigger or built-in write rule runs: the row passed
+   * them when it was first written, and running them again could change what is restored (a
+   * trigger that stamps a field) or act twice (mail, webhook calls). One `create` event.
+   */
+  async restore(ctx: Ctx, className: string, row: Row, internal?: InternalValues): Promise<void> {
+    this.authorizeSurface(ctx, 'restore', className);
+    checkClassName(className);
+    const schema = this.core.schemas.get(className);
+    if (!schema) throw classNotFound(className);
+    const { objectId, createdAt, updatedAt, parsed } = parseRestoredRow(schema, row, internal);
+    const { values } = initialValues(parsed, schema.fields);
+    const after = await this.core.store.insert(schema, {
+      objectId,
+      createdAt,
+      updatedAt,
+      values,
+      acl: parsed.acl ?? null,
+      relations: [],
+      internal,
+    });
+    this.emit(ctx, 'create', className, objectId, null, after);
+  }
+
+  /**
+   * Adds members to a Relation field of a restored row, leaving its updatedAt as exported. No
+   * trigger runs (see restore); one `update` event.
+   */
+  async restoreRelation(
+    ctx: Ctx,
+    className: string,
+    owningId: string,
+    field: string,
+    relatedIds: string[],
+  ): Promise<void> {
+    this.authorizeSurface(ctx, 'restore', className);
+    checkClassName(className);
+    const schema = this.core.schemas.get(className);
+    if (!schema) throw classNotFound(className);
+    if (schema.fields[field]?.type !== 'Relation') {
+      throw incorrectType(`${className}.${field} is not a Relation field.`);
+    }
+    if (relatedIds.length === 0 || !relatedIds.every((id) => CHOSEN_OBJECT_ID.test(id))) {
+      throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'Relation members must be objectIds.');
+    }
+    const result = await this.core.store.update(schema, {
+      objectId: owningId,
+      updatedAt: null,
+      writes: [],
+      relations: [{ field, add: relatedIds, remove: [] }],
+    });
+    if (!result) throw notFound();
+    this.emit(ctx, 'update', className, owningId, result.before, result.after);
+  }
+
   /** A non-master write that adds fields to an existing class needs CLP addField. */
   private checkAddField(ctx: Ctx, schema: ClassSchema | undefined, parsed: ParsedWrite): void {
     if (ctx.caller.isMaster || !schema || parsed.types.size === 0) return;
@@ -556,6 +624,56 @@ export class WritePipeline {
       this.emit(ctx, 'update', CONFIG_EVENT_CLASS, null, { ...before }, { ...after });
     });
   }
+}
+
+/** An exported date: ISO 8601 in UTC, as the service writes them. */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+
+/** Internal columns a restore may write, per class: the ones the service itself keeps. */
+const RESTORABLE_INTERNAL: Record<string, readonly string[]> = {
+  _User: Object.values(USER_INTERNAL_COLUMNS),
+};
+
+/**
+ * The checks of a restored row against its class's schema (`WritePipeline.restore`; the import
+ * also runs them on every row before it writes anything): ids and dates as the service writes
+ * them, values of the schema's types and no operations, internal columns the service keeps.
+ */
+export function parseRestoredRow(
+  schema: ClassSchema,
+  row: Row,
+  internal: InternalValues | undefined,
+): { objectId: string; createdAt: string; updatedAt: string; parsed: ParsedWrite } {
+  const { className } = schema;
+  const { objectId, createdAt, updatedAt, ...fields } = row;
+  if (typeof objectId !== 'string' || !CHOSEN_OBJECT_ID.test(objectId)) {
+    throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'objectId must be 1 to 64 letters, digits, "_" or "-".');
+  }
+  for (const [name, value] of [
+    ['createdAt', createdAt],
+    ['updatedAt', updatedAt],
+  ] as const) {
+    if (typeof value !== 'string' || !ISO_DATE.test(value) || Number.isNaN(Date.parse(value))) {
+      throw incorrectType(`${name} must be a date in ISO 8601 form, in UTC.`);
+    }
+  }
+  // Relation fields hold no value in a row: their members are restored by restoreRelation.
+  for (const [name, def] of Object.entries(schema.fields)) if (def.type === 'Relation') delete fields[name];
+  const parsed = parseWriteBody(fields, 'create', schema.fields);
+  const missing = [...parsed.types.keys()];
+  if (missing.length > 0) throw incorrectType(`${className} has no field ${missing[0]} in its schema.`);
+  if (parsed.relations.length > 0 || parsed.writes.some((w) => w.kind !== 'set')) {
+    throw incorrectType('A restored row holds values, not operations.');
+  }
+  for (const [column, value] of Object.entries(internal ?? {})) {
+    if (!(RESTORABLE_INTERNAL[className] ?? []).includes(column)) {
+      throw new BdsError(ErrorCode.INVALID_KEY_NAME, `${className} has no internal column ${column}.`);
+    }
+    if (value !== null && typeof value !== 'string') {
+      throw incorrectType(`The internal column ${column} holds text.`);
+    }
+  }
+  return { objectId, createdAt: createdAt as string, updatedAt: updatedAt as string, parsed };
 }
 
 /** `password` and `sessionToken` are written by the account rules, never as plain fields. */

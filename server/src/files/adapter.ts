@@ -7,7 +7,8 @@ export type { StoredFile } from '../storage/adapter.ts';
 
 /**
  * Where file bytes live. Both adapters stream: bytes pass through in chunks, never as a whole.
- * `save` keeps nothing when the source fails or exceeds the limit.
+ * `save` keeps nothing when the source fails or exceeds the limit. Its `createdAt` defaults to now
+ * (an import, data/transfer/, keeps the exported one).
  */
 export interface FileAdapter {
   save(
@@ -15,6 +16,7 @@ export interface FileAdapter {
     contentType: string,
     source: AsyncIterable<Uint8Array>,
     limit: number,
+    createdAt?: string,
   ): Promise<StoredFile>;
   info(name: string): Promise<StoredFile | undefined>;
   /** The bytes from `start` to `end`, both included. */

@@ -16,8 +16,8 @@ export class DatabaseFileAdapter implements FileAdapter {
     contentType: string,
     source: AsyncIterable<Uint8Array>,
     limit: number,
+    createdAt = new Date().toISOString(),
   ): Promise<StoredFile> {
-    const createdAt = new Date().toISOString();
     await this.blobs.begin({ name, contentType, createdAt });
     const counted = measured(source, limit);
     try {

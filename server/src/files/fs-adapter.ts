@@ -34,6 +34,7 @@ export class FsFileAdapter implements FileAdapter {
     contentType: string,
     source: AsyncIterable<Uint8Array>,
     limit: number,
+    createdAt = new Date().toISOString(),
   ): Promise<StoredFile> {
     await this.dirs();
     const tmp = path.join(this.tmpDir, randomSecret());
@@ -44,7 +45,7 @@ export class FsFileAdapter implements FileAdapter {
         name,
         contentType,
         ...counted.result(),
-        createdAt: new Date().toISOString(),
+        createdAt,
       };
       await writeFile(path.join(this.metaDir, `${name}.json`), JSON.stringify(file));
       await rename(tmp, path.join(this.dataDir, name));

@@ -1,0 +1,66 @@
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
+import type { ServiceOptions } from '../../config/options.ts';
+import { createLogger } from '../../kernel/log.ts';
+import { SchemaRegistry } from '../../schema/registry.ts';
+import { openStore } from '../../storage/open.ts';
+import type { Core } from '../core.ts';
+import { Data } from '../data.ts';
+import { InProcessEventBus } from '../events.ts';
+import { type ExportOptions, exportApp } from './export.ts';
+import type { ExportSummary, TransferFiles } from './format.ts';
+import { type ImportSummary, importApp } from './import.ts';
+
+export interface TransferApp {
+  data: Data;
+  /** Writes the export to `file` (through `<file>.partial`, renamed once complete). */
+  exportTo(file: string, options: ExportOptions): Promise<ExportSummary>;
+  importFrom(file: string): Promise<ImportSummary>;
+  close(): Promise<void>;
+}
+
+/**
+ * The store the options name, opened and migrated as the service opens it, with the data layer
+ * over it but nothing served: no HTTP, no cloud code, no jobs or push schedulers (an import runs
+ * no triggers, and nothing may send mail or pushes while an app is moved).
+ */
+export async function openTransfer(
+  options: ServiceOptions,
+  filesOf: (data: Data) => TransferFiles,
+): Promise<TransferApp> {
+  const log = createLogger(options.logLevel);
+  const store = await openStore(options);
+  const schemas = new SchemaRegistry(store);
+  await schemas.load();
+  const core: Core = { options, store, schemas, events: new InProcessEventBus(log), log };
+  const data = new Data(core);
+  const files = filesOf(data);
+  return {
+    data,
+    exportTo: (file, exportOptions) => exportToFile(data, files, file, exportOptions),
+    importFrom: (file) => importApp(data, files, file),
+    close: () => store.close(),
+  };
+}
+
+export async function exportToFile(
+  data: Data,
+  files: TransferFiles,
+  file: string,
+  options: ExportOptions,
+): Promise<ExportSummary> {
+  const partial = `${file}.partial`;
+  const out = createWriteStream(partial);
+  try {
+    const summary = await exportApp(data, files, out, options);
+    out.end();
+    await finished(out);
+    await rename(partial, file);
+    return summary;
+  } catch (err) {
+    out.destroy();
+    await rm(partial, { force: true });
+    throw err;
+  }
+}

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService } from '../src/index.ts';
 import { MASTER } from '../src/kernel/caller.ts';
 import { silentLogger } from '../src/kernel/log.ts';
-import { PushService } from '../src/push/service.ts';
+import { PushService, STALE_RUNNING_MS } from '../src/push/service.ts';
 import { type FakePush, startFakePush } from './helpers/fake-push.ts';
 import { runScenarios } from './helpers/scenarios.ts';
 import { credentialHeaders, KEYS, startService, type TestService } from './helpers/service.ts';
@@ -490,6 +490,88 @@ describe('resume after a start', () => {
       await push.close();
       await t.close();
       await fake.close();
+    }
+  });
+});
+
+describe('several instances on one store', () => {
+  const ctx = { caller: MASTER, source: 'system' as const, context: {} };
+  const statusRow = (status: string) => ({
+    pushTime: { __type: 'Date', iso: new Date(Date.now() - 1000).toISOString() },
+    source: 'rest',
+    query: '{}',
+    payload: '{"alert":"once"}',
+    status,
+    numSent: 0,
+    numFailed: 0,
+    ACL: {},
+  });
+
+  it('two instances armed for the same push send it once (the claim of its status)', async () => {
+    const fake = await startFakePush();
+    const t = await startService({ push: fake.options });
+    const one = new PushService(t.service.data, silentLogger());
+    const two = new PushService(t.service.data, silentLogger());
+    try {
+      for (const i of [1, 2, 3]) {
+        const res = await t.request('POST', '/installations', {
+          as: 'master',
+          body: { installationId: `twice-${i}`, deviceType: 'ios', deviceToken: `tok-twice-${i}` },
+        });
+        expect(res.status).toBe(201);
+      }
+      const { objectId } = await t.service.data.writes.create(ctx, '_PushStatus', statusRow('pending'));
+      await Promise.all([one.resume(), two.resume()]);
+      expect(await finished(t, objectId)).toMatchObject({ status: 'succeeded', numSent: 3, numFailed: 0 });
+      await Promise.all([one.close(), two.close()]);
+      expect(fake.sends.map((s) => s.token).sort()).toEqual(['tok-twice-1', 'tok-twice-2', 'tok-twice-3']);
+    } finally {
+      await one.close();
+      await two.close();
+      await t.close();
+      await fake.close();
+    }
+  });
+
+  it('with Redis, a starting instance fails only running pushes silent for 10 minutes', async () => {
+    const { redisAnswers, REDIS_URL, testPrefix } = await import('./helpers/redis.ts');
+    if (!(await redisAnswers())) {
+      console.log(`push: skipped the several-instances resume test, no Redis answers at ${REDIS_URL}`);
+      return;
+    }
+    const space = testPrefix();
+    const fake = await startFakePush();
+    const t = await startService({
+      push: fake.options,
+      redisURL: REDIS_URL,
+      redis: { keyPrefix: space.prefix },
+    });
+    const push = new PushService(t.service.data, silentLogger());
+    try {
+      const busy = (await t.service.data.writes.create(ctx, '_PushStatus', statusRow('running'))).objectId;
+      const silent = (await t.service.data.writes.create(ctx, '_PushStatus', statusRow('running'))).objectId;
+      // Its last page was written 11 minutes ago: the instance sending it is gone.
+      const schema = t.service.core.schemas.get('_PushStatus')!;
+      const longAgo = new Date(Date.now() - STALE_RUNNING_MS - 60_000).toISOString();
+      await t.service.core.store.update(schema, {
+        objectId: silent,
+        updatedAt: longAgo,
+        writes: [],
+        relations: [],
+      });
+      await push.resume();
+      const statusOf = async (id: string) =>
+        (await t.request('GET', `/classes/_PushStatus/${id}`, { as: 'master' })).json;
+      expect(await statusOf(busy)).toMatchObject({ status: 'running' });
+      expect(await statusOf(silent)).toMatchObject({
+        status: 'failed',
+        errorMessage: 'The service stopped while this push was running.',
+      });
+    } finally {
+      await push.close();
+      await t.close();
+      await fake.close();
+      await space.cleanup();
     }
   });
 });

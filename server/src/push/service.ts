@@ -13,6 +13,8 @@ import { type Delivery, type DeliveryResult, mapLimit, type PushProvider, provid
 export const PUSH_NOT_CONFIGURED =
   'Push is not configured: set the push option with apns and/or fcm credentials to send notifications.';
 const INTERRUPTED = 'The service stopped while this push was running.';
+/** With several instances: a running push whose row has not changed for this long was interrupted. */
+export const STALE_RUNNING_MS = 10 * 60_000;
 export const PUSH_NEEDS_AUDIENCE = 'Sending a push requires either "channels" or a "where" query.';
 
 /** setTimeout's largest delay; a later push time re-arms the timer. */
@@ -154,8 +156,19 @@ export class PushService {
   }
 
   /**
-   * After a (re)start: arms scheduled pushes, runs pending ones, and fails those a stop interrupted.
+   * Several instances share the store (Redis links them): a `running` push may be another
+   * instance's. A running push writes its counts after every page, so one whose row has not
+   * changed for this long was interrupted.
+   */
+  private get shared(): boolean {
+    return this.data.core.redis !== undefined;
+  }
+
+  /**
+   * After a (re)start: arms scheduled pushes, runs pending ones, and fails those a stop interrupted
+   * (alone: every running push; with several instances: those silent for STALE_RUNNING_MS).
    * Every unfinished push, page by page (by objectId: a status changed here leaves no gap).
+   * Every instance arms the same scheduled pushes; the claim in `run` lets one of them send.
    */
   async resume(): Promise<void> {
     const unfinished = { status: { $in: ['pending', 'scheduled', 'running'] } };
@@ -169,11 +182,18 @@ export class PushService {
       for (const row of results) {
         const id = row.objectId as string;
         if (row.status === 'running') {
-          await this.setStatus(id, {
-            status: 'failed',
-            errorMessage: INTERRUPTED,
-            finishedAt: { __type: 'Date', iso: new Date().toISOString() },
-          });
+          const silentFor = Date.now() - Date.parse(row.updatedAt as string);
+          if (this.shared && silentFor < STALE_RUNNING_MS) continue;
+          // Only while nobody else has written it since it was read (another instance's page).
+          await this.claim(
+            id,
+            {
+              status: 'failed',
+              errorMessage: INTERRUPTED,
+              finishedAt: { __type: 'Date', iso: new Date().toISOString() },
+            },
+            { status: 'running', updatedAt: { __type: 'Date', iso: row.updatedAt } },
+          );
         } else if (row.status === 'scheduled') {
           this.schedule(id, Date.parse((row.pushTime as { iso: string }).iso));
         } else {
@@ -215,6 +235,17 @@ export class PushService {
     return this.data.writes.update(system(), '_PushStatus', id, fields);
   }
 
+  /** A status change made only while the row still meets `expect`; answers whether it was. */
+  private async claim(id: string, fields: Record<string, unknown>, expect: Record<string, unknown>) {
+    try {
+      await this.data.writes.update(system(), '_PushStatus', id, fields, { expect: parseWhere(expect) });
+      return true;
+    } catch (err) {
+      if (err instanceof BdsError && err.code === ErrorCode.OBJECT_NOT_FOUND) return false;
+      throw err;
+    }
+  }
+
   private async run(id: string): Promise<void> {
     const row = await this.data.reads.get(system(), '_PushStatus', id, {});
     if (row.status !== 'pending' && row.status !== 'scheduled') return;
@@ -228,7 +259,13 @@ export class PushService {
       });
       return;
     }
-    await this.setStatus(id, { status: 'running', startedAt: { __type: 'Date', iso: now.toISOString() } });
+    // Claimed: of several instances armed for the same push, one sends it.
+    const claimed = await this.claim(
+      id,
+      { status: 'running', startedAt: { __type: 'Date', iso: now.toISOString() } },
+      { status: row.status },
+    );
+    if (!claimed) return;
     const counts: Counts = {
       numSent: 0,
       numFailed: 0,

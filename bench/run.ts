@@ -11,6 +11,11 @@
  * BENCH_ONLY (comma list of workload names or prefixes, e.g. `get-by-id,create`), BENCH_PROFILE_DIR
  * (run the service child with `--cpu-prof` and write its .cpuprofile there), BENCH_LOG_LEVEL (the
  * service's log level, default info), BENCH_ROW_CACHE_MB (the service's rowCacheMB; 0 turns it off).
+ *
+ * `npm run bench -- --store postgres [--instances 2]` runs the service's REST workloads on the
+ * PostgreSQL store (a fresh schema of BENCH_DATABASE_URL, default the local `test` database, dropped
+ * at the end), several instances sharing Redis (BENCH_REDIS_URL) behind a round-robin proxy
+ * (bench/proxy.ts); `--store all` runs SQLite, PostgreSQL and two PostgreSQL instances side by side.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
@@ -352,7 +357,17 @@ function cpuOf(child: ChildProcess): Promise<{ micros: number; loopMicros: numbe
   });
 }
 
-async function measure(origin: string, w: Workload, child: ChildProcess): Promise<Measured> {
+/** The CPU time of several children together (instances behind the proxy). */
+async function cpuOfAll(children: ChildProcess[]): Promise<{ micros: number; loopMicros: number }> {
+  const all = await Promise.all(children.map(cpuOf));
+  return {
+    micros: all.reduce((sum, c) => sum + c.micros, 0),
+    loopMicros: all.reduce((sum, c) => sum + c.loopMicros, 0),
+  };
+}
+
+async function measure(origin: string, w: Workload, child: ChildProcess | ChildProcess[]): Promise<Measured> {
+  const children = Array.isArray(child) ? child : [child];
   await check(origin, w);
   const instance = autocannon({
     url: origin,
@@ -379,10 +394,10 @@ async function measure(origin: string, w: Workload, child: ChildProcess): Promis
   // autocannon ends on its own after the duration; this bounds a stuck run.
   const bound = setTimeout(() => instance.stop(), (WARMUP + DURATION + 30) * 1000);
   // Counted from the warmup's end would be exact; from its start is close enough and biased against us.
-  const cpuBefore = await cpuOf(child);
+  const cpuBefore = await cpuOfAll(children);
   try {
     const r = await instance;
-    const cpuAfter = await cpuOf(child);
+    const cpuAfter = await cpuOfAll(children);
     const [p50, p99] = latencies.percentiles(0.5, 0.99);
     const requests = Math.max(1, r.requests.total + (WARMUP > 0 ? r.requests.average * WARMUP : 0));
     return {
@@ -554,7 +569,217 @@ async function main(): Promise<void> {
   cleanupSync();
 }
 
-if (process.argv[2] === 'console') {
+// ---------------------------------------------------------------------------------------------
+// `npm run bench -- --store postgres [--instances 2]` and `npm run bench -- --store all` (issue 17)
+
+/** The incumbent on PostgreSQL on this machine (issue 17), per signed-in workload: req/s. */
+const INCUMBENT_ON_POSTGRES: Record<string, number> = {
+  'signed-in get-by-id (half private)': 700,
+  'signed-in find (score window of 10, no index, order=-score)': 200,
+  'signed-in count (whole class)': 170,
+  'create (REST key, public-read ACL)': 670,
+  'update with Increment (master)': 590,
+};
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+interface Deployment {
+  label: string;
+  store: 'sqlite' | 'postgres';
+  instances: number;
+}
+
+interface Deployed {
+  origin: string;
+  children: ChildProcess[];
+  ids: string[];
+  signedIn?: SignedIn;
+  stop(): Promise<void>;
+}
+
+/** A fresh PostgreSQL schema for one deployment (the service connects with it as search_path). */
+async function freshPostgresSchema(): Promise<{ uri: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const name = `bds_bench_${process.pid}_${Date.now().toString(36)}`;
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`CREATE SCHEMA "${name}"`);
+  const uri = new URL(DATABASE_URL);
+  uri.searchParams.set('options', `-c search_path=${name}`);
+  return { uri: uri.toString(), drop: () => run(`DROP SCHEMA IF EXISTS "${name}" CASCADE`) };
+}
+
+/** Removes the keys a run left in Redis under its prefix. */
+async function dropRedisPrefix(prefix: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Starts the service instances of a deployment (the first seeds the store), and the proxy in front of several. */
+async function deploy(d: Deployment): Promise<Deployed> {
+  const env: Record<string, string> = {
+    BENCH_DATA_DIR: path.join(tempDir!, `data-${d.label.replace(/\W+/g, '-')}`),
+    BENCH_TEMP_DIR: tempDir!,
+    BENCH_ROWS: String(ROWS),
+  };
+  const cleanups: Array<() => Promise<void>> = [];
+  if (d.store === 'postgres') {
+    const schema = await freshPostgresSchema();
+    cleanups.push(schema.drop);
+    env.BENCH_DATABASE_URI = schema.uri;
+    if (d.instances > 1) {
+      const prefix = `bds-bench-${process.pid}-${Date.now().toString(36)}:`;
+      env.BENCH_REDIS_URL = REDIS_URL;
+      env.BENCH_REDIS_PREFIX = prefix;
+      cleanups.push(() => dropRedisPrefix(prefix));
+    }
+  }
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    await Promise.all(children.map((c) => stopChild(c)));
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  };
+  try {
+    console.log(`bench: ${d.label}: seeding ${fmt(ROWS)} rows...`);
+    const first = await startChild('service.ts', env, 900_000);
+    children.push(first.child);
+    const urls = [first.message.url];
+    for (let i = 1; i < d.instances; i++) {
+      const other = await startChild('service.ts', { ...env, BENCH_SEED: '0' }, 60_000);
+      children.push(other.child);
+      urls.push(other.message.url);
+    }
+    let origin = new URL(first.message.url).origin;
+    if (d.instances > 1) {
+      const proxy = await startChild(
+        'proxy.ts',
+        { BENCH_PROXY_TARGETS: urls.map((u) => new URL(u).origin).join(',') },
+        30_000,
+      );
+      origin = new URL(proxy.message.url).origin;
+      // Stopped with the instances; its CPU is not the service's.
+      cleanups.unshift(() => stopChild(proxy.child));
+    }
+    return { origin, children, ids: first.message.ids ?? [], signedIn: first.message.signedIn, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Runs the service's REST workloads (login aside: it measures the hash) on each deployment, side by side. */
+async function compareStores(deployments: Deployment[]): Promise<void> {
+  tempDir = mkdtempSync(path.join(tmpdir(), 'bds-bench-'));
+  const columns: Array<{ d: Deployment; results: Measured[] }> = [];
+  for (const d of deployments) {
+    const deployed = await deploy(d);
+    try {
+      const plan = selected(workloads(deployed.ids, deployed.signedIn)).filter(
+        (w) => w.target === 'service' && w.name !== 'login',
+      );
+      const results: Measured[] = [];
+      for (const w of plan) {
+        process.stdout.write(`bench: ${d.label}: ${w.name}...`);
+        const r = await measure(deployed.origin, w, deployed.children);
+        console.log(` ${fmt(r.rps)} req/s`);
+        results.push(r);
+      }
+      columns.push({ d, results });
+    } finally {
+      await deployed.stop();
+    }
+  }
+  const names = columns[0]?.results.map((r) => r.workload.name) ?? [];
+  const header = ['workload', ...columns.flatMap(({ d }) => [`${d.label} req/s`, 'p99 ms'])];
+  const pg1 = columns.find(({ d }) => d.store === 'postgres' && d.instances === 1);
+  const pg2 = columns.find(({ d }) => d.store === 'postgres' && d.instances > 1);
+  if (pg1) header.push('PostgreSQL ÷ incumbent');
+  if (pg1 && pg2) header.push(`${pg2.d.instances} instances ÷ 1`);
+  const rows = [header];
+  for (const name of names) {
+    const cell = (c: { results: Measured[] } | undefined) => c?.results.find((r) => r.workload.name === name);
+    const row = [name, ...columns.flatMap((c) => [fmt(cell(c)!.rps), fmt(cell(c)!.p99, 2)])];
+    const incumbent = INCUMBENT_ON_POSTGRES[name];
+    if (pg1) row.push(incumbent ? `${fmt(cell(pg1)!.rps / incumbent, 1)} ×` : '');
+    if (pg1 && pg2) row.push(`${fmt(cell(pg2)!.rps / cell(pg1)!.rps, 2)} ×`);
+    rows.push(row);
+  }
+  console.log('');
+  console.log(
+    `node ${process.version}, ${cpus().length} cpus, ${fmt(ROWS)} rows, ${CONNECTIONS} connections, ${DURATION} s per workload (+${WARMUP} s warmup)`,
+  );
+  console.log('');
+  console.log(table(rows));
+  if (pg1) {
+    console.log(
+      '\nincumbent on PostgreSQL (issue 17): 700 gets, 200 finds, 170 counts, 670 creates and 590 increments per second; target 5 × or more, and two instances at least 1.6 × one',
+    );
+  }
+  cleanupSync();
+}
+
+/** `--store <sqlite|postgres|all>` and `--instances <n>` from the command line, if given. */
+function storeArguments(): Deployment[] | undefined {
+  const args = process.argv.slice(2);
+  const value = (flag: string) => {
+    const i = args.indexOf(flag);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const store = value('--store');
+  if (store === undefined) return undefined;
+  const instances = Number(value('--instances') ?? 1);
+  if (!Number.isInteger(instances) || instances < 1 || instances > 8) {
+    console.error('bench: --instances must be a whole number from 1 to 8');
+    process.exit(1);
+  }
+  if (store === 'all') {
+    return [
+      { label: 'SQLite', store: 'sqlite', instances: 1 },
+      { label: 'PostgreSQL', store: 'postgres', instances: 1 },
+      { label: 'PostgreSQL x2', store: 'postgres', instances: 2 },
+    ];
+  }
+  if (store !== 'sqlite' && store !== 'postgres') {
+    console.error('bench: --store must be sqlite, postgres or all');
+    process.exit(1);
+  }
+  if (store === 'sqlite' && instances > 1) {
+    console.error(
+      'bench: several instances need --store postgres (the embedded store belongs to one process)',
+    );
+    process.exit(1);
+  }
+  const label = `${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'}${instances > 1 ? ` x${instances}` : ''}`;
+  return [{ label, store, instances }];
+}
+
+const deployments = storeArguments();
+
+if (deployments) {
+  compareStores(deployments).catch((err) => {
+    console.error('\nbench failed:', err instanceof Error ? err.message : err);
+    cleanupSync();
+    process.exit(1);
+  });
+} else if (process.argv[2] === 'console') {
   // `npm run bench -- console`: the console's browser budget (bench/console.ts).
   await import('./console.ts');
 } else if (process.argv[2] === 'vector-search') {

@@ -65,6 +65,11 @@ async function main(): Promise<void> {
     rateLimit: [],
     // BENCH_ROW_CACHE_MB=0 measures reads by id without the embedded store's row cache.
     ...(process.env.BENCH_ROW_CACHE_MB ? { rowCacheMB: Number(process.env.BENCH_ROW_CACHE_MB) } : {}),
+    // `--store postgres` (bench/run.ts): the PostgreSQL store, and Redis between instances.
+    ...(process.env.BENCH_DATABASE_URI ? { databaseURI: process.env.BENCH_DATABASE_URI } : {}),
+    ...(process.env.BENCH_REDIS_URL
+      ? { redisURL: process.env.BENCH_REDIS_URL, redis: { keyPrefix: process.env.BENCH_REDIS_PREFIX } }
+      : {}),
   });
   exitWithParent(async (orphaned) => {
     await profiler?.stop();
@@ -74,6 +79,11 @@ async function main(): Promise<void> {
     if (orphaned && tempDir) rmSync(tempDir, { recursive: true, force: true });
   });
   const { url } = await service.listen(0, '127.0.0.1');
+  // A second instance on a store another one seeded: ready at once.
+  if (process.env.BENCH_SEED === '0') {
+    send({ type: 'ready', url });
+    return;
+  }
 
   const res = await fetch(`${url}/schemas/${BENCH_CLASS}`, {
     method: 'POST',

@@ -96,6 +96,28 @@ runScenarios('schemas', [
     errorContains: 'already exists',
   },
   {
+    name: 'a JSON null is not a schema document: 107 for POST and PUT, the class unchanged',
+    method: 'PUT',
+    path: '/schemas/Game',
+    as: 'master',
+    body: null,
+    status: 400,
+    code: 107,
+    expect: { error: 'The schema document must be a JSON object.' },
+    after: async ({ t }) => {
+      const posted = await t.request('POST', '/schemas/NullBody', {
+        as: 'master',
+        rawBody: 'null',
+        headers: { 'Content-Type': 'application/json' },
+      });
+      expect(posted.status).toBe(400);
+      expect(posted.json).toEqual({ code: 107, error: 'The schema document must be a JSON object.' });
+      const game = await t.request('GET', '/schemas/Game', { as: 'master' });
+      expect(Object.keys(game.json.fields)).toContain('score');
+      expect((await t.request('GET', '/schemas/NullBody', { as: 'master' })).status).toBe(400);
+    },
+  },
+  {
     name: 'class name in the body must match the url',
     method: 'POST',
     path: '/schemas/Other',

@@ -10,8 +10,9 @@ function requireMaster(req: ApiRequest): void {
 }
 
 function bodyObject(req: ApiRequest): Record<string, unknown> {
-  const body = req.body ?? {};
-  if (typeof body !== 'object' || Array.isArray(body)) {
+  // No body is an empty document; a JSON null is not a document.
+  const body = req.body === undefined ? {} : req.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new BdsError(ErrorCode.INVALID_JSON, 'The schema document must be a JSON object.');
   }
   return body as Record<string, unknown>;

@@ -103,3 +103,44 @@ export class Samples {
     return m;
   }
 }
+
+// PostgreSQL and Redis for `--store postgres` and several instances (bench/run.ts, bench/live.ts).
+
+export const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A fresh PostgreSQL schema for one deployment (the service connects with it as search_path). */
+export async function freshPostgresSchema(): Promise<{ uri: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const name = `bds_bench_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`CREATE SCHEMA "${name}"`);
+  const uri = new URL(DATABASE_URL);
+  uri.searchParams.set('options', `-c search_path=${name}`);
+  return { uri: uri.toString(), drop: () => run(`DROP SCHEMA IF EXISTS "${name}" CASCADE`) };
+}
+
+/** Removes the keys a run left in Redis under its prefix. */
+export async function dropRedisPrefix(prefix: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

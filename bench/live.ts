@@ -18,6 +18,11 @@
  * share of correctly filtered deliveries against the expected set (who may read each written row,
  * and which room it is in, before and after; no missing, no extra), and the child's memory per
  * subscription (RSS and heap after a GC, before and after subscribing). Target: p99 < 100 ms.
+ *
+ * `npm run bench -- live --instances 2` runs it on two service instances sharing one PostgreSQL
+ * schema (fresh, dropped after) and one Redis (issue 17): connections alternate between the
+ * instances, and so do the writes, so most events cross from one instance to the other. Memory,
+ * CPU and subscriptions are the instances' sums.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -27,7 +32,14 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { BENCH_KEYS, MOUNT_PATH, Samples } from './common.ts';
+import {
+  BENCH_KEYS,
+  dropRedisPrefix,
+  freshPostgresSchema,
+  MOUNT_PATH,
+  REDIS_URL,
+  Samples,
+} from './common.ts';
 
 const BENCH_FILE = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(BENCH_FILE), '..');
@@ -82,6 +94,11 @@ async function child(): Promise<void> {
     shutdownGraceMs: 1_000,
     logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
     rateLimit: [],
+    // Several instances (--instances): one PostgreSQL schema and one Redis for all of them.
+    ...(process.env.BENCH_DATABASE_URI ? { databaseURI: process.env.BENCH_DATABASE_URI } : {}),
+    ...(process.env.BENCH_REDIS_URL
+      ? { redisURL: process.env.BENCH_REDIS_URL, redis: { keyPrefix: process.env.BENCH_REDIS_PREFIX } }
+      : {}),
   });
   let stopping = false;
   const stop = async () => {
@@ -100,7 +117,9 @@ async function child(): Promise<void> {
   const ctx = { caller: MASTER, source: 'system' as const, context: {} };
   const { writes } = service.data;
   const users: SeededUser[] = [];
-  for (let u = 0; u < USERS; u++) {
+  // Another instance seeded the shared store.
+  const seeded = process.env.BENCH_SEED === '0';
+  for (let u = 0; u < USERS && !seeded; u++) {
     const user = await writes.create(ctx as never, '_User', {
       username: `live-${u}`,
       ACL: { '*': { read: true } },
@@ -115,7 +134,7 @@ async function child(): Promise<void> {
     });
     users.push({ id, token });
   }
-  for (let r = 0; r < ROLES; r++) {
+  for (let r = 0; r < ROLES && !seeded; r++) {
     const members = users.filter((_, u) => rolesOf(u).includes(r));
     await writes.create(ctx as never, '_Role', {
       name: `R${r}`,
@@ -155,28 +174,36 @@ function reply(message: ChildReply): void {
 // =============================================================================================
 // Driver.
 
-let childProcess: ChildProcess | undefined;
+const childProcesses: ChildProcess[] = [];
 let tempDir: string | undefined;
 
 function cleanupSync(): void {
-  if (childProcess && childProcess.exitCode === null && childProcess.signalCode === null) {
-    childProcess.kill('SIGKILL');
+  for (const child of childProcesses) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
   if (tempDir) rmSync(tempDir, { recursive: true, force: true });
   tempDir = undefined;
 }
 
-function startChild(): Promise<{ child: ChildProcess; ready: Extract<ChildReply, { type: 'ready' }> }> {
-  tempDir = mkdtempSync(path.join(tmpdir(), 'bds-bench-live-'));
+/** A service instance the driver talks to. */
+interface Instance {
+  child: ChildProcess;
+  ready: Extract<ChildReply, { type: 'ready' }>;
+}
+
+function startChild(
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; ready: Extract<ChildReply, { type: 'ready' }> }> {
+  tempDir ??= mkdtempSync(path.join(tmpdir(), 'bds-bench-live-'));
   const profile = process.env.BENCH_PROFILE_DIR
     ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_PROFILE_DIR)]
     : [];
   const child = spawn(process.execPath, [...profile, '--expose-gc', '--import', 'tsx', BENCH_FILE], {
     cwd: ROOT,
-    env: { ...process.env, BENCH_LIVE_CHILD: '1', BENCH_DATA_DIR: path.join(tempDir, 'data') },
+    env: { ...process.env, BENCH_LIVE_CHILD: '1', BENCH_DATA_DIR: path.join(tempDir, 'data'), ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  childProcess = child;
+  childProcesses.push(child);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error('the service child was not ready within 120 s')),
@@ -204,6 +231,28 @@ function memoryOf(child: ChildProcess): Promise<Extract<ChildReply, { type: 'mem
     child.on('message', onMessage);
     child.send({ type: 'memory' });
   });
+}
+
+/** Memory and subscriptions of every instance, summed. */
+async function memoryOfAll(instances: Instance[]): Promise<Extract<ChildReply, { type: 'memory' }>> {
+  const all = await Promise.all(instances.map((i) => memoryOf(i.child)));
+  return {
+    type: 'memory',
+    rss: all.reduce((sum, m) => sum + m.rss, 0),
+    heapUsed: all.reduce((sum, m) => sum + m.heapUsed, 0),
+    subscriptions: all.reduce((sum, m) => sum + m.subscriptions, 0),
+  };
+}
+
+/** CPU time of every instance summed; the worst event-loop delay among them. */
+async function cpuOfAll(instances: Instance[]): Promise<Extract<ChildReply, { type: 'cpu' }>> {
+  const all = await Promise.all(instances.map((i) => cpuOf(i.child)));
+  return {
+    type: 'cpu',
+    micros: all.reduce((sum, c) => sum + c.micros, 0),
+    loopP99: Math.max(...all.map((c) => c.loopP99)),
+    loopMax: Math.max(...all.map((c) => c.loopMax)),
+  };
 }
 
 /** The CPU time the child has used so far (user + system), in microseconds. */
@@ -334,12 +383,10 @@ async function openConnection(origin: string, user: SeededUser): Promise<WebSock
   return ws;
 }
 
-async function runScenario(
-  scenario: Scenario,
-  child: ChildProcess,
-  ready: Extract<ChildReply, { type: 'ready' }>,
-): Promise<ScenarioResult> {
-  const { users, url, origin } = ready;
+async function runScenario(scenario: Scenario, instances: Instance[]): Promise<ScenarioResult> {
+  // The users are the seeding instance's; connections and writes alternate between the instances.
+  const { users, url } = instances[0]!.ready;
+  const urlOf = (n: number) => instances[n % instances.length]!.ready.url;
   const headers = {
     'X-Backend-Application-Id': BENCH_KEYS.appId,
     'X-Backend-Master-Key': BENCH_KEYS.masterKey,
@@ -356,8 +403,10 @@ async function runScenario(
   if (!classRes.ok) throw new Error(`class ${scenario.className}: ${await classRes.text()}`);
 
   const sockets: WebSocket[] = [];
-  for (let c = 0; c < scenario.connections; c++) sockets.push(await openConnection(origin, users[c]!));
-  const memBefore = await memoryOf(child);
+  for (let c = 0; c < scenario.connections; c++) {
+    sockets.push(await openConnection(instances[c % instances.length]!.ready.origin, users[c]!));
+  }
+  const memBefore = await memoryOfAll(instances);
 
   const byKey = new Map<string, WriteRecord>();
   let frames = 0;
@@ -413,7 +462,7 @@ async function runScenario(
         }),
     ),
   );
-  const memAfter = await memoryOf(child);
+  const memAfter = await memoryOfAll(instances);
   const subscriptions = memAfter.subscriptions - memBefore.subscriptions;
 
   // Writes at the rate, each row written by one write at a time (its before state is known).
@@ -498,7 +547,7 @@ async function runScenario(
     byKey.set(record.key, record);
     record.sentAt = performance.now();
     try {
-      const res = await fetch(`${url}${request.path}`, {
+      const res = await fetch(`${urlOf(n)}${request.path}`, {
         method: request.method,
         headers,
         body: request.body === undefined ? undefined : JSON.stringify(request.body),
@@ -529,7 +578,7 @@ async function runScenario(
   const total = Math.round(scenario.rate * scenario.seconds);
   const interval = 1000 / scenario.rate;
   const framesBefore = frames;
-  const cpuBefore = await cpuOf(child);
+  const cpuBefore = await cpuOfAll(instances);
   const started = performance.now();
   for (let i = 0; i < total; i++) {
     const due = started + i * interval;
@@ -547,7 +596,7 @@ async function runScenario(
     await new Promise((r) => setTimeout(r, 1_000));
   }
   const seconds = (performance.now() - started) / 1000 - 1;
-  const cpuAfter = await cpuOf(child);
+  const cpuAfter = await cpuOfAll(instances);
   const cpuSeconds = (cpuAfter.micros - cpuBefore.micros) / 1e6;
 
   // Compare with the expected set; latency from each write's acknowledgement.
@@ -675,17 +724,41 @@ async function driver(): Promise<void> {
   console.log(
     `bench: live, ${SECONDS} s per scenario; load average before ${load.map((l) => l.toFixed(2)).join(' ')}`,
   );
-  const { child, ready } = await startChild();
+  const args = process.argv.slice(2);
+  const flag = args.indexOf('--instances');
+  const count = flag >= 0 ? Number(args[flag + 1]) : 1;
+  if (!Number.isInteger(count) || count < 1 || count > 8) throw new Error('--instances must be 1 to 8');
+  const shared: Record<string, string> = {};
+  const cleanups: Array<() => Promise<void>> = [];
+  if (count > 1) {
+    const schema = await freshPostgresSchema();
+    cleanups.push(schema.drop);
+    const prefix = `bds-bench-live-${process.pid}-${Date.now().toString(36)}:`;
+    cleanups.push(() => dropRedisPrefix(prefix));
+    Object.assign(shared, {
+      BENCH_DATABASE_URI: schema.uri,
+      BENCH_REDIS_URL: REDIS_URL,
+      BENCH_REDIS_PREFIX: prefix,
+    });
+    console.log(`bench: ${count} instances on one PostgreSQL schema and one Redis`);
+  }
+  const instances: Instance[] = [];
   const results: ScenarioResult[] = [];
-  for (const scenario of [rooms, worst]) {
-    process.stdout.write(`bench: ${scenario.name}...`);
-    const r = await runScenario(scenario, child, ready);
-    console.log(` ${fmt(r.deliveries)} deliveries/s, p99 ${fmt(r.p99, 1)} ms`);
-    results.push(r);
+  try {
+    instances.push(await startChild(shared));
+    for (let i = 1; i < count; i++) instances.push(await startChild({ ...shared, BENCH_SEED: '0' }));
+    for (const scenario of [rooms, worst]) {
+      process.stdout.write(`bench: ${scenario.name}...`);
+      const r = await runScenario(scenario, instances);
+      console.log(` ${fmt(r.deliveries)} deliveries/s, p99 ${fmt(r.p99, 1)} ms`);
+      results.push(r);
+    }
+  } finally {
+    for (const { child } of instances) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
   }
   const loadAfter = loadavg();
-  child.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 500));
 
   const rowsOut = [
     [
@@ -734,7 +807,7 @@ async function driver(): Promise<void> {
   }
   console.log('');
   console.log(
-    `node ${process.version}, ${cpus().length} cpus, load average after ${loadAfter.map((l) => l.toFixed(2)).join(' ')}; ` +
+    `node ${process.version}, ${cpus().length} cpus, ${count} service instance${count > 1 ? 's' : ''}, load average after ${loadAfter.map((l) => l.toFixed(2)).join(' ')}; ` +
       `${SECONDS} s of writes per scenario; the load generator runs beside the service`,
   );
   console.log('');

@@ -27,11 +27,14 @@ import {
   BENCH_CLASS,
   BENCH_KEYS,
   type ChildMessage,
+  dropRedisPrefix,
+  freshPostgresSchema,
   MOUNT_PATH,
   N_RANGE,
   PRIVATE_CLASS,
   PRIVATE_ROWS,
   READER,
+  REDIS_URL,
   Samples,
   type SignedIn,
 } from './common.ts';
@@ -580,9 +583,6 @@ const INCUMBENT_ON_POSTGRES: Record<string, number> = {
   'create (REST key, public-read ACL)': 670,
   'update with Increment (master)': 590,
 };
-const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
 interface Deployment {
   label: string;
   store: 'sqlite' | 'postgres';
@@ -595,42 +595,6 @@ interface Deployed {
   ids: string[];
   signedIn?: SignedIn;
   stop(): Promise<void>;
-}
-
-/** A fresh PostgreSQL schema for one deployment (the service connects with it as search_path). */
-async function freshPostgresSchema(): Promise<{ uri: string; drop(): Promise<void> }> {
-  const { default: pg } = await import('pg');
-  const name = `bds_bench_${process.pid}_${Date.now().toString(36)}`;
-  const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await run(`CREATE SCHEMA "${name}"`);
-  const uri = new URL(DATABASE_URL);
-  uri.searchParams.set('options', `-c search_path=${name}`);
-  return { uri: uri.toString(), drop: () => run(`DROP SCHEMA IF EXISTS "${name}" CASCADE`) };
-}
-
-/** Removes the keys a run left in Redis under its prefix. */
-async function dropRedisPrefix(prefix: string): Promise<void> {
-  const { Redis } = await import('ioredis');
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 /** Starts the service instances of a deployment (the first seeds the store), and the proxy in front of several. */

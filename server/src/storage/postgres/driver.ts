@@ -160,12 +160,6 @@ export class PostgresDriver implements SqlDriver {
   }
 
   async all(sql: string, params: unknown[]): Promise<SqlRow[]> {
-    if (process.env.BDS_DEBUG_SQL && sql.includes(process.env.BDS_DEBUG_SQL))
-      console.log(
-        sql,
-        JSON.stringify(params),
-        JSON.stringify((await this.query(`SELECT "mixed" FROM "Item"`, [])).rows),
-      );
     return (await this.query(sql, params)).rows;
   }
 

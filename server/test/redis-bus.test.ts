@@ -23,12 +23,13 @@ interface Instance {
 let space: ReturnType<typeof testPrefix>;
 const open: Instance[] = [];
 
-async function instance(maxLen = 10_000): Promise<Instance> {
+async function instance(maxLen = 10_000, maxUnpublished?: number): Promise<Instance> {
   const link = new RedisLink(REDIS_URL, space.prefix, silentLogger());
   await link.connect();
   const inst: Instance = { link, bus: undefined as unknown as RedisEventBus, seen: [], gaps: 0 };
   inst.bus = new RedisEventBus(link, silentLogger(), {
     maxLen,
+    maxUnpublished,
     blockMs: 200,
     onGap: () => {
       inst.gaps++;
@@ -75,6 +76,25 @@ afterEach(async () => {
 });
 
 describe.skipIf(!available)('the Redis event bus', () => {
+  it('holds at most maxUnpublished events for Redis; past it drops them, and the others see a hole', async () => {
+    const a = await instance(10_000, 5);
+    const b = await instance();
+    // Sent in one go: 5 wait for Redis's answer, the 7 after them are dropped.
+    for (let n = 0; n < 12; n++) a.bus.publish(event(n));
+    expect(a.seen.map((e) => e.objectId)).toHaveLength(12);
+    await until(() => b.seen.length === 5);
+    expect(b.gaps).toBe(0);
+    await until(() => (a.bus as unknown as { unpublished: number }).unpublished === 0);
+    a.bus.publish(event(12));
+    await until(() => b.seen.length === 6);
+    expect(b.gaps).toBe(1);
+    expect(b.seen.map((e) => e.objectId)).toEqual(['id0', 'id1', 'id2', 'id3', 'id4', 'id12']);
+    // Numbering goes on without a hole after it.
+    a.bus.publish(event(13));
+    await until(() => b.seen.length === 7);
+    expect(b.gaps).toBe(1);
+  });
+
   it('delivers a write to its own instance at once (local) and to the others in order (remote)', async () => {
     const a = await instance();
     const b = await instance();

@@ -12,6 +12,11 @@ import type { RedisLink } from './redis.ts';
 export interface RedisBusOptions {
   /** Most entries the stream keeps (trimmed approximately, `MAXLEN ~`): the reconnect window. */
   maxLen: number;
+  /**
+   * Most events sent to Redis and not yet answered (held in memory while Redis is away); default
+   * `maxLen`. Past it, events are dropped and the other instances see a hole, as after a trim.
+   */
+  maxUnpublished?: number;
   /** How long one XREAD waits for entries before it asks again (ms). */
   blockMs?: number;
   /**
@@ -27,12 +32,13 @@ export interface RedisBusOptions {
 }
 
 /**
- * XADD with a sequence number: every entry carries `seq`, one more than the entry before it, so a
- * reader that finds a hole knows that trimming removed entries it had not read.
- * KEYS: stream, counter. ARGV: max length, instance, payload.
+ * XADD with a sequence number: every entry carries `seq`, one more than the entry before it (plus
+ * the events the publisher had to drop), so a reader that finds a hole knows that it missed events:
+ * trimmed before it read them, or dropped by a publisher that Redis did not answer for too long.
+ * KEYS: stream, counter. ARGV: max length, instance, payload, events dropped before this one.
  */
 const PUBLISH = `
-local seq = redis.call('INCR', KEYS[2])
+local seq = redis.call('INCRBY', KEYS[2], 1 + tonumber(ARGV[4]))
 return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', seq, 'from', ARGV[2], 'event', ARGV[3])
 `;
 
@@ -49,6 +55,7 @@ interface Commands {
     maxLen: number,
     instance: string,
     payload: Buffer,
+    dropped: number,
   ): Promise<string>;
   bdsPosition(stream: string, counter: string): Promise<unknown>;
 }
@@ -92,6 +99,10 @@ export class RedisEventBus implements EventBus {
   private lastId = '0-0';
   /** The sequence number of the last entry read: entries are numbered 1, 2, 3... without holes. */
   private lastSeq = 0;
+  /** Events sent to Redis and not answered yet (they wait in memory while Redis is away). */
+  private unpublished = 0;
+  /** Events dropped since the last one sent: the next entry's number skips them (a hole). */
+  private dropped = 0;
   private running = false;
   private loop: Promise<void> | undefined;
   /** Resolves when the bus closes: a read waiting on a connection that is away stops waiting. */
@@ -135,6 +146,16 @@ export class RedisEventBus implements EventBus {
 
   publish(event: WriteEvent): void {
     deliver(this.listeners, event, this.log);
+    if (this.unpublished >= (this.options.maxUnpublished ?? this.options.maxLen)) {
+      // Memory stays bounded while Redis is away; the others learn of the loss from the numbers.
+      if (this.dropped++ === 0) {
+        this.log.error(
+          { unpublished: this.unpublished },
+          'Redis does not answer: events are dropped, the other instances will start their caches over',
+        );
+      }
+      return;
+    }
     let payload: Buffer;
     try {
       payload = encodeEvent(event);
@@ -143,15 +164,24 @@ export class RedisEventBus implements EventBus {
         { err: err instanceof Error ? err.message : String(err), className: event.className, op: event.op },
         'event could not be serialized for the other instances',
       );
+      this.dropped++;
       return;
     }
+    const dropped = this.dropped;
+    this.dropped = 0;
+    this.unpublished++;
     (this.publisher as unknown as Commands)
-      .bdsPublish(this.stream, this.seqKey, this.options.maxLen, this.instance, payload)
+      .bdsPublish(this.stream, this.seqKey, this.options.maxLen, this.instance, payload, dropped)
       .catch((err: unknown) => {
+        // Lost, with those dropped before it: the next entry's number leaves the hole.
+        this.dropped += dropped + 1;
         this.log.error(
           { err: err instanceof Error ? err.message : String(err), className: event.className, op: event.op },
           'event could not be published to the other instances',
         );
+      })
+      .finally(() => {
+        this.unpublished--;
       });
   }
 

@@ -379,10 +379,7 @@ export class WritePipeline {
    * trigger that stamps a field) or act twice (mail, webhook calls). One `create` event.
    */
   async restore(ctx: Ctx, className: string, row: Row, internal?: InternalValues): Promise<void> {
-    this.authorizeSurface(ctx, 'restore', className);
-    checkClassName(className);
-    const schema = this.core.schemas.get(className);
-    if (!schema) throw classNotFound(className);
+    const schema = this.restoreTarget(ctx, className);
     const { objectId, createdAt, updatedAt, parsed } = parseRestoredRow(schema, row, internal);
     const { values } = initialValues(parsed, schema.fields);
     const after = await this.core.store.insert(schema, {
@@ -397,6 +394,15 @@ export class WritePipeline {
     this.emit(ctx, 'create', className, objectId, null, after);
   }
 
+  /** The class a restore writes to: master only, an existing class. */
+  private restoreTarget(ctx: Ctx, className: string): ClassSchema {
+    this.authorizeSurface(ctx, 'restore', className);
+    checkClassName(className);
+    const schema = this.core.schemas.get(className);
+    if (!schema) throw classNotFound(className);
+    return schema;
+  }
+
   /**
    * Adds members to a Relation field of a restored row, leaving its updatedAt as exported. No
    * trigger runs (see restore); one `update` event.
@@ -408,10 +414,7 @@ export class WritePipeline {
     field: string,
     relatedIds: string[],
   ): Promise<void> {
-    this.authorizeSurface(ctx, 'restore', className);
-    checkClassName(className);
-    const schema = this.core.schemas.get(className);
-    if (!schema) throw classNotFound(className);
+    const schema = this.restoreTarget(ctx, className);
     if (schema.fields[field]?.type !== 'Relation') {
       throw incorrectType(`${className}.${field} is not a Relation field.`);
     }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../kernel/log.ts';
 
@@ -55,6 +56,28 @@ export class RedisLink {
     });
     if (name !== 'commands') this.extra.push(redis);
     return redis;
+  }
+
+  /**
+   * A key for a value that must stay out of Redis's key space (a session token, a login name):
+   * its SHA-256 under `kind`.
+   */
+  hashedKey(kind: string, value: string): string {
+    return this.key(kind, createHash('sha256').update(value).digest('base64url'));
+  }
+
+  /**
+   * `work` in Redis; while Redis does not answer, `alone` (this instance's memory), logged as
+   * `unavailable` says. Rate limits and lockout are counted this way: a limit is never lifted,
+   * only no longer shared.
+   */
+  async shared<T>(use: string, work: () => Promise<T>, alone: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      this.unavailable(use, err);
+      return alone();
+    }
   }
 
   /**

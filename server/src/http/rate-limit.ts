@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { ServiceOptions } from '../config/options.ts';
 import type { RedisLink } from '../data/redis.ts';
 import type { Ctx } from '../kernel/context.ts';
@@ -78,17 +77,18 @@ export class RedisRateLimitStore implements RateLimitStore {
     const client = this.link.client as unknown as {
       bdsRateLimitHit(key: string, windowMs: number): Promise<[number, number]>;
     };
-    try {
-      const [count, left] = await client.bdsRateLimitHit(
-        // Hashed: a key may hold a session token, which has no place in Redis's key space.
-        this.link.key('ratelimit', createHash('sha256').update(key).digest('base64url')),
-        Math.max(1, Math.ceil(windowMs)),
-      );
-      return { count, resetAt: now + left };
-    } catch (err) {
-      this.link.unavailable('rate limits', err);
-      return this.fallback.hit(key, windowMs, now);
-    }
+    return this.link.shared(
+      'rate limits',
+      async () => {
+        const [count, left] = await client.bdsRateLimitHit(
+          // Hashed: a key may hold a session token.
+          this.link.hashedKey('ratelimit', key),
+          Math.max(1, Math.ceil(windowMs)),
+        );
+        return { count, resetAt: now + left };
+      },
+      () => this.fallback.hit(key, windowMs, now),
+    );
   }
 }
 

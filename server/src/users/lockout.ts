@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RedisLink } from '../data/redis.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
@@ -73,16 +72,11 @@ export class RedisLockoutStore implements LockoutStore {
 
   private key(key: string): string {
     // Hashed: login names (email addresses) stay out of Redis's key space.
-    return this.link.key('lockout', createHash('sha256').update(key).digest('base64url'));
+    return this.link.hashedKey('lockout', key);
   }
 
-  private async shared<T>(work: () => Promise<T>, alone: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      this.link.unavailable('lockout', err);
-      return alone();
-    }
+  private shared<T>(work: () => Promise<T>, alone: () => Promise<T>): Promise<T> {
+    return this.link.shared('lockout', work, alone);
   }
 
   lockedUntil(key: string): Promise<number> {

@@ -296,6 +296,7 @@ export function followRemoteSchemas(
 ): (event: WriteEvent) => Promise<void> {
   return async (event) => {
     if (event.className !== SCHEMA_EVENT_CLASS || !event.objectId) return;
+    store.tablesChangedElsewhere();
     const schema = (await store.loadSchemas()).find((s) => s.className === event.objectId);
     if (schema) schemas.set(schema);
     else schemas.remove(event.objectId);

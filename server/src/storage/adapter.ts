@@ -88,6 +88,8 @@ export interface StoredFile {
 export interface StorageAdapter {
   readonly kind: string;
   loadSchemas(): Promise<ClassSchema[]>;
+  /** Another instance changed a class's table: what was prepared against the old one is dropped. */
+  tablesChangedElsewhere(): void;
   createClass(schema: ClassSchema): Promise<void>;
   /** Applies column and index changes and stores the new schema document, atomically. */
   changeSchema(schema: ClassSchema, change: SchemaChange): Promise<void>;

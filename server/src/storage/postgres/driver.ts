@@ -4,6 +4,7 @@ import { BdsError, ErrorCode } from '../../kernel/errors.ts';
 import type { SqlDriver, SqlRow, Statement } from '../sql/driver.ts';
 import { postgresDialect } from './dialect.ts';
 import { functionsSql } from './functions.ts';
+import { WriteGroups } from './write-groups.ts';
 
 /** The transaction an async context runs in (on one checked-out client), and what to do once it commits. */
 interface TxScope {
@@ -71,6 +72,26 @@ function translated(err: unknown): unknown {
   return code === '22021' || code === '22P05' ? nulError() : err;
 }
 
+/** A one-row INSERT that met a taken unique value, answered without ending the transaction it ran in. */
+class DuplicateRow extends Error {
+  readonly code = '23505';
+  constructor() {
+    super('duplicate key value violates a unique index');
+  }
+}
+
+/** An error the server answered (the connection still works), as opposed to a lost connection. */
+const fromServer = (err: unknown): boolean => err instanceof pg.DatabaseError;
+
+/**
+ * A prepared statement planned before its table changed (a column added elsewhere): the server
+ * refuses to run it rather than answer rows of another shape.
+ */
+const STALE_PLAN = '0A000';
+
+/** Most statements prepared by name on each connection; past it, statements run unnamed. */
+export const MAX_PREPARED = 1000;
+
 export interface PostgresDriverOptions {
   /** Most connections the pool opens. */
   poolSize: number;
@@ -86,12 +107,99 @@ export class PostgresDriver implements SqlDriver {
   private readonly pool: pg.Pool;
   private readonly tx = new AsyncLocalStorage<TxScope>();
   private readonly rollbackListeners: Array<() => Promise<void>> = [];
+  private readonly groups: WriteGroups;
   private closed = false;
+  /**
+   * Prepared statements: each statement text gets a name, so each connection has the server parse
+   * and plan it once rather than on every call. A schema change starts a new generation of names,
+   * as the old plans may read tables as they were; a connection drops the older generations'
+   * statements when next checked out.
+   */
+  private generation = 0;
+  private names = new Map<string, string>();
+  private readonly clientGenerations = new WeakMap<pg.ClientBase, number>();
 
   constructor(connectionString: string, options: PostgresDriverOptions) {
     this.pool = new pg.Pool({ connectionString: inUtc(connectionString), max: options.poolSize, types });
     // An idle client's connection dropped by the server: the pool removes it; nothing to do here.
     this.pool.on('error', () => undefined);
+    this.pool.on('connect', (client) => this.clientGenerations.set(client, this.generation));
+    this.groups = new WriteGroups({
+      checkout: () => this.checkout(),
+      leavesTransactionIntact: (err) => err instanceof DuplicateRow,
+      fromServer,
+    });
+  }
+
+  /** A connection of the pool, without prepared statements from before the last schema change. */
+  private async checkout(): Promise<pg.PoolClient> {
+    const client = await this.pool.connect();
+    if (this.clientGenerations.get(client) !== this.generation) {
+      try {
+        await client.query('DEALLOCATE ALL');
+      } catch (err) {
+        client.release(err as Error);
+        throw err;
+      }
+      // pg remembers which names it had the server parse; they are gone now.
+      const connection = (client as unknown as { connection?: { parsedStatements?: object } }).connection;
+      if (connection?.parsedStatements) connection.parsedStatements = {};
+      this.clientGenerations.set(client, this.generation);
+    }
+    return client;
+  }
+
+  /**
+   * A table may have changed (this instance ran DDL, or another instance did): statements are
+   * prepared again under new names.
+   */
+  tablesChanged(): void {
+    this.generation++;
+    this.names = new Map();
+  }
+
+  private nameFor(sql: string): string | undefined {
+    let name = this.names.get(sql);
+    if (name === undefined && this.names.size < MAX_PREPARED) {
+      name = `bds${this.generation}_${this.names.size}`;
+      this.names.set(sql, name);
+    }
+    return name;
+  }
+
+  /** One statement on one connection, prepared by name. */
+  private async execute(
+    client: pg.ClientBase,
+    sql: string,
+    params: unknown[],
+  ): Promise<pg.QueryResult<SqlRow>> {
+    checkParams(params);
+    try {
+      return await client.query<SqlRow>({ name: this.nameFor(sql), text: sql, values: params });
+    } catch (err) {
+      throw translated(err);
+    }
+  }
+
+  /** One statement outside a transaction, on a connection of the pool. */
+  private async pooled(sql: string, params: unknown[]): Promise<pg.QueryResult<SqlRow>> {
+    const client = await this.checkout();
+    let broken: Error | undefined;
+    try {
+      try {
+        return await this.execute(client, sql, params);
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== STALE_PLAN) throw err;
+        // Another instance changed the table since this connection prepared the statement.
+        this.tablesChanged();
+        return await this.execute(client, sql, params);
+      }
+    } catch (err) {
+      if (!fromServer(err) && !(err instanceof BdsError)) broken = err as Error;
+      throw err;
+    } finally {
+      client.release(broken);
+    }
   }
 
   /**
@@ -127,35 +235,41 @@ export class PostgresDriver implements SqlDriver {
     return scope && !scope.ended && !scope.top.ended ? scope : undefined;
   }
 
-  /** The transaction's client inside one, else the pool (any free connection). */
-  private runner(): pg.Pool | pg.PoolClient {
-    return this.scope()?.client ?? this.pool;
-  }
-
-  private async query(sql: string, params: unknown[]): Promise<pg.QueryResult<SqlRow>> {
-    checkParams(params);
-    try {
-      return await this.runner().query<SqlRow>(sql, params);
-    } catch (err) {
-      throw translated(err);
-    }
+  /** On the transaction's client inside one, else on any free connection of the pool. */
+  private query(sql: string, params: unknown[]): Promise<pg.QueryResult<SqlRow>> {
+    const scope = this.scope();
+    return scope ? this.execute(scope.client, sql, params) : this.pooled(sql, params);
   }
 
   /**
-   * A write. In SQLite a statement that fails inside a transaction is undone alone and the
-   * transaction goes on (the sign-up that meets a taken name then says which one); in PostgreSQL
-   * it ends the transaction. So inside a transaction a one-row INSERT runs with ON CONFLICT DO
+   * A write. Outside a transaction it joins a group commit (`WriteGroups`).
+   *
+   * In SQLite a statement that fails inside a transaction is undone alone and the transaction goes
+   * on (the sign-up that meets a taken name then says which one); in PostgreSQL it ends the
+   * transaction. So inside a transaction (a group's too) a one-row INSERT runs with ON CONFLICT DO
    * NOTHING and a row not inserted is answered as the unique violation it would have been, with
    * the transaction intact (cheaper than a savepoint around every write). Updates run under the
    * savepoint of readThenWrite.
    */
-  private async write(sql: string, params: unknown[]): Promise<pg.QueryResult<SqlRow>> {
-    if (!this.scope() || !SINGLE_ROW_INSERT.test(sql) || / ON CONFLICT /i.test(sql))
-      return this.query(sql, params);
-    const result = await this.query(`${sql} ON CONFLICT DO NOTHING`, params);
-    if (result.rowCount === 0) {
-      throw Object.assign(new Error('duplicate key value violates a unique index'), { code: '23505' });
-    }
+  private write(sql: string, params: unknown[]): Promise<pg.QueryResult<SqlRow>> {
+    const scope = this.scope();
+    if (scope) return this.writeOn(scope.client, sql, params);
+    // Refused here rather than in the group, whose transaction a refusal would end.
+    checkParams(params);
+    return this.groups.submit(
+      (client) => this.writeOn(client, sql, params),
+      () => this.pooled(sql, params),
+    );
+  }
+
+  private async writeOn(
+    client: pg.ClientBase,
+    sql: string,
+    params: unknown[],
+  ): Promise<pg.QueryResult<SqlRow>> {
+    if (!SINGLE_ROW_INSERT.test(sql) || / ON CONFLICT /i.test(sql)) return this.execute(client, sql, params);
+    const result = await this.execute(client, `${sql} ON CONFLICT DO NOTHING`, params);
+    if (result.rowCount === 0) throw new DuplicateRow();
     return result;
   }
 
@@ -175,16 +289,30 @@ export class PostgresDriver implements SqlDriver {
     return (await this.write(sql, params)).rows;
   }
 
-  /** The read locks the row (FOR UPDATE) in the same transaction as the write: no write lands between. */
-  readThenWrite(read: Statement, write: Statement): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
-    return this.transaction(async () => ({
-      read: await this.all(`${read.sql} FOR UPDATE`, read.params),
-      written: (await this.query(write.sql, write.params)).rows,
-    }));
+  /**
+   * The read locks the row (FOR UPDATE) in the same transaction as the write: no write lands
+   * between. Outside a transaction the two join a group commit.
+   */
+  async readThenWrite(read: Statement, write: Statement): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
+    const both = async (client: pg.ClientBase) => ({
+      read: (await this.execute(client, `${read.sql} FOR UPDATE`, read.params)).rows,
+      written: (await this.execute(client, write.sql, write.params)).rows,
+    });
+    const scope = this.scope();
+    if (scope) return this.transaction(() => both(scope.client));
+    checkParams(read.params);
+    checkParams(write.params);
+    return this.groups.submit(both, () => this.transaction(() => both(this.scope()!.client)));
   }
 
   async exec(sql: string): Promise<void> {
-    await this.runner().query(sql);
+    const scope = this.scope();
+    try {
+      if (scope) await scope.client.query(sql);
+      else await this.pool.query(sql);
+    } finally {
+      this.tablesChanged();
+    }
   }
 
   inTransaction(): boolean {
@@ -229,7 +357,7 @@ export class PostgresDriver implements SqlDriver {
         throw err;
       }
     }
-    const client = await this.pool.connect();
+    const client = await this.checkout();
     const top = { ended: false };
     const scope: TxScope = { client, depth: 0, committed: [], ended: false, top };
     let result: T;
@@ -261,6 +389,7 @@ export class PostgresDriver implements SqlDriver {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.groups.drain();
     await this.pool.end();
   }
 }

@@ -32,6 +32,8 @@ export interface SqlDriver {
    * registered in, rolls back); outside a transaction, at once.
    */
   afterCommit(fn: () => void): void;
+  /** A table changed elsewhere: statements prepared against it are prepared again. */
+  tablesChanged?(): void;
   /** Called (and awaited) after any rollback, before the error reaches the caller. */
   onRollback(listener: () => Promise<void>): void;
   close(): Promise<void>;

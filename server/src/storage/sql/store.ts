@@ -126,6 +126,10 @@ export class SqlStore implements StorageAdapter {
     });
   }
 
+  tablesChangedElsewhere(): void {
+    this.driver.tablesChanged?.();
+  }
+
   async loadSchemas(): Promise<ClassSchema[]> {
     const rows = await this.driver.all(`SELECT ${this.q('schema')} FROM ${this.q(SCHEMA_TABLE)}`, []);
     return rows.map((r) => JSON.parse(r.schema as string) as ClassSchema);

@@ -1,0 +1,144 @@
+import type pg from 'pg';
+
+/**
+ * One write waiting for its group: what it runs on the group's connection, and what it runs on its
+ * own when the group cannot commit it.
+ */
+interface GroupedWrite {
+  inGroup(client: pg.PoolClient): Promise<unknown>;
+  alone(): Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+  outcome?: { ok: true; value: unknown } | { ok: false; error: unknown };
+}
+
+interface Group {
+  writes: GroupedWrite[];
+  accepting: boolean;
+}
+
+/** Most writes one group commits; the next ones open the next group. */
+export const MAX_GROUP_WRITES = 256;
+
+export interface WriteGroupsOptions {
+  /** A connection of the pool, ready for statements. */
+  checkout(): Promise<pg.PoolClient>;
+  /**
+   * True for an error a write answers without harm to the group's transaction (a refusal found
+   * before the statement reached the server, or answered without an error from it).
+   */
+  leavesTransactionIntact(err: unknown): boolean;
+  /** True when the error came from the server (the connection still works). */
+  fromServer(err: unknown): boolean;
+}
+
+/**
+ * Group commit for writes made outside a transaction. Each write waits for its commit, and every
+ * commit waits for PostgreSQL to flush its log, so one commit per write caps writes at the flush
+ * rate. Here the writes that arrive while a group runs join it: one connection runs them one
+ * after another in one transaction, and one commit makes them all durable.
+ *
+ * - A write's promise settles only after its group committed: nothing is acknowledged before it
+ *   is durable.
+ * - Groups run their statements one group at a time (the next one starts once the previous one
+ *   is committing), so two groups never wait for each other's row locks.
+ * - When a statement fails on the server, the whole transaction is lost. The group rolls back
+ *   and each of its writes runs again on its own, as it would have without groups: the failing
+ *   write gets its own error and the others their results.
+ * - A commit whose connection broke may or may not have landed, so its writes fail with the
+ *   error rather than run twice.
+ */
+export class WriteGroups {
+  private open: Group | undefined;
+  /** Settles when the group running statements has finished them. */
+  private executing: Promise<void> = Promise.resolve();
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(private readonly options: WriteGroupsOptions) {}
+
+  submit<T>(inGroup: (client: pg.PoolClient) => Promise<T>, alone: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const write: GroupedWrite = { inGroup, alone, resolve: resolve as (value: unknown) => void, reject };
+      const open = this.open;
+      if (open?.accepting && open.writes.length < MAX_GROUP_WRITES) {
+        open.writes.push(write);
+        return;
+      }
+      const group: Group = { writes: [write], accepting: true };
+      this.open = group;
+      const previous = this.executing;
+      let executed!: () => void;
+      this.executing = new Promise<void>((done) => {
+        executed = done;
+      });
+      const run = this.run(group, previous, executed).finally(() => this.running.delete(run));
+      this.running.add(run);
+    });
+  }
+
+  /** Waits for every group under way. */
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.all(this.running);
+  }
+
+  private stopAccepting(group: Group, executed: () => void): void {
+    group.accepting = false;
+    if (this.open === group) this.open = undefined;
+    executed();
+  }
+
+  private async run(group: Group, previous: Promise<void>, executed: () => void): Promise<void> {
+    await previous;
+    let client: pg.PoolClient;
+    try {
+      client = await this.options.checkout();
+    } catch (err) {
+      this.stopAccepting(group, executed);
+      for (const write of group.writes) write.reject(err);
+      return;
+    }
+    let phase: 'statements' | 'commit' = 'statements';
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      // The list grows while the group runs: writes arriving meanwhile join it.
+      for (let i = 0; i < group.writes.length; i++) {
+        const write = group.writes[i];
+        try {
+          write.outcome = { ok: true, value: await write.inGroup(client) };
+        } catch (err) {
+          if (!this.options.leavesTransactionIntact(err)) throw err;
+          write.outcome = { ok: false, error: err };
+        }
+      }
+      this.stopAccepting(group, executed);
+      phase = 'commit';
+      await client.query('COMMIT');
+    } catch (err) {
+      this.stopAccepting(group, executed);
+      if (!this.options.fromServer(err)) broken = err as Error;
+      if (phase === 'commit' && broken) {
+        client.release(broken);
+        for (const write of group.writes) write.reject(err);
+        return;
+      }
+      if (!broken) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackError) {
+          broken = rollbackError as Error;
+        }
+      }
+      // Before the commit, a lost connection loses the transaction too: running again is safe.
+      client.release(broken);
+      await Promise.all(group.writes.map((write) => write.alone().then(write.resolve, write.reject)));
+      return;
+    }
+    client.release();
+    for (const write of group.writes) {
+      const outcome = write.outcome!;
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.error);
+    }
+  }
+}

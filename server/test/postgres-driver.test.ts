@@ -1,0 +1,246 @@
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_PREPARED, PostgresDriver } from '../src/storage/postgres/driver.ts';
+import { MAX_GROUP_WRITES } from '../src/storage/postgres/write-groups.ts';
+import { freshSchema } from './helpers/service.ts';
+
+/**
+ * The PostgreSQL driver's group commits and prepared statements, against a real server:
+ * BDS_TEST_DATABASE_URL (default the local test database). Skipped, saying why, when no
+ * PostgreSQL answers there.
+ */
+const BASE = process.env.BDS_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+async function answers(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: BASE, connectionTimeoutMillis: 3000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const reachable = await answers();
+if (!reachable)
+  console.log(`PostgreSQL driver tests skipped: no PostgreSQL answers at ${new URL(BASE).host}`);
+
+let schema: Awaited<ReturnType<typeof freshSchema>>;
+let driver: PostgresDriver;
+/** A connection of its own, outside the driver. */
+let other: pg.Pool;
+
+const INSERT = 'INSERT INTO "T" ("id", "n") VALUES ($1, $2)';
+
+async function open(poolSize: number): Promise<void> {
+  driver = new PostgresDriver(schema.uri, { poolSize });
+}
+
+beforeAll(async () => {
+  if (!reachable) return;
+  schema = await freshSchema(BASE);
+  other = new pg.Pool({ connectionString: schema.uri, max: 4 });
+});
+afterAll(async () => {
+  await other?.end();
+  await schema?.drop();
+});
+beforeEach(async () => {
+  if (!reachable) return;
+  await other.query('DROP TABLE IF EXISTS "T"; CREATE TABLE "T" ("id" text PRIMARY KEY, "n" integer)');
+});
+afterEach(async () => {
+  await driver?.close();
+});
+
+/** The transaction that wrote each row (rows written by one transaction share their xmin). */
+async function writers(): Promise<number> {
+  const { rows } = await other.query('SELECT count(DISTINCT xmin::text)::int AS n FROM "T"');
+  return rows[0].n;
+}
+
+describe.skipIf(!reachable)('the PostgreSQL driver', () => {
+  describe('group commits of writes made outside a transaction', () => {
+    it('commits writes that arrive together in far fewer transactions than writes', async () => {
+      await open(4);
+      const changes = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => driver.run(INSERT, [`r${i}`, i])),
+      );
+      expect(changes).toEqual(Array.from({ length: 100 }, () => ({ changes: 1 })));
+      expect((await other.query('SELECT count(*)::int AS n FROM "T"')).rows[0].n).toBe(100);
+      // One write runs alone (nothing to group with yet), the rest join groups.
+      expect(await writers()).toBeLessThanOrEqual(5);
+    });
+
+    it('answers a write only once its group has committed', async () => {
+      await open(2);
+      const seen = await Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          await driver.run(INSERT, [`r${i}`, i]);
+          const { rows } = await other.query('SELECT count(*)::int AS n FROM "T" WHERE "id" = $1', [`r${i}`]);
+          return rows[0].n;
+        }),
+      );
+      expect(seen).toEqual(Array.from({ length: 20 }, () => 1));
+    });
+
+    it('undoes a failing statement alone: the others of its group commit and get their results', async () => {
+      await open(2);
+      const outcomes = await Promise.allSettled([
+        ...Array.from({ length: 10 }, (_, i) => driver.run(INSERT, [`r${i}`, i])),
+        driver.run(INSERT, ['bad', 'not a number']),
+        ...Array.from({ length: 10 }, (_, i) => driver.run(INSERT, [`s${i}`, i])),
+      ]);
+      const refused = outcomes.filter((o) => o.status === 'rejected');
+      expect(refused).toHaveLength(1);
+      expect((refused[0] as PromiseRejectedResult).reason).toMatchObject({
+        code: '22P02',
+        message: 'invalid input syntax for type integer: "not a number"',
+      });
+      const { rows } = await other.query('SELECT "id" FROM "T" ORDER BY "id"');
+      expect(rows.map((r) => r.id)).toEqual([
+        ...Array.from({ length: 10 }, (_, i) => `r${i}`),
+        ...Array.from({ length: 10 }, (_, i) => `s${i}`),
+      ]);
+    });
+
+    it('answers a taken key in a group as the unique violation, and the group goes on', async () => {
+      await open(2);
+      await other.query(`INSERT INTO "T" VALUES ('taken', 0)`);
+      const outcomes = await Promise.allSettled([
+        driver.run(INSERT, ['a', 1]),
+        driver.run(INSERT, ['taken', 2]),
+        driver.run(INSERT, ['b', 3]),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+      const { rows } = await other.query('SELECT "id", "n" FROM "T" ORDER BY "id"');
+      expect(rows).toEqual([
+        { id: 'a', n: 1 },
+        { id: 'b', n: 3 },
+        { id: 'taken', n: 0 },
+      ]);
+    });
+
+    it('reads and writes a row as one unit in a group: concurrent increments each see the one before', async () => {
+      await open(3);
+      await other.query(`INSERT INTO "T" VALUES ('c', 0)`);
+      const pairs = await Promise.all(
+        Array.from({ length: 30 }, () =>
+          driver.readThenWrite(
+            { sql: 'SELECT "n" FROM "T" WHERE "id" = $1', params: ['c'] },
+            { sql: 'UPDATE "T" SET "n" = "n" + 1 WHERE "id" = $1 RETURNING "n"', params: ['c'] },
+          ),
+        ),
+      );
+      const steps = pairs
+        .map((p) => [Number(p.read[0].n), Number(p.written[0].n)])
+        .sort((a, b) => a[0] - b[0]);
+      expect(steps).toEqual(Array.from({ length: 30 }, (_, i) => [i, i + 1]));
+      expect((await other.query(`SELECT "n" FROM "T" WHERE "id" = 'c'`)).rows[0].n).toBe(30);
+    });
+
+    it(`starts a new group past ${MAX_GROUP_WRITES} writes`, async () => {
+      await open(4);
+      const count = MAX_GROUP_WRITES * 2 + 10;
+      await Promise.all(Array.from({ length: count }, (_, i) => driver.run(INSERT, [`r${i}`, i])));
+      expect((await other.query('SELECT count(*)::int AS n FROM "T"')).rows[0].n).toBe(count);
+      expect(await writers()).toBeGreaterThanOrEqual(3);
+    });
+
+    it('leaves writes inside a transaction to that transaction', async () => {
+      await open(2);
+      await expect(
+        driver.transaction(async () => {
+          await driver.run(INSERT, ['inside', 1]);
+          throw new Error('changed my mind');
+        }),
+      ).rejects.toThrow('changed my mind');
+      expect((await other.query('SELECT count(*)::int AS n FROM "T"')).rows[0].n).toBe(0);
+    });
+
+    it('waits for the groups under way when closing', async () => {
+      await open(2);
+      const writes = Array.from({ length: 50 }, (_, i) => driver.run(INSERT, [`r${i}`, i]));
+      await driver.close();
+      await Promise.all(writes);
+      expect((await other.query('SELECT count(*)::int AS n FROM "T"')).rows[0].n).toBe(50);
+    });
+  });
+
+  describe('prepared statements', () => {
+    const prepared = async () =>
+      (await driver.all('SELECT "statement" FROM pg_prepared_statements', [])).map((r) => r.statement);
+
+    it('prepares each statement once per connection, by name', async () => {
+      await open(1);
+      await other.query(`INSERT INTO "T" VALUES ('a', 1)`);
+      for (let i = 0; i < 3; i++) {
+        expect(await driver.get('SELECT * FROM "T" WHERE "id" = $1', ['a'])).toEqual({ id: 'a', n: 1 });
+      }
+      const statements = await prepared();
+      expect(statements.filter((s) => s === 'SELECT * FROM "T" WHERE "id" = $1')).toHaveLength(1);
+    });
+
+    it('prepares again after a schema change of its own: the new column is read', async () => {
+      await open(1);
+      await other.query(`INSERT INTO "T" VALUES ('a', 1)`);
+      expect(await driver.get('SELECT * FROM "T" WHERE "id" = $1', ['a'])).toEqual({ id: 'a', n: 1 });
+      await driver.exec('ALTER TABLE "T" ADD COLUMN "label" text');
+      expect(await driver.get('SELECT * FROM "T" WHERE "id" = $1', ['a'])).toEqual({
+        id: 'a',
+        n: 1,
+        label: null,
+      });
+      // Inside a transaction too, where the statement prepared before the change would end it.
+      await driver.transaction(async () => {
+        expect(await driver.get('SELECT * FROM "T" WHERE "id" = $1', ['a'])).toEqual({
+          id: 'a',
+          n: 1,
+          label: null,
+        });
+        await driver.exec('ALTER TABLE "T" ADD COLUMN "more" text');
+        expect(await driver.get('SELECT * FROM "T" WHERE "id" = $1', ['a'])).toEqual({
+          id: 'a',
+          n: 1,
+          label: null,
+          more: null,
+        });
+      });
+    });
+
+    it('prepares again after another instance changed the table', async () => {
+      await open(1);
+      await other.query(`INSERT INTO "T" VALUES ('a', 1)`);
+      expect(await driver.get('SELECT * FROM "T" WHERE "id" = $1', ['a'])).toEqual({ id: 'a', n: 1 });
+      await other.query('ALTER TABLE "T" ADD COLUMN "label" text');
+      // The server refuses the old plan (its rows had another shape); the driver prepares anew.
+      expect(await driver.get('SELECT * FROM "T" WHERE "id" = $1', ['a'])).toEqual({
+        id: 'a',
+        n: 1,
+        label: null,
+      });
+      await other.query('ALTER TABLE "T" ADD COLUMN "more" text');
+      driver.tablesChanged();
+      await driver.transaction(async () => {
+        expect(await driver.get('SELECT * FROM "T" WHERE "id" = $1', ['a'])).toEqual({
+          id: 'a',
+          n: 1,
+          label: null,
+          more: null,
+        });
+      });
+    });
+
+    it(`prepares at most ${MAX_PREPARED} statements; the others run unnamed`, async () => {
+      await open(1);
+      for (let i = 0; i < MAX_PREPARED + 20; i++) {
+        expect(await driver.get(`SELECT $1::int + ${i} AS "v"`, [1])).toEqual({ v: 1 + i });
+      }
+      expect((await prepared()).length).toBeLessThanOrEqual(MAX_PREPARED);
+    });
+  });
+});

@@ -143,6 +143,22 @@ describe.skipIf(!reachable)('the PostgreSQL driver', () => {
       expect((await other.query(`SELECT "n" FROM "T" WHERE "id" = 'c'`)).rows[0].n).toBe(30);
     });
 
+    it('runs the writes of a group whose commit the server refused again, each alone', async () => {
+      await open(2);
+      // Checked at commit: two rows with one `k` in a group fail the group's commit, not a statement.
+      await other.query('ALTER TABLE "T" ADD COLUMN "k" text UNIQUE DEFERRABLE INITIALLY DEFERRED');
+      const insert = 'INSERT INTO "T" ("id", "n", "k") VALUES ($1, $2, $3)';
+      const outcomes = await Promise.allSettled([
+        driver.run(insert, ['a', 1, 'same']),
+        driver.run(insert, ['b', 2, 'own']),
+        driver.run(insert, ['c', 3, 'same']),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+      expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+      const { rows } = await other.query('SELECT "id" FROM "T" ORDER BY "id"');
+      expect(rows.map((r) => r.id)).toEqual(['a', 'b']);
+    });
+
     it(`starts a new group past ${MAX_GROUP_WRITES} writes`, async () => {
       await open(4);
       const count = MAX_GROUP_WRITES * 2 + 10;

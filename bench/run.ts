@@ -583,6 +583,19 @@ const INCUMBENT_ON_POSTGRES: Record<string, number> = {
   'create (REST key, public-read ACL)': 670,
   'update with Increment (master)': 590,
 };
+
+/**
+ * The same incumbent as a share of the bare baseline's get-by-id (issue 11, measured on the machine
+ * of issue 17's figures): multiplied by this run's baseline, its req/s on today's machine.
+ */
+const INCUMBENT_BASELINE_SHARE: Record<string, number> = {
+  'signed-in get-by-id (half private)': 0.028,
+  'signed-in find (score window of 10, no index, order=-score)': 0.008,
+  'signed-in count (whole class)': 0.007,
+  'create (REST key, public-read ACL)': 0.026,
+  'update with Increment (master)': 0.023,
+};
+
 interface Deployment {
   label: string;
   store: 'sqlite' | 'postgres';
@@ -591,6 +604,7 @@ interface Deployment {
 
 interface Deployed {
   origin: string;
+  dataDir: string;
   children: ChildProcess[];
   ids: string[];
   signedIn?: SignedIn;
@@ -642,10 +656,35 @@ async function deploy(d: Deployment): Promise<Deployed> {
       // Stopped with the instances; its CPU is not the service's.
       cleanups.unshift(() => stopChild(proxy.child));
     }
-    return { origin, children, ids: first.message.ids ?? [], signedIn: first.message.signedIn, stop };
+    return {
+      origin,
+      dataDir: env.BENCH_DATA_DIR,
+      children,
+      ids: first.message.ids ?? [],
+      signedIn: first.message.signedIn,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
+  }
+}
+
+/** The bare baseline's get-by-id on the SQLite deployment's data file. */
+async function measureBaseline(deployed: Deployed): Promise<Measured> {
+  const child = await startChild(
+    'baseline.ts',
+    { BENCH_DB_FILE: path.join(deployed.dataDir, 'data.sqlite') },
+    30_000,
+  );
+  try {
+    const w = workloads(deployed.ids).find((x) => x.target === 'baseline')!;
+    process.stdout.write(`bench: ${w.name}...`);
+    const r = await measure(new URL(child.message.url).origin, w, child.child);
+    console.log(` ${fmt(r.rps)} req/s`);
+    return r;
+  } finally {
+    await stopChild(child.child);
   }
 }
 
@@ -653,9 +692,11 @@ async function deploy(d: Deployment): Promise<Deployed> {
 async function compareStores(deployments: Deployment[]): Promise<void> {
   tempDir = mkdtempSync(path.join(tmpdir(), 'bds-bench-'));
   const columns: Array<{ d: Deployment; results: Measured[] }> = [];
+  let baseline: Measured | undefined;
   for (const d of deployments) {
     const deployed = await deploy(d);
     try {
+      if (d.store === 'sqlite') baseline = await measureBaseline(deployed);
       const plan = selected(workloads(deployed.ids, deployed.signedIn)).filter(
         (w) => w.target === 'service' && w.name !== 'login',
       );
@@ -676,6 +717,7 @@ async function compareStores(deployments: Deployment[]): Promise<void> {
   const pg1 = columns.find(({ d }) => d.store === 'postgres' && d.instances === 1);
   const pg2 = columns.find(({ d }) => d.store === 'postgres' && d.instances > 1);
   if (pg1) header.push('PostgreSQL ÷ incumbent');
+  if (pg1 && baseline) header.push('÷ incumbent at this baseline');
   if (pg1 && pg2) header.push(`${pg2.d.instances} instances ÷ 1`);
   const rows = [header];
   for (const name of names) {
@@ -683,6 +725,8 @@ async function compareStores(deployments: Deployment[]): Promise<void> {
     const row = [name, ...columns.flatMap((c) => [fmt(cell(c)!.rps), fmt(cell(c)!.p99, 2)])];
     const incumbent = INCUMBENT_ON_POSTGRES[name];
     if (pg1) row.push(incumbent ? `${fmt(cell(pg1)!.rps / incumbent, 1)} ×` : '');
+    const share = INCUMBENT_BASELINE_SHARE[name];
+    if (pg1 && baseline) row.push(share ? `${fmt(cell(pg1)!.rps / (share * baseline.rps), 1)} ×` : '');
     if (pg1 && pg2) row.push(`${fmt(cell(pg2)!.rps / cell(pg1)!.rps, 2)} ×`);
     rows.push(row);
   }
@@ -695,6 +739,12 @@ async function compareStores(deployments: Deployment[]): Promise<void> {
   if (pg1) {
     console.log(
       '\nincumbent on PostgreSQL (issue 17): 700 gets, 200 finds, 170 counts, 670 creates and 590 increments per second; target 5 × or more, and two instances at least 1.6 × one',
+    );
+  }
+  if (baseline) {
+    console.log(
+      `bare baseline get-by-id in this run (on the SQLite data): ${fmt(baseline.rps)} req/s. The incumbent at this baseline: ` +
+        "its share of the baseline in issue 11 (2.8 %, 0.8 %, 0.7 %, 2.6 %, 2.3 %) times this run's baseline, for a machine slower or faster than the one of the issue.",
     );
   }
   cleanupSync();

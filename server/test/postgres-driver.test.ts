@@ -143,6 +143,28 @@ describe.skipIf(!reachable)('the PostgreSQL driver', () => {
       expect((await other.query(`SELECT "n" FROM "T" WHERE "id" = 'c'`)).rows[0].n).toBe(30);
     });
 
+    it('reads the newest row when two instances increment it at once: each sees the one before', async () => {
+      await open(3);
+      const second = new PostgresDriver(schema.uri, { poolSize: 3 });
+      try {
+        await other.query(`INSERT INTO "T" VALUES ('c', 0)`);
+        const increment = (d: PostgresDriver) =>
+          d.readThenWrite(
+            { sql: 'SELECT "n" FROM "T" WHERE "id" = $1', params: ['c'] },
+            { sql: 'UPDATE "T" SET "n" = "n" + $2 WHERE "id" = $1 RETURNING "n"', params: ['c', 1] },
+          );
+        const pairs = await Promise.all(
+          Array.from({ length: 60 }, (_, i) => increment(i % 2 === 0 ? driver : second)),
+        );
+        const steps = pairs
+          .map((p) => [Number(p.read[0].n), Number(p.written[0].n)])
+          .sort((a, b) => a[0] - b[0]);
+        expect(steps).toEqual(Array.from({ length: 60 }, (_, i) => [i, i + 1]));
+      } finally {
+        await second.close();
+      }
+    });
+
     it('runs the writes of a group whose commit the server refused again, each alone', async () => {
       await open(2);
       // Checked at commit: two rows with one `k` in a group fail the group's commit, not a statement.

@@ -89,6 +89,37 @@ const fromServer = (err: unknown): boolean => err instanceof pg.DatabaseError;
  */
 const STALE_PLAN = '0A000';
 
+/** The column that tells the read row from the written one in `readThenWriteStatement`'s answer. */
+const SIDE = 'bds_side';
+
+/**
+ * A read of one row with FOR UPDATE and a write of it (with RETURNING *) as one statement. The
+ * read is a materialized CTE that the answer scans first, so the row is locked before the write's
+ * CTE runs; under READ COMMITTED both then work on the row's newest version. The read's
+ * placeholders follow the write's.
+ */
+export function readThenWriteStatement(read: Statement, write: Statement): Statement {
+  const offset = write.params.length;
+  const readSql = read.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+  return {
+    sql:
+      `WITH "bds_read" AS MATERIALIZED (${readSql} FOR UPDATE), "bds_written" AS (${write.sql}) ` +
+      `SELECT false AS "${SIDE}", * FROM "bds_read" UNION ALL SELECT true, * FROM "bds_written"`,
+    params: [...write.params, ...read.params],
+  };
+}
+
+function splitReadAndWritten(rows: SqlRow[]): { read: SqlRow[]; written: SqlRow[] } {
+  const read: SqlRow[] = [];
+  const written: SqlRow[] = [];
+  for (const row of rows) {
+    const side = row[SIDE];
+    delete row[SIDE];
+    (side ? written : read).push(row);
+  }
+  return { read, written };
+}
+
 /** Most statements prepared by name on each connection; past it, statements run unnamed. */
 export const MAX_PREPARED = 1000;
 
@@ -290,18 +321,16 @@ export class PostgresDriver implements SqlDriver {
   }
 
   /**
-   * The read locks the row (FOR UPDATE) in the same transaction as the write: no write lands
-   * between. Outside a transaction the two join a group commit.
+   * The read locks the row (FOR UPDATE) before the write changes it, in one statement (one round
+   * trip): no write lands between. Outside a transaction it joins a group commit.
    */
   async readThenWrite(read: Statement, write: Statement): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
-    const both = async (client: pg.ClientBase) => ({
-      read: (await this.execute(client, `${read.sql} FOR UPDATE`, read.params)).rows,
-      written: (await this.execute(client, write.sql, write.params)).rows,
-    });
+    const statement = readThenWriteStatement(read, write);
+    const both = async (client: pg.ClientBase) =>
+      splitReadAndWritten((await this.execute(client, statement.sql, statement.params)).rows);
     const scope = this.scope();
     if (scope) return this.transaction(() => both(scope.client));
-    checkParams(read.params);
-    checkParams(write.params);
+    checkParams(statement.params);
     return this.groups.submit(both, () => this.transaction(() => both(this.scope()!.client)));
   }
 

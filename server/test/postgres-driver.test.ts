@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_PREPARED, PostgresDriver } from '../src/storage/postgres/driver.ts';
 import { MAX_GROUP_WRITES } from '../src/storage/postgres/write-groups.ts';
+import { POSTGRES_TEST_BASE, postgresAnswers } from './helpers/postgres.ts';
 import { freshSchema } from './helpers/service.ts';
 
 /**
@@ -9,24 +10,8 @@ import { freshSchema } from './helpers/service.ts';
  * BDS_TEST_DATABASE_URL (default the local test database). Skipped, saying why, when no
  * PostgreSQL answers there.
  */
-const BASE = process.env.BDS_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-
-async function answers(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: BASE, connectionTimeoutMillis: 3000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-const reachable = await answers();
-if (!reachable)
-  console.log(`PostgreSQL driver tests skipped: no PostgreSQL answers at ${new URL(BASE).host}`);
+const BASE = POSTGRES_TEST_BASE;
+const reachable = await postgresAnswers('PostgreSQL driver tests');
 
 let schema: Awaited<ReturnType<typeof freshSchema>>;
 let driver: PostgresDriver;

@@ -8,6 +8,7 @@ import type { ClassSchema } from '../src/kernel/schema.ts';
 import { DEFAULT_FIELDS, defaultClassLevelPermissions } from '../src/kernel/schema.ts';
 import type { StorageAdapter } from '../src/storage/adapter.ts';
 import { openStore } from '../src/storage/open.ts';
+import { POSTGRES_TEST_BASE, postgresAnswers } from './helpers/postgres.ts';
 import { freshSchema, KEYS, startService } from './helpers/service.ts';
 
 /**
@@ -16,23 +17,8 @@ import { freshSchema, KEYS, startService } from './helpers/service.ts';
  * against BDS_TEST_DATABASE_URL (default the local test database) and is skipped, saying why,
  * when no PostgreSQL answers there.
  */
-const BASE = process.env.BDS_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-
-async function answers(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: BASE, connectionTimeoutMillis: 3000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-const reachable = await answers();
-if (!reachable) console.log(`PostgreSQL store tests skipped: no PostgreSQL answers at ${new URL(BASE).host}`);
+const BASE = POSTGRES_TEST_BASE;
+const reachable = await postgresAnswers('PostgreSQL store tests');
 
 let admin: pg.Client;
 beforeAll(async () => {

@@ -258,6 +258,23 @@ describe.skipIf(!reachable)('the PostgreSQL driver', () => {
       });
     });
 
+    it('prepares an update again after another instance changed the table', async () => {
+      await open(1);
+      await other.query(`INSERT INTO "T" VALUES ('a', 1)`);
+      const increment = () =>
+        driver.readThenWrite(
+          { sql: 'SELECT * FROM "T" WHERE "id" = $1', params: ['a'] },
+          { sql: 'UPDATE "T" SET "n" = "n" + 1 WHERE "id" = $1 RETURNING *', params: ['a'] },
+        );
+      expect(await increment()).toEqual({ read: [{ id: 'a', n: 1 }], written: [{ id: 'a', n: 2 }] });
+      await other.query('ALTER TABLE "T" ADD COLUMN "label" text');
+      // The group meets the refused plan and its write runs again alone, prepared anew.
+      expect(await increment()).toEqual({
+        read: [{ id: 'a', n: 2, label: null }],
+        written: [{ id: 'a', n: 3, label: null }],
+      });
+    });
+
     it(`prepares at most ${MAX_PREPARED} statements; the others run unnamed`, async () => {
       await open(1);
       for (let i = 0; i < MAX_PREPARED + 20; i++) {

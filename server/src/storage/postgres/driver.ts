@@ -98,7 +98,7 @@ const SIDE = 'bds_side';
  * CTE runs; under READ COMMITTED both then work on the row's newest version. The read's
  * placeholders follow the write's.
  */
-export function readThenWriteStatement(read: Statement, write: Statement): Statement {
+function readThenWriteStatement(read: Statement, write: Statement): Statement {
   const offset = write.params.length;
   const readSql = read.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
   return {
@@ -208,6 +208,9 @@ export class PostgresDriver implements SqlDriver {
     try {
       return await client.query<SqlRow>({ name: this.nameFor(sql), text: sql, values: params });
     } catch (err) {
+      // Another instance changed a table since this connection prepared the statement: what runs
+      // next (a retry, or the group's writes run again alone) prepares anew.
+      if ((err as { code?: unknown }).code === STALE_PLAN) this.tablesChanged();
       throw translated(err);
     }
   }
@@ -221,8 +224,6 @@ export class PostgresDriver implements SqlDriver {
         return await this.execute(client, sql, params);
       } catch (err) {
         if ((err as { code?: unknown }).code !== STALE_PLAN) throw err;
-        // Another instance changed the table since this connection prepared the statement.
-        this.tablesChanged();
         return await this.execute(client, sql, params);
       }
     } catch (err) {

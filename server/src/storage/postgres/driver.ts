@@ -80,8 +80,11 @@ class DuplicateRow extends Error {
   }
 }
 
-/** An error the server answered (the connection still works), as opposed to a lost connection. */
-const fromServer = (err: unknown): boolean => err instanceof pg.DatabaseError;
+/**
+ * An error the server answered, or a value refused before it was sent (the connection still
+ * works), as opposed to a lost connection.
+ */
+const fromServer = (err: unknown): boolean => err instanceof pg.DatabaseError || err instanceof BdsError;
 
 /**
  * A prepared statement planned before its table changed (a column added elsewhere): the server
@@ -227,7 +230,7 @@ export class PostgresDriver implements SqlDriver {
         return await this.execute(client, sql, params);
       }
     } catch (err) {
-      if (!fromServer(err) && !(err instanceof BdsError)) broken = err as Error;
+      if (!fromServer(err)) broken = err as Error;
       throw err;
     } finally {
       client.release(broken);

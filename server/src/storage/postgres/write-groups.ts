@@ -28,7 +28,7 @@ export interface WriteGroupsOptions {
    * before the statement reached the server, or answered without an error from it).
    */
   leavesTransactionIntact(err: unknown): boolean;
-  /** True when the error came from the server (the connection still works). */
+  /** True when the connection still works after the error (the server answered it). */
   fromServer(err: unknown): boolean;
 }
 

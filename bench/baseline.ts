@@ -5,9 +5,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
-import { BENCH_CLASS, exitWithParent, send } from './common.ts';
+import { BENCH_CLASS, exitWithParent, send, startProfiler } from './common.ts';
 
-function main(): void {
+async function main(): Promise<void> {
   const file = process.env.BENCH_DB_FILE;
   if (!file) throw new Error('BENCH_DB_FILE is required');
   const db = new Database(file, { readonly: true });
@@ -27,23 +27,24 @@ function main(): void {
     res.end(text);
   });
   server.keepAliveTimeout = 65_000;
-  exitWithParent(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-        db.close();
-      }),
-  );
+  const profiler = process.env.BENCH_PROFILE_DIR
+    ? await startProfiler(process.env.BENCH_PROFILE_DIR, 'baseline')
+    : undefined;
+  exitWithParent(async () => {
+    await profiler?.stop();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+      db.close();
+    });
+  });
   server.listen(0, '127.0.0.1', () => {
     const { port } = server.address() as AddressInfo;
     send({ type: 'ready', url: `http://127.0.0.1:${port}` });
   });
 }
 
-try {
-  main();
-} catch (err) {
+main().catch((err) => {
   send({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   process.exit(1);
-}
+});

@@ -1,3 +1,7 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import path from 'node:path';
+
 /** Settings shared by the bench driver (run.ts) and its child processes (service.ts, baseline.ts). */
 
 export const BENCH_KEYS = {
@@ -143,4 +147,24 @@ export async function dropRedisPrefix(prefix: string): Promise<void> {
   } finally {
     redis.disconnect();
   }
+}
+
+/** A CPU profile of this process from now until `stop()`, written as a .cpuprofile file into `dir`. */
+export async function startProfiler(dir: string, name: string): Promise<{ stop(): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, (err, result) => (err ? reject(err) : resolve(result))),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, `${name}-${Date.now()}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }

@@ -9,7 +9,7 @@
  * Environment: BENCH_DURATION (seconds per workload, default 5), BENCH_CONNECTIONS (default 32),
  * BENCH_WARMUP (unrecorded seconds before each workload, default 1), BENCH_ROWS (default 100000),
  * BENCH_ONLY (comma list of workload names or prefixes, e.g. `get-by-id,create`), BENCH_PROFILE_DIR
- * (run the service child with `--cpu-prof` and write its .cpuprofile there), BENCH_LOG_LEVEL (the
+ * (profile the service and the baseline children and write their .cpuprofile files there), BENCH_LOG_LEVEL (the
  * service's log level, default info), BENCH_ROW_CACHE_MB (the service's rowCacheMB; 0 turns it off).
  *
  * `npm run bench -- --store postgres [--instances 2]` runs the service's REST workloads on the
@@ -550,7 +550,10 @@ async function main(): Promise<void> {
   if (ids.length !== ROWS) throw new Error(`the service child reported ${ids.length} ids, expected ${ROWS}`);
   const baseline = await startChild(
     'baseline.ts',
-    { BENCH_DB_FILE: path.join(dataDir, 'data.sqlite') },
+    {
+      BENCH_DB_FILE: path.join(dataDir, 'data.sqlite'),
+      ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
+    },
     30_000,
   );
 

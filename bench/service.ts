@@ -3,10 +3,8 @@
  * creates the bench class through the API (master key), seeds rows through the write
  * pipeline in transactions of 10,000 (the path POST /classes takes), then reports its url and the seeded ids.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
+import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';
-import path from 'node:path';
 import { createService } from '../server/src/index.ts';
 import { MASTER } from '../server/src/kernel/caller.ts';
 import { hashPassword } from '../server/src/users/passwords.ts';
@@ -21,29 +19,10 @@ import {
   READER,
   type SignedIn,
   send,
+  startProfiler,
 } from './common.ts';
 
 let profiler: { stop(): Promise<void> } | undefined;
-
-/** A CPU profile of this process from now until `stop()`, written as a .cpuprofile file into `dir`. */
-async function startProfiler(dir: string): Promise<{ stop(): Promise<void> }> {
-  const session = new Session();
-  session.connect();
-  const post = (method: string) =>
-    new Promise<unknown>((resolve, reject) =>
-      session.post(method, (err, result) => (err ? reject(err) : resolve(result))),
-    );
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  return {
-    async stop() {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(path.join(dir, `service-${Date.now()}.cpuprofile`), JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
-}
 
 const TAGS = ['red', 'green', 'blue', 'cyan', 'magenta', 'yellow', 'black', 'white'];
 
@@ -127,7 +106,7 @@ async function main(): Promise<void> {
   const signedIn = await seedPrivate(service, url);
   const seedMs = performance.now() - started;
   // Profiled from here: the workloads, not the seeding.
-  if (process.env.BENCH_PROFILE_DIR) profiler = await startProfiler(process.env.BENCH_PROFILE_DIR);
+  if (process.env.BENCH_PROFILE_DIR) profiler = await startProfiler(process.env.BENCH_PROFILE_DIR, 'service');
   send({ type: 'ready', url, seedMs, ids, signedIn });
 }
 

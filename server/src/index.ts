@@ -12,6 +12,7 @@ import { RedisLink } from './data/redis.ts';
 import { followRemoteSchemas, RedisEventBus } from './data/redis-bus.ts';
 import { createMailAdapter } from './email/adapter.ts';
 import { createFileAdapter, Files } from './files/service.ts';
+import { flushAnswers } from './http/answers.ts';
 import { type AppState, buildApp, createHandler } from './http/app.ts';
 import { RateLimiter, RedisRateLimitStore } from './http/rate-limit.ts';
 import { Router } from './http/router.ts';
@@ -246,6 +247,8 @@ export async function createService(
           server.closeIdleConnections();
           const deadline = Date.now() + options.shutdownGraceMs;
           while (state.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+          // An answer still waiting for the end of its turn is written before its socket closes.
+          flushAnswers();
           server.closeAllConnections();
           await stopped;
         } else {

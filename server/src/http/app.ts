@@ -8,6 +8,7 @@ import { type Ctx, ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
 import { type Logger, writeRequestLine } from '../kernel/log.ts';
 import { jsonProblem } from '../kernel/validate.ts';
+import { answerAtEndOfTurn } from './answers.ts';
 import { badMethod, checkKeys, credentialsFromHeaders, liftBodyCredentials } from './credentials.ts';
 import { RateLimited } from './rate-limit.ts';
 import type { ApiResponse, Method, Router } from './router.ts';
@@ -53,7 +54,7 @@ function send(res: ServerResponse, status: number, body: unknown, headers?: Reco
     ...headers,
   };
   res.writeHead(status, out);
-  res.end(text);
+  answerAtEndOfTurn(res, text);
 }
 
 /** What the request log line says of an answer. */

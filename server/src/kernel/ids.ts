@@ -43,9 +43,9 @@ export function randomIntBelow(n: number): number {
 
 /**
  * Keys are compared as fixed-size blocks: both sides' UTF-8 bytes zero-padded to KEY_BLOCK bytes, so
- * the comparison takes the same time whatever the given key's length or content (a key longer than
- * the block is compared on its first KEY_BLOCK bytes, then refused). Cheaper than hashing both
- * sides (a SHA-256 per request measured 5-8 µs of a get-by-id on the bench machine).
+ * the comparison covers the same bytes whatever either key's length and however much of it matches
+ * (a given key longer than the block is compared on its first KEY_BLOCK bytes, then refused).
+ * Cheaper than a SHA-256 of the given key per request (5-8 µs of a get-by-id in the bench's profile).
  */
 const KEY_BLOCK = 256;
 /** The configured keys (a handful), padded once; a configured key longer than the block is hashed instead. */
@@ -63,7 +63,7 @@ function blockOf(expected: string): Buffer | null {
   return block;
 }
 
-/** Constant-time string comparison: neither the content nor the length of `given` changes its time. */
+/** Constant-time string comparison: its time tells nothing of `expected` but whether `given` equals it. */
 export function safeEqual(given: string | undefined | null, expected: string | undefined | null): boolean {
   if (typeof given !== 'string' || typeof expected !== 'string') return false;
   const block = blockOf(expected);

@@ -56,7 +56,7 @@ function rowsOf(prepared: Prepared, params: unknown[]): SqlRow[] {
   if (!shape) return statement.all(...params) as SqlRow[];
   const values = statement.all(...params) as unknown[][];
   const rows: SqlRow[] = new Array(values.length);
-  for (let r = 0; r < values.length; r++) rows[r] = rowOf(prepared, shape, values[r]!);
+  for (let r = 0; r < values.length; r++) rows[r] = rowOf(statement, shape, values[r]!);
   return rows;
 }
 
@@ -64,21 +64,18 @@ function firstRowOf(prepared: Prepared, params: unknown[]): SqlRow | undefined {
   const { statement, shape } = prepared;
   if (!shape) return statement.get(...params) as SqlRow | undefined;
   const values = statement.get(...params) as unknown[] | undefined;
-  return values === undefined ? undefined : rowOf(prepared, shape, values);
+  return values === undefined ? undefined : rowOf(statement, shape, values);
 }
 
-function rowOf(prepared: Prepared, shape: RowShape, values: unknown[]): SqlRow {
-  const row: SqlRow = {};
-  if (!shape.versioned) {
-    for (let i = 0; i < shape.names.length; i++) row[shape.names[i]!] = values[i];
-    return row;
-  }
-  if (values[0] !== shape.version) {
+function rowOf(statement: Statement, shape: RowShape, values: unknown[]): SqlRow {
+  if (shape.versioned && values[0] !== shape.version) {
     // Compiled against another schema than last time: `*` may name other columns now.
-    shape.names = namesOf(prepared.statement, true);
+    shape.names = namesOf(statement, true);
     shape.version = values[0];
   }
-  for (let i = 0; i < shape.names.length; i++) row[shape.names[i]!] = values[i + 1];
+  const first = shape.versioned ? 1 : 0;
+  const row: SqlRow = {};
+  for (let i = 0; i < shape.names.length; i++) row[shape.names[i]!] = values[i + first];
   return row;
 }
 

@@ -54,19 +54,29 @@ export class CallerResolver {
     this.generation++;
   }
 
-  async resolve(init: {
+  /**
+   * The caller, at once when nothing needs looking up (the master key, no session token, a session
+   * whose caller is cached), else once the session and roles are read.
+   */
+  resolve(init: {
     master: boolean;
     sessionToken?: string;
     installationId?: string | null;
-  }): Promise<Caller> {
+  }): Caller | Promise<Caller> {
     const installationId = init.installationId ?? null;
     if (init.master) return makeCaller({ isMaster: true, installationId });
     if (init.sessionToken === undefined) return makeCaller({ installationId });
-    const session = await this.session(init.sessionToken);
+    const known = installationId === null ? this.sessions.get(init.sessionToken) : undefined;
+    if (known?.caller && known.expiresAt > Date.now()) return known.caller;
+    return this.resolveSession(init.sessionToken, installationId);
+  }
+
+  private async resolveSession(sessionToken: string, installationId: string | null): Promise<Caller> {
+    const session = await this.session(sessionToken);
     if (!session || session.expiresAt <= Date.now()) throw invalidSession();
     if (installationId === null && session.caller) return session.caller;
     const generation = this.generation;
-    const caller = await this.forUser(session.userId, { sessionToken: init.sessionToken, installationId });
+    const caller = await this.forUser(session.userId, { sessionToken, installationId });
     if (installationId === null && generation === this.generation) session.caller = caller;
     return caller;
   }

@@ -89,12 +89,15 @@ export class CloudRegistry {
   readonly functions = new Map<string, { handler: Handler; rules: FunctionRules }>();
   readonly jobs = new Map<string, Handler>();
   private readonly triggers = new Map<string, Handler>();
+  /** Classes with at least one trigger: most requests ask about a class without any. */
+  private readonly classesWithTriggers = new Set<string>();
 
   trigger(className: string, name: ClassTrigger | AccountTrigger): Handler | undefined {
     return this.triggers.get(`${className}.${name}`);
   }
 
   hasClassTriggers(className: string, names: readonly ClassTrigger[]): boolean {
+    if (!this.classesWithTriggers.has(className)) return false;
     return names.some((n) => this.triggers.has(`${className}.${n}`));
   }
 
@@ -132,11 +135,13 @@ export class CloudRegistry {
       const key = `${className}.${trigger}`;
       if (this.triggers.has(key)) throw new Error(`cloud.${trigger}(${className}) is registered twice.`);
       this.triggers.set(key, handlerOf(`cloud.${trigger}(${className})`, handler));
+      this.classesWithTriggers.add(className);
     };
     const onAccount = (trigger: AccountTrigger) => (handler: Handler) => {
       const key = `_User.${trigger}`;
       if (this.triggers.has(key)) throw new Error(`cloud.${trigger} is registered twice.`);
       this.triggers.set(key, handlerOf(`cloud.${trigger}`, handler));
+      this.classesWithTriggers.add('_User');
     };
     return {
       define: (fn, handler, rules = {}) => {

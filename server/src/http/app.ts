@@ -37,12 +37,15 @@ export interface AppState {
   inFlight: number;
   /** Pages served without keys (the links in account mails, under /apps/); answers whether it handled one. */
   pages?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
-  /** Answers served without keys (file downloads); the status when it handled the request. */
-  open?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<number | undefined>;
+  /**
+   * Answers served without keys (file downloads): the status once it handled the request, or
+   * undefined at once (no promise to wait for) when the request is not one of them.
+   */
+  open?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<number | undefined> | undefined;
   /** Routes whose body streams (uploads): credentials and the caller are checked as for any request first. */
   streamed?: (method: string, path: string) => StreamHandler | undefined;
   /** Runs before a request is dispatched, with its caller (idempotency claims the request id here). */
-  beforeDispatch?: (req: IncomingMessage, path: string) => Promise<void>;
+  beforeDispatch?: (req: IncomingMessage, path: string) => Promise<void> | undefined;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
@@ -172,7 +175,7 @@ export function createHandler(
   const { log } = core;
 
   /** The keys checked (constant time) and the caller resolved: the same for every kind of request. */
-  function identify(creds: ReturnType<typeof credentialsFromHeaders>): Promise<Caller> {
+  function identify(creds: ReturnType<typeof credentialsFromHeaders>): Caller | Promise<Caller> {
     const { master } = checkKeys(creds, core.options);
     return callers.resolve({
       master,
@@ -199,7 +202,8 @@ export function createHandler(
       if (state.pages && path.startsWith('/apps/') && (await state.pages(req, res, path))) {
         return { status: res.statusCode };
       }
-      const served = state.open ? await state.open(req, res, path) : undefined;
+      const opened = state.open?.(req, res, path);
+      const served = opened === undefined ? undefined : await opened;
       if (served !== undefined) return { status: served };
       const stream = state.streamed?.(req.method ?? '', path);
       if (stream) {
@@ -227,8 +231,11 @@ export function createHandler(
       }
       if (!METHODS.has(method))
         throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not supported.`, 405);
-      caller = await identify(creds);
-      await state.beforeDispatch?.(req, path);
+      // Awaited only when there is something to wait for: most requests need no lookup.
+      const identified = identify(creds);
+      caller = identified instanceof Promise ? await identified : identified;
+      const claimed = state.beforeDispatch?.(req, path);
+      if (claimed) await claimed;
       const response: ApiResponse = await router.dispatch({
         method: method as Method,
         path,

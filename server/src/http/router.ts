@@ -81,11 +81,7 @@ export class Router {
       for (let i = 0; i < parts.length; i++) {
         const seg = route.segments[i]!;
         if (seg.charCodeAt(0) !== 58 /* : */) continue;
-        try {
-          params[seg.slice(1)] = decodeURIComponent(parts[i]!);
-        } catch {
-          throw new BdsError(ErrorCode.INVALID_JSON, `Malformed path segment: ${parts[i]}`, 400);
-        }
+        params[seg.slice(1)] = decodedSegment(parts[i]!);
       }
       return { handler: route.handler, params };
     }
@@ -102,6 +98,16 @@ export class Router {
     const request = req as ApiRequest;
     request.params = found.params;
     return found.handler(request);
+  }
+}
+
+/** A path segment with its %-escapes decoded (most segments have none). */
+function decodedSegment(part: string): string {
+  if (!part.includes('%')) return part;
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new BdsError(ErrorCode.INVALID_JSON, `Malformed path segment: ${part}`, 400);
   }
 }
 

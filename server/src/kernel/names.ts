@@ -42,15 +42,23 @@ const STORE_PREFIXES = /^(sqlite_|pg_)/i;
 
 const isBuiltIn = (name: string) => Object.hasOwn(SYSTEM_CLASS_FIELDS, name) || MASTER_ONLY_CLASSES.has(name);
 
+/** Class names found good (see classNameProblem), at most MAX_GOOD_CLASS_NAMES. */
+const GOOD_CLASS_NAMES = new Set<string>();
+const MAX_GOOD_CLASS_NAMES = 1024;
+
 /** Why `name` cannot be a class (a sentence), or `undefined` when it can. */
 export function classNameProblem(name: string): string | undefined {
+  // Every request names a class: the names found good are remembered (a bounded set, since they
+  // come from callers), so the patterns run once per name.
+  if (GOOD_CLASS_NAMES.has(name)) return undefined;
   if (STORE_CLASS_NAMES.has(name) || STORE_PREFIXES.test(name) || PROTOTYPE_NAMES.has(name)) {
     return `The name ${name} is reserved.`;
   }
-  if (isBuiltIn(name)) return undefined;
-  if (!CLASS_NAME_PATTERN.test(name)) {
+  if (!isBuiltIn(name) && !CLASS_NAME_PATTERN.test(name)) {
     return 'Class names start with a letter and hold only letters, digits and _.';
   }
+  if (GOOD_CLASS_NAMES.size >= MAX_GOOD_CLASS_NAMES) GOOD_CLASS_NAMES.clear();
+  GOOD_CLASS_NAMES.add(name);
   return undefined;
 }
 

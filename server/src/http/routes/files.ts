@@ -36,7 +36,7 @@ export function registerFileRoutes(router: Router, state: AppState, files: Files
       return 201;
     };
   };
-  state.open = async (req, res, path) => {
+  state.open = (req, res, path) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
     const m = DOWNLOAD.exec(path);
     if (!m) return undefined;

@@ -194,6 +194,104 @@ describe.skipIf(!reachable)('the PostgreSQL driver', () => {
     });
   });
 
+  describe('one-row INSERTs of class rows in a group run as one statement', () => {
+    /** A class table's shape: objectId first, a unique name, a typed placeholder. */
+    const ROW = 'INSERT INTO "R" ("objectId", "name", "score") VALUES ($1, $2, $3::float8)';
+    /** The INSERT statements the driver sent to the server from now on. */
+    function countInserts(): { count(): number; stop(): void } {
+      const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+      const original = proto.query;
+      let count = 0;
+      proto.query = function (this: unknown, ...args: unknown[]) {
+        const text = (args[0] as { text?: string } | string | undefined) ?? '';
+        if ((typeof text === 'string' ? text : (text.text ?? '')).startsWith('INSERT INTO "R"')) count++;
+        return original.apply(this, args);
+      };
+      return { count: () => count, stop: () => (proto.query = original) };
+    }
+
+    beforeEach(async () => {
+      await other.query(
+        'DROP TABLE IF EXISTS "R"; CREATE TABLE "R" ("objectId" text PRIMARY KEY, "name" text UNIQUE, "score" double precision NOT NULL)',
+      );
+    });
+
+    it('inserts every row, in far fewer statements than rows, each write answered once committed', async () => {
+      await open(2);
+      const inserts = countInserts();
+      let changes: Array<{ changes: number }>;
+      try {
+        changes = await Promise.all(
+          Array.from({ length: 100 }, (_, i) => driver.run(ROW, [`id${i}`, `n${i}`, i / 2])),
+        );
+      } finally {
+        inserts.stop();
+      }
+      expect(changes).toEqual(Array.from({ length: 100 }, () => ({ changes: 1 })));
+      const { rows } = await other.query('SELECT "objectId", "name", "score" FROM "R" ORDER BY "score"');
+      expect(rows).toEqual(
+        Array.from({ length: 100 }, (_, i) => ({ objectId: `id${i}`, name: `n${i}`, score: i / 2 })),
+      );
+      // The first write runs alone (nothing to join yet); the others arrive together.
+      expect(inserts.count()).toBeLessThanOrEqual(5);
+    });
+
+    it('answers a taken objectId or unique value as the unique violation; the other rows are inserted', async () => {
+      await open(2);
+      await other.query(`INSERT INTO "R" VALUES ('taken', 'old', 0)`);
+      const outcomes = await Promise.allSettled([
+        driver.run(ROW, ['lead', 'lead', 1]),
+        driver.run(ROW, ['a', 'a', 2]),
+        driver.run(ROW, ['taken', 'fresh', 3]),
+        driver.run(ROW, ['b', 'old', 4]),
+        driver.run(ROW, ['dup', 'dup1', 5]),
+        driver.run(ROW, ['dup', 'dup2', 6]),
+        driver.run(ROW, ['c', 'c', 7]),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual([
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'rejected',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+      ]);
+      for (const i of [2, 3, 5])
+        expect((outcomes[i] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+      const { rows } = await other.query('SELECT "objectId", "name", "score" FROM "R" ORDER BY "score"');
+      expect(rows).toEqual([
+        { objectId: 'taken', name: 'old', score: 0 },
+        { objectId: 'lead', name: 'lead', score: 1 },
+        { objectId: 'a', name: 'a', score: 2 },
+        { objectId: 'dup', name: 'dup1', score: 5 },
+        { objectId: 'c', name: 'c', score: 7 },
+      ]);
+    });
+
+    it('runs the rows again one by one when the statement fails: only the bad row is refused', async () => {
+      await open(2);
+      const outcomes = await Promise.allSettled([
+        driver.run(ROW, ['lead', 'lead', 1]),
+        ...Array.from({ length: 5 }, (_, i) => driver.run(ROW, [`r${i}`, `r${i}`, i])),
+        driver.run(ROW, ['bad', 'bad', null]),
+        ...Array.from({ length: 5 }, (_, i) => driver.run(ROW, [`s${i}`, `s${i}`, i])),
+      ]);
+      const refused = outcomes.filter((o) => o.status === 'rejected');
+      expect(refused).toHaveLength(1);
+      expect((refused[0] as PromiseRejectedResult).reason).toMatchObject({
+        code: '23502',
+        message: 'null value in column "score" of relation "R" violates not-null constraint',
+      });
+      const { rows } = await other.query('SELECT "objectId" FROM "R" ORDER BY "objectId"');
+      expect(rows.map((r) => r.objectId)).toEqual([
+        'lead',
+        ...Array.from({ length: 5 }, (_, i) => `r${i}`),
+        ...Array.from({ length: 5 }, (_, i) => `s${i}`),
+      ]);
+    });
+  });
+
   describe('prepared statements', () => {
     const prepared = async () =>
       (await driver.all('SELECT "statement" FROM pg_prepared_statements', [])).map((r) => r.statement);

@@ -41,6 +41,35 @@ const types = {
 /** An INSERT of one row of values, without RETURNING (the store's inserts). */
 const SINGLE_ROW_INSERT = /^INSERT INTO [^;]* VALUES \([^;]*\)$/s;
 
+/**
+ * A one-row INSERT of a class row (objectId first, every value a placeholder in order, some typed)
+ * that a group may run together with others of the same text: its head and its row of values.
+ */
+const ROW_INSERT =
+  /^(INSERT INTO "[^"]+" \("objectId"(?:, "[^"]+")*\)) VALUES (\(\$1(?:::[a-z0-9]+)?(?:, \$\d+(?:::[a-z0-9]+)?)*\))$/;
+
+/** How to write several rows of a ROW_INSERT in one statement. */
+interface RowsInsert {
+  head: string;
+  /** The row of values with its placeholders numbered from `offset + 1`. */
+  row(offset: number): string;
+  width: number;
+}
+
+/** The RowsInsert of `sql`, or undefined when it is not a ROW_INSERT with placeholders $1..$n in order. */
+function rowsInsertOf(sql: string): RowsInsert | undefined {
+  const m = ROW_INSERT.exec(sql);
+  if (!m) return undefined;
+  const values = m[2]!;
+  const numbers = [...values.matchAll(/\$(\d+)/g)].map((p) => Number(p[1]));
+  if (!numbers.every((n, i) => n === i + 1)) return undefined;
+  return {
+    head: m[1]!,
+    row: (offset) => values.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`),
+    width: numbers.length,
+  };
+}
+
 /** Key of the session advisory lock held while an instance starts (functions, tables, migrations). */
 const START_LOCK = "hashtext(current_schema() || ':bds-start')";
 
@@ -162,6 +191,7 @@ export class PostgresDriver implements SqlDriver {
       checkout: () => this.checkout(),
       leavesTransactionIntact: (err) => err instanceof DuplicateRow,
       fromServer,
+      runTogether: (client, sql, params) => this.insertRows(client, sql, params),
     });
   }
 
@@ -201,15 +231,17 @@ export class PostgresDriver implements SqlDriver {
     return name;
   }
 
-  /** One statement on one connection, prepared by name. */
+  /** One statement on one connection, prepared by name unless `prepared` is false. */
   private async execute(
     client: pg.ClientBase,
     sql: string,
     params: unknown[],
+    prepared = true,
   ): Promise<pg.QueryResult<SqlRow>> {
     checkParams(params);
     try {
-      return await client.query<SqlRow>({ name: this.nameFor(sql), text: sql, values: params });
+      const name = prepared ? this.nameFor(sql) : undefined;
+      return await client.query<SqlRow>({ name, text: sql, values: params });
     } catch (err) {
       // Another instance changed a table since this connection prepared the statement: what runs
       // next (a retry, or the group's writes run again alone) prepares anew.
@@ -294,7 +326,45 @@ export class PostgresDriver implements SqlDriver {
     return this.groups.submit(
       (client) => this.writeOn(client, sql, params),
       () => this.pooled(sql, params),
+      this.rowsInsert(sql) ? { key: sql, params } : undefined,
     );
+  }
+
+  /** Statement texts known to be (or not to be) a ROW_INSERT, with the way to write several rows. */
+  private readonly rowsInserts = new Map<string, RowsInsert | null>();
+
+  private rowsInsert(sql: string): RowsInsert | undefined {
+    let shape = this.rowsInserts.get(sql);
+    if (shape === undefined) {
+      shape = rowsInsertOf(sql) ?? null;
+      if (this.rowsInserts.size >= MAX_PREPARED) this.rowsInserts.clear();
+      this.rowsInserts.set(sql, shape);
+    }
+    return shape ?? undefined;
+  }
+
+  /**
+   * The rows of several one-row INSERTs of one text (writes of a group, in order) in one statement:
+   * one round trip instead of one per row, which is what a group spends its time on (about 300 µs
+   * a statement on this project's machines). A row whose objectId (or another unique value) is
+   * taken is not inserted and answers the unique violation, as its own statement would have; of
+   * two rows with one objectId, the first is inserted. The statement is not prepared: its text
+   * depends on the number of rows.
+   */
+  private async insertRows(client: pg.ClientBase, sql: string, rows: unknown[][]) {
+    const shape = this.rowsInsert(sql)!;
+    const values = rows.map((_, r) => shape.row(r * shape.width)).join(', ');
+    const text = `${shape.head} VALUES ${values} ON CONFLICT DO NOTHING RETURNING "objectId"`;
+    const result = await this.execute(client, text, rows.flat(), false);
+    const inserted = new Map<unknown, number>();
+    for (const row of result.rows) inserted.set(row.objectId, (inserted.get(row.objectId) ?? 0) + 1);
+    return rows.map((params) => {
+      const left = inserted.get(params[0]) ?? 0;
+      if (left === 0) return { ok: false as const, error: new DuplicateRow() };
+      inserted.set(params[0], left - 1);
+      const value: Pick<pg.QueryResult<SqlRow>, 'rows' | 'rowCount'> = { rows: [], rowCount: 1 };
+      return { ok: true as const, value };
+    });
   }
 
   private async writeOn(

@@ -7,9 +7,10 @@ import type pg from 'pg';
 interface GroupedWrite {
   inGroup(client: pg.PoolClient): Promise<unknown>;
   alone(): Promise<unknown>;
+  together?: Together;
   resolve(value: unknown): void;
   reject(err: unknown): void;
-  outcome?: { ok: true; value: unknown } | { ok: false; error: unknown };
+  outcome?: Outcome;
 }
 
 interface Group {
@@ -19,6 +20,18 @@ interface Group {
 
 /** Most writes one group commits; the next ones open the next group. */
 export const MAX_GROUP_WRITES = 256;
+
+/**
+ * A write that may run in one statement with the group's other writes of the same `key` (one-row
+ * INSERTs of the same text): its parameters.
+ */
+export interface Together {
+  key: string;
+  params: unknown[];
+}
+
+/** What one write of a statement run for several answers. */
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export interface WriteGroupsOptions {
   /** A connection of the pool, ready for statements. */
@@ -30,6 +43,11 @@ export interface WriteGroupsOptions {
   leavesTransactionIntact(err: unknown): boolean;
   /** True when the connection still works after the error (the server answered it). */
   fromServer(err: unknown): boolean;
+  /**
+   * Runs consecutive writes of one `Together.key` as one statement, answering one outcome per
+   * write in order; throws as a statement would (the group then runs its writes again alone).
+   */
+  runTogether?(client: pg.PoolClient, key: string, params: unknown[][]): Promise<Outcome[]>;
 }
 
 /**
@@ -56,9 +74,19 @@ export class WriteGroups {
 
   constructor(private readonly options: WriteGroupsOptions) {}
 
-  submit<T>(inGroup: (client: pg.PoolClient) => Promise<T>, alone: () => Promise<T>): Promise<T> {
+  submit<T>(
+    inGroup: (client: pg.PoolClient) => Promise<T>,
+    alone: () => Promise<T>,
+    together?: Together,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const write: GroupedWrite = { inGroup, alone, resolve: resolve as (value: unknown) => void, reject };
+      const write: GroupedWrite = {
+        inGroup,
+        alone,
+        together,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      };
       const open = this.open;
       if (open?.accepting && open.writes.length < MAX_GROUP_WRITES) {
         open.writes.push(write);
@@ -87,6 +115,15 @@ export class WriteGroups {
     executed();
   }
 
+  /** How many writes from `from` on share its `Together.key` (1 when it has none). */
+  private runOfSameKey(writes: GroupedWrite[], from: number): number {
+    const key = writes[from]!.together?.key;
+    if (key === undefined || !this.options.runTogether) return 1;
+    let end = from + 1;
+    while (end < writes.length && writes[end]!.together?.key === key) end++;
+    return end - from;
+  }
+
   private async run(group: Group, previous: Promise<void>, executed: () => void): Promise<void> {
     await previous;
     let client: pg.PoolClient;
@@ -102,14 +139,28 @@ export class WriteGroups {
     try {
       await client.query('BEGIN');
       // The list grows while the group runs: writes arriving meanwhile join it.
-      for (let i = 0; i < group.writes.length; i++) {
-        const write = group.writes[i];
+      for (let i = 0; i < group.writes.length; ) {
+        const write = group.writes[i]!;
+        const together = this.runOfSameKey(group.writes, i);
+        if (together > 1) {
+          const run = group.writes.slice(i, i + together);
+          const key = write.together!.key;
+          const outcomes = await this.options.runTogether!(
+            client,
+            key,
+            run.map((w) => w.together!.params),
+          );
+          for (let k = 0; k < run.length; k++) run[k]!.outcome = outcomes[k];
+          i += together;
+          continue;
+        }
         try {
           write.outcome = { ok: true, value: await write.inGroup(client) };
         } catch (err) {
           if (!this.options.leavesTransactionIntact(err)) throw err;
           write.outcome = { ok: false, error: err };
         }
+        i++;
       }
       this.stopAccepting(group, executed);
       phase = 'commit';

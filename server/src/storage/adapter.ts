@@ -189,6 +189,13 @@ export interface StorageAdapter {
 
   /** Runs `fn` all-or-nothing; calls inside `fn` join the transaction (nesting uses savepoints). */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` with all its reads (same async context) on one consistent snapshot of the database,
+   * as committed when it is called, without blocking writers (the export reads a whole app in it).
+   * Writes inside `fn` are refused with SnapshotWriteError (storage/sql/driver.ts); a nested call
+   * runs in the same snapshot; a call inside a transaction is refused.
+   */
+  snapshot<T>(fn: () => Promise<T>): Promise<T>;
   /** Runs `fn` after the current transaction commits (never if it rolls back); at once outside one. */
   afterCommit(fn: () => void): void;
   /** True while the calling async context runs inside a transaction (afterCommit would wait). */

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import { MATCH_ALL, type QueryNode } from '../../kernel/query.ts';
 import type { Row } from '../../kernel/records.ts';
 import { type ClassSchema, USER_INTERNAL_COLUMNS } from '../../kernel/schema.ts';
-import type { RelationMember } from '../../storage/adapter.ts';
+import type { RelationMember, SchemaLookup } from '../../storage/adapter.ts';
 import type { Data } from '../data.ts';
 import {
   CHUNK_BYTES,
@@ -34,6 +34,8 @@ export interface ExportOptions {
  * Writes the whole app to `out` as NDJSON (format.ts), streaming: rows are read a page at a time
  * by objectId, relation members and file bytes likewise, and every line waits for `out` to drain
  * when it is full. Reads the store directly as the master would, internal columns included.
+ * The config, the classes, their rows, internal columns and relation members are read in one
+ * snapshot of the store (`store.snapshot`): writes made meanwhile are in none of them.
  * The caller opens and ends `out`.
  */
 export async function exportApp(
@@ -42,7 +44,7 @@ export async function exportApp(
   out: Writable,
   options: ExportOptions,
 ): Promise<ExportSummary> {
-  const { store, schemas } = data.core;
+  const { store } = data.core;
   const summary: ExportSummary = { lines: 0, classes: 0, rows: 0, relations: 0, files: 0 };
   let failed: Error | undefined;
   const onError = (err: Error) => {
@@ -69,31 +71,38 @@ export async function exportApp(
       sessions: options.sessions,
     };
     await write(header);
-    const config = await store.getConfig();
-    await write({ type: 'config', params: config.params, masterKeyOnly: config.masterKeyOnly });
+    await store.snapshot(async () => {
+      const config = await store.getConfig();
+      await write({ type: 'config', params: config.params, masterKeyOnly: config.masterKeyOnly });
 
-    // Sorted by name (the registry's order), so two exports of the same app are the same file.
-    const classes = schemas.all();
-    for (const schema of classes) {
-      await write({
-        type: 'schema',
-        className: schema.className,
-        fields: schema.fields,
-        classLevelPermissions: schema.classLevelPermissions,
-        indexes: schema.indexes,
-      });
-    }
-    summary.classes = classes.length;
-
-    for (const schema of classes) {
-      if (schema.className !== '_Session' || options.sessions) {
-        summary.rows += await exportRows(data, schema, write);
+      // The classes as stored in the snapshot (not the registry, which may be older or newer), sorted
+      // by name as the registry sorts them, so two exports of the same app are the same file.
+      const classes = (await store.loadSchemas()).sort((a, b) => a.className.localeCompare(b.className));
+      const byName = new Map(classes.map((schema) => [schema.className, schema]));
+      const lookup: SchemaLookup = (className) => byName.get(className);
+      for (const schema of classes) {
+        await write({
+          type: 'schema',
+          className: schema.className,
+          fields: schema.fields,
+          classLevelPermissions: schema.classLevelPermissions,
+          indexes: schema.indexes,
+        });
       }
-      for (const [field, def] of Object.entries(schema.fields)) {
-        if (def.type === 'Relation') summary.relations += await exportRelation(data, schema, field, write);
-      }
-    }
+      summary.classes = classes.length;
 
+      for (const schema of classes) {
+        if (schema.className !== '_Session' || options.sessions) {
+          summary.rows += await exportRows(data, schema, lookup, write);
+        }
+        for (const [field, def] of Object.entries(schema.fields)) {
+          if (def.type === 'Relation') summary.relations += await exportRelation(data, schema, field, write);
+        }
+      }
+    });
+
+    // Files are read after the snapshot, as they are by then: they may live outside the database
+    // (a directory), and the database adapter may create its tables on first use (a write).
     for await (const file of files.list()) {
       const chunks = Math.ceil(file.size / CHUNK_BYTES);
       await write({
@@ -135,9 +144,10 @@ export async function exportApp(
 async function exportRows(
   data: Data,
   schema: ClassSchema,
+  lookup: SchemaLookup,
   write: (line: unknown) => Promise<void>,
 ): Promise<number> {
-  const { store, schemas } = data.core;
+  const { store } = data.core;
   const internalColumns = EXPORTED_INTERNAL[schema.className];
   const relationFields = Object.entries(schema.fields)
     .filter(([, def]) => def.type === 'Relation')
@@ -150,7 +160,7 @@ async function exportRows(
     const page = await store.find(
       schema,
       { where, order: [{ path: ['objectId'], descending: false }], limit: ROW_PAGE, skip: 0 },
-      schemas.lookup,
+      lookup,
     );
     const internal = new Map<string, Record<string, string>>();
     if (internalColumns && page.length > 0) {

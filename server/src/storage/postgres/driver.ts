@@ -1,7 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { BdsError, ErrorCode } from '../../kernel/errors.ts';
-import type { SqlDriver, SqlRow, Statement } from '../sql/driver.ts';
+import {
+  SnapshotInTransactionError,
+  SnapshotWriteError,
+  type SqlDriver,
+  type SqlRow,
+  type Statement,
+} from '../sql/driver.ts';
 import { postgresDialect } from './dialect.ts';
 import { functionsSql } from './functions.ts';
 import { WriteGroups } from './write-groups.ts';
@@ -18,6 +24,8 @@ interface TxScope {
    * started and not awaited) goes to the pool, as the SQLite driver's does.
    */
   top: { ended: boolean };
+  /** A read snapshot (see snapshot): reads run on its client, writes are refused. */
+  readOnly?: boolean;
 }
 
 /** pg's type ids whose text the store reads itself. */
@@ -320,6 +328,7 @@ export class PostgresDriver implements SqlDriver {
    */
   private write(sql: string, params: unknown[]): Promise<pg.QueryResult<SqlRow>> {
     const scope = this.scope();
+    if (scope?.readOnly) return Promise.reject(new SnapshotWriteError());
     if (scope) return this.writeOn(scope.client, sql, params);
     // Refused here rather than in the group, whose transaction a refusal would end.
     checkParams(params);
@@ -403,6 +412,7 @@ export class PostgresDriver implements SqlDriver {
     const both = async (client: pg.ClientBase) =>
       splitReadAndWritten((await this.execute(client, statement.sql, statement.params)).rows);
     const scope = this.scope();
+    if (scope?.readOnly) throw new SnapshotWriteError();
     if (scope) return this.transaction(() => both(scope.client));
     checkParams(statement.params);
     return this.groups.submit(both, () => this.transaction(() => both(this.scope()!.client)));
@@ -410,6 +420,7 @@ export class PostgresDriver implements SqlDriver {
 
   async exec(sql: string): Promise<void> {
     const scope = this.scope();
+    if (scope?.readOnly) throw new SnapshotWriteError();
     try {
       if (scope) await scope.client.query(sql);
       else await this.pool.query(sql);
@@ -419,17 +430,78 @@ export class PostgresDriver implements SqlDriver {
   }
 
   inTransaction(): boolean {
-    return this.scope() !== undefined;
+    const scope = this.scope();
+    return scope !== undefined && !scope.readOnly;
+  }
+
+  inSnapshot(): boolean {
+    return this.scope()?.readOnly === true;
   }
 
   afterCommit(fn: () => void): void {
     const scope = this.scope();
-    if (scope) scope.committed.push(fn);
+    if (scope && !scope.readOnly) scope.committed.push(fn);
     else fn();
+  }
+
+  /**
+   * One checked-out connection in a REPEATABLE READ READ ONLY transaction, carried by the async
+   * context as a transaction is: every read of `fn` runs on it and sees the database as committed
+   * when the transaction took its snapshot (its first statement, run here). It takes no row locks,
+   * so writers go on. Writes are refused before they are sent; one that reaches the server anyway
+   * is refused by it (a READ ONLY transaction).
+   */
+  async snapshot<T>(fn: () => Promise<T>): Promise<T> {
+    const current = this.scope();
+    if (current?.readOnly) return fn();
+    if (current) throw new SnapshotInTransactionError();
+    const client = await this.checkout();
+    const top = { ended: false };
+    const scope: TxScope = { client, depth: 0, committed: [], ended: false, top, readOnly: true };
+    let broken: Error | undefined;
+    // Between reads the connection waits checked out, where pg has no listener for its loss (an
+    // 'error' event nobody listens to ends the process): kept here, and the client not reused.
+    const lost = (err: Error) => {
+      broken ??= err;
+    };
+    client.on('error', lost);
+    const control = async (sql: string) => {
+      try {
+        await client.query(sql);
+      } catch (err) {
+        if (!fromServer(err)) broken ??= err as Error;
+        throw err;
+      }
+    };
+    try {
+      await control('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      let result: T;
+      try {
+        await control('SELECT 1');
+        result = await this.tx.run(scope, fn);
+      } catch (err) {
+        top.ended = true;
+        try {
+          await control('ROLLBACK');
+        } catch (rollbackError) {
+          // Still in the transaction or gone: either way the client is not reused.
+          broken ??= rollbackError as Error;
+        }
+        throw err;
+      }
+      top.ended = true;
+      await control('COMMIT');
+      return result;
+    } finally {
+      top.ended = true;
+      client.off('error', lost);
+      client.release(broken);
+    }
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     const current = this.scope();
+    if (current?.readOnly) throw new SnapshotWriteError();
     if (current) {
       const name = `sp${current.depth + 1}`;
       const scope: TxScope = {

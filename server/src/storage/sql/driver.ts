@@ -28,6 +28,14 @@ export interface SqlDriver {
   /** True while the calling async context runs inside a transaction. */
   inTransaction(): boolean;
   /**
+   * Runs `fn` with every read it makes (same async context) seeing the database as committed when
+   * `snapshot` was called, while writes elsewhere go on unblocked. Writes inside `fn` are refused
+   * (SnapshotWriteError); a call inside a snapshot runs in it; a call inside a transaction is refused.
+   */
+  snapshot<T>(fn: () => Promise<T>): Promise<T>;
+  /** True while the calling async context runs inside a snapshot. */
+  inSnapshot(): boolean;
+  /**
    * Runs `fn` once the current transaction commits (dropped if it, or the savepoint it was
    * registered in, rolls back); outside a transaction, at once.
    */
@@ -37,4 +45,20 @@ export interface SqlDriver {
   /** Called (and awaited) after any rollback, before the error reaches the caller. */
   onRollback(listener: () => Promise<void>): void;
   close(): Promise<void>;
+}
+
+/** A write (or a transaction) attempted inside a read snapshot; the snapshot itself goes on. */
+export class SnapshotWriteError extends Error {
+  constructor() {
+    super('Writes are refused inside a read snapshot.');
+    this.name = 'SnapshotWriteError';
+  }
+}
+
+/** A snapshot asked for inside a transaction, whose reads must see its own uncommitted writes. */
+export class SnapshotInTransactionError extends Error {
+  constructor() {
+    super('A read snapshot cannot start inside a transaction.');
+    this.name = 'SnapshotInTransactionError';
+  }
 }

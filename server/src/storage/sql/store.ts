@@ -586,9 +586,14 @@ export class SqlStore implements StorageAdapter {
 
   async find(schema: ClassSchema, spec: FindSpec, lookup: SchemaLookup): Promise<Row[]> {
     const byId = this.byIdShape(schema, spec);
-    // Built-in classes (users, sessions...) have caches of their own and secrets in their rows.
+    // Built-in classes (users, sessions...) have caches of their own and secrets in their rows. A
+    // snapshot's reads may be older than the cache's rows, and must not be kept for later reads.
     const cache =
-      byId && this.rowCache && !schema.className.startsWith('_') && !this.driver.inTransaction()
+      byId &&
+      this.rowCache &&
+      !schema.className.startsWith('_') &&
+      !this.driver.inTransaction() &&
+      !this.driver.inSnapshot()
         ? this.rowCache
         : undefined;
     if (byId && cache) {
@@ -853,6 +858,10 @@ export class SqlStore implements StorageAdapter {
 
   transaction<T>(fn: () => Promise<T>): Promise<T> {
     return this.driver.transaction(fn);
+  }
+
+  snapshot<T>(fn: () => Promise<T>): Promise<T> {
+    return this.driver.snapshot(fn);
   }
 
   afterCommit(fn: () => void): void {

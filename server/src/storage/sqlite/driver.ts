@@ -2,7 +2,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { SqlDriver, SqlRow, Statement as SqlStatement } from '../sql/driver.ts';
+import {
+  SnapshotInTransactionError,
+  SnapshotWriteError,
+  type SqlDriver,
+  type SqlRow,
+  type Statement as SqlStatement,
+} from '../sql/driver.ts';
 import { sqliteDialect } from './dialect.ts';
 import { registerFunctions } from './functions.ts';
 
@@ -91,6 +97,14 @@ interface TxScope {
   committed: Array<() => void>;
 }
 
+/** A read snapshot: the connection holding its read transaction, and the statements prepared there. */
+interface SnapshotScope {
+  db: Database.Database;
+  statements: Map<string, Prepared>;
+  /** Set when the snapshot ended: work its async context still runs reads as any other. */
+  ended: boolean;
+}
+
 /**
  * better-sqlite3 behind the async driver interface. One writer connection and one reader
  * connection on the same WAL file: reads outside a transaction never see another request's
@@ -103,6 +117,10 @@ export class SqliteDriver implements SqlDriver {
   private readonly writerStatements = new Map<string, Prepared>();
   private readonly readerStatements = new Map<string, Prepared>();
   private readonly tx = new AsyncLocalStorage<TxScope>();
+  private readonly snapshots = new AsyncLocalStorage<SnapshotScope>();
+  private openSnapshots = 0;
+  private readonly file: string;
+  private readonly mmapBytes: number;
   private locked = false;
   /** The open group of writes outside transactions, holding the lock until it commits. */
   private group: WriteGroup | undefined;
@@ -125,6 +143,8 @@ export class SqliteDriver implements SqlDriver {
    */
   constructor(file: string, options: { synchronous?: 'normal' | 'full'; mmapBytes?: number } = {}) {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+    this.file = file;
+    this.mmapBytes = Math.floor(options.mmapBytes ?? 0);
     this.writer = new Database(file);
     // WAL with synchronous=NORMAL: a commit is in the WAL before the call returns, so a crash of
     // the process (kill -9) never loses an acknowledged write; only a power cut could (FULL: not
@@ -132,15 +152,19 @@ export class SqliteDriver implements SqlDriver {
     this.writer.pragma('journal_mode = WAL');
     this.writer.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     this.writer.pragma('busy_timeout = 5000');
-    this.writer.pragma(`mmap_size = ${Math.floor(options.mmapBytes ?? 0)}`);
+    this.writer.pragma(`mmap_size = ${this.mmapBytes}`);
     this.writer.pragma('foreign_keys = OFF');
     registerFunctions(this.writer);
-    this.reader = file === ':memory:' ? this.writer : new Database(file, { readonly: true });
-    if (this.reader !== this.writer) {
-      this.reader.pragma('busy_timeout = 5000');
-      this.reader.pragma(`mmap_size = ${Math.floor(options.mmapBytes ?? 0)}`);
-      registerFunctions(this.reader);
-    }
+    this.reader = file === ':memory:' ? this.writer : this.openReader();
+  }
+
+  /** A read-only connection to the file (it never takes the write lock). */
+  private openReader(): Database.Database {
+    const reader = new Database(this.file, { readonly: true });
+    reader.pragma('busy_timeout = 5000');
+    reader.pragma(`mmap_size = ${this.mmapBytes}`);
+    registerFunctions(reader);
+    return reader;
   }
 
   private statement(db: Database.Database, cache: Map<string, Prepared>, sql: string): Prepared {
@@ -158,9 +182,11 @@ export class SqliteDriver implements SqlDriver {
    * transaction is open on it: it then holds nothing uncommitted, and reading there is cheaper (the
    * reader pays for a read transaction on the WAL per statement; measured 3 µs a primary-key read).
    * Only while another request's transaction is open do reads go to the reader, which never sees
-   * that transaction's uncommitted rows.
+   * that transaction's uncommitted rows. Inside a snapshot, reads go to the snapshot's connection.
    */
   private readStatement(sql: string): Prepared {
+    const snapshot = this.openSnapshot();
+    if (snapshot) return this.statement(snapshot.db, snapshot.statements, sql);
     if (this.tx.getStore() || !this.writer.inTransaction) {
       return this.statement(this.writer, this.writerStatements, sql);
     }
@@ -180,6 +206,7 @@ export class SqliteDriver implements SqlDriver {
    * when no transaction holds the lock, otherwise after that transaction ends.
    */
   private async write<T>(execute: () => T): Promise<T> {
+    if (this.openSnapshot()) throw new SnapshotWriteError();
     if (this.tx.getStore() || !this.locked) return execute();
     await this.acquire();
     try {
@@ -199,6 +226,8 @@ export class SqliteDriver implements SqlDriver {
    * A statement that fails alone (a constraint) is undone alone, as SQLite does in any transaction.
    */
   private autocommit<T>(execute: () => T): Promise<T> {
+    // It would run on the writer, outside the snapshot: refused rather than committed there.
+    if (this.openSnapshot()) return Promise.reject(new SnapshotWriteError());
     if (this.tx.getStore()) {
       try {
         return Promise.resolve(execute());
@@ -336,6 +365,7 @@ export class SqliteDriver implements SqlDriver {
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.openSnapshot()) throw new SnapshotWriteError();
     const current = this.tx.getStore();
     if (current) {
       const name = `sp${current.depth + 1}`;
@@ -375,6 +405,79 @@ export class SqliteDriver implements SqlDriver {
     }
     for (const callback of scope.committed) callback();
     return result;
+  }
+
+  /** The snapshot the calling async context reads in, unless it has ended. */
+  private openSnapshot(): SnapshotScope | undefined {
+    const scope = this.snapshots.getStore();
+    return scope && !scope.ended ? scope : undefined;
+  }
+
+  inSnapshot(): boolean {
+    return this.openSnapshot() !== undefined;
+  }
+
+  /**
+   * A read transaction on a read-only connection of its own, opened for the snapshot: never the
+   * writer (the write lock would stop the service's writes for as long as `fn` runs), nor the
+   * shared reader (the other requests' reads routed there would see the snapshot's old state).
+   * Its first read fixes the WAL snapshot; writers go on and checkpoints stop at it until it ends.
+   */
+  async snapshot<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.openSnapshot()) return fn();
+    if (this.tx.getStore()) throw new SnapshotInTransactionError();
+    if (this.reader === this.writer) return this.snapshotInMemory(fn);
+    const db = this.openReader();
+    const scope: SnapshotScope = { db, statements: new Map(), ended: false };
+    this.openSnapshots++;
+    let failed = true;
+    try {
+      db.exec('BEGIN');
+      // BEGIN alone reads nothing: the first read decides which commits the transaction sees.
+      db.prepare('SELECT count(*) FROM sqlite_master').get();
+      const result = await this.snapshots.run(scope, fn);
+      failed = false;
+      return result;
+    } finally {
+      this.snapshotEnded(scope);
+      try {
+        if (db.inTransaction) db.exec(failed ? 'ROLLBACK' : 'COMMIT');
+      } finally {
+        db.close();
+      }
+    }
+  }
+
+  /**
+   * `:memory:` has one connection, which writes too: the snapshot holds the write lock, so the
+   * process's writes wait until it ends (no other process can open that database).
+   */
+  private async snapshotInMemory<T>(fn: () => Promise<T>): Promise<T> {
+    await this.acquire();
+    const scope: SnapshotScope = { db: this.writer, statements: this.writerStatements, ended: false };
+    this.openSnapshots++;
+    let failed = true;
+    try {
+      this.writer.exec('BEGIN');
+      this.writer.pragma('query_only = ON');
+      const result = await this.snapshots.run(scope, fn);
+      failed = false;
+      return result;
+    } finally {
+      this.snapshotEnded(scope);
+      try {
+        this.writer.pragma('query_only = OFF');
+        if (this.writer.inTransaction) this.writer.exec(failed ? 'ROLLBACK' : 'COMMIT');
+      } finally {
+        this.release();
+      }
+    }
+  }
+
+  private snapshotEnded(scope: SnapshotScope): void {
+    scope.ended = true;
+    // As for transactions: an enabled AsyncLocalStorage costs every promise; off once none is open.
+    if (--this.openSnapshots === 0) this.snapshots.disable();
   }
 
   private acquire(): Promise<void> {

@@ -426,50 +426,55 @@ export class SqliteDriver implements SqlDriver {
   async snapshot<T>(fn: () => Promise<T>): Promise<T> {
     if (this.openSnapshot()) return fn();
     if (this.tx.getStore()) throw new SnapshotInTransactionError();
-    if (this.reader === this.writer) return this.snapshotInMemory(fn);
-    const db = this.openReader();
-    const scope: SnapshotScope = { db, statements: new Map(), ended: false };
-    this.openSnapshots++;
-    let failed = true;
-    try {
-      db.exec('BEGIN');
-      // BEGIN alone reads nothing: the first read decides which commits the transaction sees.
-      db.prepare('SELECT count(*) FROM sqlite_master').get();
-      const result = await this.snapshots.run(scope, fn);
-      failed = false;
-      return result;
-    } finally {
-      this.snapshotEnded(scope);
-      try {
-        if (db.inTransaction) db.exec(failed ? 'ROLLBACK' : 'COMMIT');
-      } finally {
-        db.close();
-      }
+    if (this.reader !== this.writer) {
+      const db = this.openReader();
+      return this.runSnapshot(
+        { db, statements: new Map(), ended: false },
+        fn,
+        // BEGIN alone reads nothing: the first read decides which commits the transaction sees.
+        () => db.prepare('SELECT count(*) FROM sqlite_master').get(),
+        () => db.close(),
+      );
     }
+    // `:memory:` has one connection, which writes too: the snapshot holds the write lock, so the
+    // process's writes wait until it ends (no other process can open that database).
+    await this.acquire();
+    const db = this.writer;
+    return this.runSnapshot(
+      { db, statements: this.writerStatements, ended: false },
+      fn,
+      () => db.pragma('query_only = ON'),
+      () => {
+        try {
+          db.pragma('query_only = OFF');
+        } finally {
+          this.release();
+        }
+      },
+    );
   }
 
-  /**
-   * `:memory:` has one connection, which writes too: the snapshot holds the write lock, so the
-   * process's writes wait until it ends (no other process can open that database).
-   */
-  private async snapshotInMemory<T>(fn: () => Promise<T>): Promise<T> {
-    await this.acquire();
-    const scope: SnapshotScope = { db: this.writer, statements: this.writerStatements, ended: false };
+  /** `fn` in a read transaction on `scope.db`: `begun` runs after BEGIN, `ended` once it ended (always). */
+  private async runSnapshot<T>(
+    scope: SnapshotScope,
+    fn: () => Promise<T>,
+    begun: () => void,
+    ended: () => void,
+  ): Promise<T> {
     this.openSnapshots++;
     let failed = true;
     try {
-      this.writer.exec('BEGIN');
-      this.writer.pragma('query_only = ON');
+      scope.db.exec('BEGIN');
+      begun();
       const result = await this.snapshots.run(scope, fn);
       failed = false;
       return result;
     } finally {
       this.snapshotEnded(scope);
       try {
-        this.writer.pragma('query_only = OFF');
-        if (this.writer.inTransaction) this.writer.exec(failed ? 'ROLLBACK' : 'COMMIT');
+        if (scope.db.inTransaction) scope.db.exec(failed ? 'ROLLBACK' : 'COMMIT');
       } finally {
-        this.release();
+        ended();
       }
     }
   }

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_PREPARED, PostgresDriver } from '../src/storage/postgres/driver.ts';
+import { MAX_PREPARED, PostgresDriver, WRITE_LANES, writeLane } from '../src/storage/postgres/driver.ts';
 import { MAX_GROUP_WRITES } from '../src/storage/postgres/write-groups.ts';
 import { POSTGRES_TEST_BASE, postgresAnswers } from './helpers/postgres.ts';
 import { freshSchema } from './helpers/service.ts';
@@ -289,6 +289,95 @@ describe.skipIf(!reachable)('the PostgreSQL driver', () => {
         ...Array.from({ length: 5 }, (_, i) => `r${i}`),
         ...Array.from({ length: 5 }, (_, i) => `s${i}`),
       ]);
+    });
+  });
+
+  describe('write lanes', () => {
+    const read = (id: string) => ({ sql: 'SELECT * FROM "L" WHERE "objectId" = $1', params: [id] });
+    const increment = (id: string) => ({
+      sql: 'UPDATE "L" SET "n" = "n" + $2 WHERE "L"."objectId" = $1 RETURNING *',
+      params: [id, 1],
+    });
+    const newReadList = (id: string) => ({
+      sql: 'UPDATE "L" SET "_rperm" = $2 WHERE "L"."objectId" = $1 RETURNING *',
+      params: [id, ['*']],
+    });
+    /** Ids whose updates go to lane 0 and to lane 1. */
+    const ids = Array.from({ length: 50 }, (_, i) => `row${i}`);
+    const inLane = (lane: number) => ids.filter((id) => writeLane(read(id), increment(id)) === lane);
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    beforeEach(async () => {
+      await other.query(
+        'DROP TABLE IF EXISTS "L"; CREATE TABLE "L" ("objectId" text PRIMARY KEY, "n" integer, "_rperm" text[])',
+      );
+      await other.query(`INSERT INTO "L" SELECT 'row' || i, 0, NULL FROM generate_series(0, 49) i`);
+    });
+
+    it('sends an update by id to the lane of its row, and every other write to lane 0', () => {
+      expect(WRITE_LANES).toBe(2);
+      expect(inLane(0).length).toBeGreaterThan(5);
+      expect(inLane(1).length).toBeGreaterThan(5);
+      for (const id of ids) {
+        // A change of the read list, a read that is not by id, a delete: lane 0.
+        expect(writeLane(read(id), newReadList(id))).toBe(0);
+        expect(writeLane({ sql: 'SELECT * FROM "L" WHERE "n" = $1', params: [1] }, increment(id))).toBe(0);
+        expect(
+          writeLane(read(id), { sql: 'DELETE FROM "L" WHERE "objectId" = $1 RETURNING *', params: [id] }),
+        ).toBe(0);
+      }
+    });
+
+    it('goes on with the other lane while a row of one lane waits for a lock', async () => {
+      await open(4);
+      const [held] = inLane(0);
+      const [free] = inLane(1);
+      const locker = await other.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`SELECT * FROM "L" WHERE "objectId" = $1 FOR UPDATE`, [held]);
+        const waiting = driver.readThenWrite(read(held!), increment(held!));
+        await sleep(100);
+        const other = await Promise.race([
+          driver.readThenWrite(read(free!), increment(free!)),
+          sleep(10_000).then(() => 'still waiting'),
+        ]);
+        expect(other).toEqual({
+          read: [{ objectId: free, n: 0, _rperm: null }],
+          written: [{ objectId: free, n: 1, _rperm: null }],
+        });
+        await locker.query('COMMIT');
+        expect((await waiting).written).toEqual([{ objectId: held, n: 1, _rperm: null }]);
+      } finally {
+        await locker.query('ROLLBACK').catch(() => undefined);
+        locker.release();
+      }
+    });
+
+    it('keeps a change of the read list in lane 0, behind the writes of that lane', async () => {
+      await open(4);
+      const [held] = inLane(0);
+      const [lane1Row] = inLane(1);
+      const locker = await other.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`SELECT * FROM "L" WHERE "objectId" = $1 FOR UPDATE`, [held]);
+        const waiting = driver.readThenWrite(read(held!), increment(held!));
+        await sleep(100);
+        let changed = false;
+        const change = driver.readThenWrite(read(lane1Row!), newReadList(lane1Row!)).then((rows) => {
+          changed = true;
+          return rows;
+        });
+        await sleep(300);
+        expect(changed).toBe(false);
+        await locker.query('COMMIT');
+        expect((await waiting).written).toEqual([{ objectId: held, n: 1, _rperm: null }]);
+        expect((await change).written).toEqual([{ objectId: lane1Row, n: 0, _rperm: ['*'] }]);
+      } finally {
+        await locker.query('ROLLBACK').catch(() => undefined);
+        locker.release();
+      }
     });
   });
 

@@ -129,6 +129,33 @@ const fromServer = (err: unknown): boolean => err instanceof pg.DatabaseError ||
  */
 const STALE_PLAN = '0A000';
 
+/**
+ * Lanes of group commits. Lane 0 takes every write but one kind: an update by id that leaves the
+ * read list alone, which goes to the lane of its row. A group's statements run one after another
+ * on one connection, and an update's share of PostgreSQL's work (a new row version, every index,
+ * the GIN lists) made that one connection the limit: two lanes use two server processes.
+ *
+ * Two lanes never lock one class row for such updates (a row has one lane), and inserts, deletes
+ * and read-list changes stay in lane 0 because they also update the shared `_ACL_COUNT` rows,
+ * which two lanes could lock in opposite orders. A deadlock that is still possible (lane 0 changing
+ * a row's read list while another lane updates the same rows in another order) is ended by the
+ * server after `deadlock_timeout`, and that group's writes then run again alone.
+ */
+export const WRITE_LANES = 2;
+
+/** The store's read of a row by id (`SELECT * FROM "T" WHERE "objectId" = $1`): the table's name. */
+const BY_ID_READ = /^SELECT \* FROM ("[^"]+") WHERE "objectId" = \$1$/;
+
+/** The lane of a read-then-write (see WRITE_LANES). */
+export function writeLane(read: Statement, write: Statement): number {
+  if (read.params.length !== 1 || !BY_ID_READ.test(read.sql)) return 0;
+  if (!write.sql.startsWith('UPDATE ') || write.sql.includes('"_rperm" =')) return 0;
+  const id = String(read.params[0]);
+  let hash = 0;
+  for (let i = 0; i < id.length; i++) hash = (Math.imul(hash, 31) + id.charCodeAt(i)) | 0;
+  return (hash >>> 0) % WRITE_LANES;
+}
+
 /** The column that tells the read row from the written one in `readThenWriteStatement`'s answer. */
 const SIDE = 'bds_side';
 
@@ -178,7 +205,8 @@ export class PostgresDriver implements SqlDriver {
   private readonly pool: pg.Pool;
   private readonly tx = new AsyncLocalStorage<TxScope>();
   private readonly rollbackListeners: Array<() => Promise<void>> = [];
-  private readonly groups: WriteGroups;
+  /** Group commits, one per lane (WRITE_LANES); lane 0 takes every write but updates by id. */
+  private readonly lanes: WriteGroups[];
   private closed = false;
   /**
    * Prepared statements: each statement text gets a name, so each connection has the server parse
@@ -195,12 +223,16 @@ export class PostgresDriver implements SqlDriver {
     // An idle client's connection dropped by the server: the pool removes it; nothing to do here.
     this.pool.on('error', () => undefined);
     this.pool.on('connect', (client) => this.clientGenerations.set(client, this.generation));
-    this.groups = new WriteGroups({
-      checkout: () => this.checkout(),
-      leavesTransactionIntact: (err) => err instanceof DuplicateRow,
-      fromServer,
-      runTogether: (client, sql, params) => this.insertRows(client, sql, params),
-    });
+    this.lanes = Array.from(
+      { length: WRITE_LANES },
+      () =>
+        new WriteGroups({
+          checkout: () => this.checkout(),
+          leavesTransactionIntact: (err) => err instanceof DuplicateRow,
+          fromServer,
+          runTogether: (client, sql, params) => this.insertRows(client, sql, params),
+        }),
+    );
   }
 
   /** A connection of the pool, without prepared statements from before the last schema change. */
@@ -332,7 +364,7 @@ export class PostgresDriver implements SqlDriver {
     if (scope) return this.writeOn(scope.client, sql, params);
     // Refused here rather than in the group, whose transaction a refusal would end.
     checkParams(params);
-    return this.groups.submit(
+    return this.lanes[0]!.submit(
       (client) => this.writeOn(client, sql, params),
       () => this.pooled(sql, params),
       this.rowsInsert(sql) ? { key: sql, params } : undefined,
@@ -415,7 +447,8 @@ export class PostgresDriver implements SqlDriver {
     if (scope?.readOnly) throw new SnapshotWriteError();
     if (scope) return this.transaction(() => both(scope.client));
     checkParams(statement.params);
-    return this.groups.submit(both, () => this.transaction(() => both(this.scope()!.client)));
+    const lane = this.lanes[writeLane(read, write)]!;
+    return lane.submit(both, () => this.transaction(() => both(this.scope()!.client)));
   }
 
   async exec(sql: string): Promise<void> {
@@ -564,7 +597,7 @@ export class PostgresDriver implements SqlDriver {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.groups.drain();
+    await Promise.all(this.lanes.map((lane) => lane.drain()));
     await this.pool.end();
   }
 }

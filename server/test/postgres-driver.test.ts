@@ -328,56 +328,59 @@ describe.skipIf(!reachable)('the PostgreSQL driver', () => {
       }
     });
 
-    it('goes on with the other lane while a row of one lane waits for a lock', async () => {
-      await open(4);
-      const [held] = inLane(0);
-      const [free] = inLane(1);
+    /**
+     * Runs `fn` while another connection locks row `held` and an increment of it waits in its
+     * lane; then releases the lock and answers what the increment wrote.
+     */
+    async function whileRowLocked(held: string, fn: () => Promise<void>) {
       const locker = await other.connect();
       try {
         await locker.query('BEGIN');
-        await locker.query(`SELECT * FROM "L" WHERE "objectId" = $1 FOR UPDATE`, [held]);
-        const waiting = driver.readThenWrite(read(held!), increment(held!));
+        await locker.query('SELECT * FROM "L" WHERE "objectId" = $1 FOR UPDATE', [held]);
+        const waiting = driver.readThenWrite(read(held), increment(held));
         await sleep(100);
-        const other = await Promise.race([
-          driver.readThenWrite(read(free!), increment(free!)),
-          sleep(10_000).then(() => 'still waiting'),
-        ]);
-        expect(other).toEqual({
-          read: [{ objectId: free, n: 0, _rperm: null }],
-          written: [{ objectId: free, n: 1, _rperm: null }],
-        });
+        await fn();
         await locker.query('COMMIT');
-        expect((await waiting).written).toEqual([{ objectId: held, n: 1, _rperm: null }]);
+        return (await waiting).written;
       } finally {
         await locker.query('ROLLBACK').catch(() => undefined);
         locker.release();
       }
+    }
+
+    it('goes on with the other lane while a row of one lane waits for a lock', async () => {
+      await open(4);
+      const held = inLane(0)[0]!;
+      const free = inLane(1)[0]!;
+      const written = await whileRowLocked(held, async () => {
+        const answered = await Promise.race([
+          driver.readThenWrite(read(free), increment(free)),
+          sleep(10_000).then(() => 'still waiting'),
+        ]);
+        expect(answered).toEqual({
+          read: [{ objectId: free, n: 0, _rperm: null }],
+          written: [{ objectId: free, n: 1, _rperm: null }],
+        });
+      });
+      expect(written).toEqual([{ objectId: held, n: 1, _rperm: null }]);
     });
 
     it('keeps a change of the read list in lane 0, behind the writes of that lane', async () => {
       await open(4);
-      const [held] = inLane(0);
-      const [lane1Row] = inLane(1);
-      const locker = await other.connect();
-      try {
-        await locker.query('BEGIN');
-        await locker.query(`SELECT * FROM "L" WHERE "objectId" = $1 FOR UPDATE`, [held]);
-        const waiting = driver.readThenWrite(read(held!), increment(held!));
-        await sleep(100);
-        let changed = false;
-        const change = driver.readThenWrite(read(lane1Row!), newReadList(lane1Row!)).then((rows) => {
+      const held = inLane(0)[0]!;
+      const lane1Row = inLane(1)[0]!;
+      let changed = false;
+      let change!: Promise<{ written: unknown[] }>;
+      const written = await whileRowLocked(held, async () => {
+        change = driver.readThenWrite(read(lane1Row), newReadList(lane1Row)).then((rows) => {
           changed = true;
           return rows;
         });
         await sleep(300);
         expect(changed).toBe(false);
-        await locker.query('COMMIT');
-        expect((await waiting).written).toEqual([{ objectId: held, n: 1, _rperm: null }]);
-        expect((await change).written).toEqual([{ objectId: lane1Row, n: 0, _rperm: ['*'] }]);
-      } finally {
-        await locker.query('ROLLBACK').catch(() => undefined);
-        locker.release();
-      }
+      });
+      expect(written).toEqual([{ objectId: held, n: 1, _rperm: null }]);
+      expect((await change).written).toEqual([{ objectId: lane1Row, n: 0, _rperm: ['*'] }]);
     });
   });
 

@@ -22,6 +22,9 @@ export function classNotFound(className: string): BdsError {
   return new BdsError(ErrorCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
 }
 
+/** The order in which classes are listed (GET /schemas, the export). */
+export const byClassName = (a: ClassSchema, b: ClassSchema): number => a.className.localeCompare(b.className);
+
 export function checkClassName(className: string): void {
   const problem = classNameProblem(className);
   if (problem) {
@@ -60,7 +63,7 @@ export class SchemaRegistry {
   readonly lookup = (className: string): ClassSchema | undefined => this.cache.get(className);
 
   all(): ClassSchema[] {
-    return [...this.cache.values()].sort((a, b) => a.className.localeCompare(b.className));
+    return [...this.cache.values()].sort(byClassName);
   }
 
   /** After the pipeline stored a class's schema: the cache holds it too. */

@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import { MATCH_ALL, type QueryNode } from '../../kernel/query.ts';
 import type { Row } from '../../kernel/records.ts';
 import { type ClassSchema, USER_INTERNAL_COLUMNS } from '../../kernel/schema.ts';
+import { byClassName } from '../../schema/registry.ts';
 import type { RelationMember, SchemaLookup } from '../../storage/adapter.ts';
 import type { Data } from '../data.ts';
 import {
@@ -75,9 +76,9 @@ export async function exportApp(
       const config = await store.getConfig();
       await write({ type: 'config', params: config.params, masterKeyOnly: config.masterKeyOnly });
 
-      // The classes as stored in the snapshot (not the registry, which may be older or newer), sorted
-      // by name as the registry sorts them, so two exports of the same app are the same file.
-      const classes = (await store.loadSchemas()).sort((a, b) => a.className.localeCompare(b.className));
+      // The classes as stored in the snapshot (not the registry, which may be older or newer), in
+      // the registry's order, so two exports of the same app are the same file.
+      const classes = (await store.loadSchemas()).sort(byClassName);
       const byName = new Map(classes.map((schema) => [schema.className, schema]));
       const lookup: SchemaLookup = (className) => byName.get(className);
       for (const schema of classes) {

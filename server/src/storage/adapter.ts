@@ -153,7 +153,8 @@ export interface StorageAdapter {
   rolesContain(roleIds: string[], targetRoleId: string): Promise<boolean>;
   /**
    * Brings the store's own bookkeeping for a class made by an earlier version up to date (its
-   * ACL counts); a no-op for a current class. Part of the start-up migrations.
+   * ACL counts, its native geometry columns); a no-op for a current class. Part of the start-up
+   * migrations.
    */
   upgradeClass(schema: ClassSchema): Promise<void>;
   /** Creates a unique index on one column when it does not exist yet. */

@@ -1,6 +1,6 @@
 import type { FieldType } from '../../kernel/schema.ts';
-import type { Dialect, JsonType } from '../sql/dialect.ts';
-import { sqlIdentifier } from '../sql/names.ts';
+import type { Dialect, GeoBox, GeoFieldType, JsonType, NativeGeo } from '../sql/dialect.ts';
+import { indexName, sqlIdentifier, tableName } from '../sql/names.ts';
 
 const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
@@ -30,13 +30,66 @@ const at = (column: string, keys: readonly string[]) =>
 const COUNT_KEY = quote('rperm');
 
 /**
+ * The native geometry of each geo field type: PostgreSQL's type, the function of functions.ts that
+ * computes it from the field's JSON, and what its GiST index holds. A polygon is indexed by its
+ * bounding box (`box(polygon)`, box_ops) rather than by poly_ops: `polygon && polygon` rechecks
+ * each candidate with PostgreSQL's own overlap test, whose fuzzy comparisons (1e-6) and winding
+ * rule are not those of the ray casting in query/geo.ts, while `box && box` is the bounding-box
+ * test that ray casting provably implies.
+ */
+const NATIVE_GEO: Record<
+  GeoFieldType,
+  { type: string; compute: string; indexed: (column: string) => string }
+> = {
+  GeoPoint: { type: 'point', compute: 'bds_geo_point', indexed: (column) => column },
+  Polygon: { type: 'polygon', compute: 'bds_geo_polygon', indexed: (column) => `box(${column})` },
+};
+
+/**
+ * The native column of a field: its type, a colon, the field (`point:location`). Field names hold
+ * no colon, and the type comes first so that a name shortened to 63 bytes keeps it.
+ */
+const nativeColumn = (field: string, type: GeoFieldType) =>
+  sqlIdentifier(`${NATIVE_GEO[type].type}:${field}`);
+
+/** A box of bound numbers; `box()` puts its corners in order. */
+const boxOf = (box: GeoBox, param: (value: number) => string) =>
+  `box(point(${param(box.west)}, ${param(box.south)}), point(${param(box.east)}, ${param(box.north)}))`;
+
+/**
+ * STORED generated columns of type point (x longitude, y latitude) and polygon (vertices as
+ * (longitude, latitude)), GiST-indexed. A point's coordinates are exactly the numbers of its JSON.
+ */
+const nativeGeo: NativeGeo = {
+  column: nativeColumn,
+  addColumn: (className, field, type) => {
+    const { type: sqlType, compute, indexed } = NATIVE_GEO[type];
+    const table = quote(tableName(className));
+    const column = quote(nativeColumn(field, type));
+    return (
+      `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${column} ${sqlType} GENERATED ALWAYS AS (${compute}(${quote(field)})) STORED;` +
+      `CREATE INDEX IF NOT EXISTS ${quote(indexName(className, nativeColumn(field, type)))} ON ${table} USING gist (${indexed(column)});`
+    );
+  },
+  dropColumn: (className, field, type) =>
+    `ALTER TABLE ${quote(tableName(className))} DROP COLUMN IF EXISTS ${quote(nativeColumn(field, type))};`,
+  coordinates: (column) => ({ latitude: `(${column})[1]`, longitude: `(${column})[0]` }),
+  pointInBoxes: (column, boxes, param) => {
+    const tests = boxes.map((box) => `${column} <@ ${boxOf(box, param)}`);
+    return tests.length === 1 ? tests[0]! : `(${tests.join(' OR ')})`;
+  },
+  polygonMeetsBox: (column, box, param) => `box(${column}) && ${boxOf(box, param)}`,
+};
+
+/**
  * PostgreSQL. Typed columns: Number is double precision, Boolean boolean, Vector bytea, the ACL
  * lists text[] (GIN-indexed; `principalsContain` is `&&`). Object, Array, GeoPoint, Polygon and
  * File are their JSON text as the service wrote it, read and rebuilt as `json` (which keeps the
  * order of keys, as SQLite does; the where compiler and the in-memory matcher compare JSON by its
- * text). The rest is text. A scalar read from JSON is text (JSON null is SQL NULL), compared with
- * typed parameters through the operators of postgres/functions.ts. Placeholders are `$n`, typed
- * for numbers and booleans.
+ * text); a top-level GeoPoint or Polygon field also has a native point or polygon column beside
+ * it (`nativeGeo`) that geo queries use. The rest is text. A scalar read from JSON is text (JSON
+ * null is SQL NULL), compared with typed parameters through the operators of
+ * postgres/functions.ts. Placeholders are `$n`, typed for numbers and booleans.
  */
 export const postgresDialect: Dialect = {
   name: 'postgres',
@@ -92,6 +145,7 @@ export const postgresDialect: Dialect = {
   pointInPolygon: (latitude, longitude, polygon) =>
     `bds_point_in_polygon((${latitude})::float8, (${longitude})::float8, (${polygon})::jsonb)`,
   polygonContainsPoint: (column, lat, lng) => `bds_point_in_polygon(${lat}, ${lng}, (${column})::jsonb)`,
+  nativeGeo,
 
   // Each returns json, stored into a text column as its text (an assignment cast).
   arrayAppend: (current, param) => `bds_array_append(${json(current)}, ${json(param)})`,

@@ -122,6 +122,28 @@ END $$;
 `;
 
 /**
+ * The native geometry of a GeoPoint or Polygon column (see `nativeGeo` in dialect.ts), computed
+ * from its JSON text by the STORED generated columns: a point (longitude, latitude) and a polygon
+ * of (longitude, latitude) vertices. Each coordinate is read from the digits of its JSON number,
+ * so it is the very number the service wrote. A value of another shape has none (NULL), never an
+ * error that would refuse the row. Text of JSON, and not jsonb: jsonb would read numbers as numeric.
+ */
+const GEOMETRY = `
+CREATE OR REPLACE FUNCTION bds_geo_point(value text) RETURNS point
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN json_typeof(value::json -> 'latitude') = 'number' AND json_typeof(value::json -> 'longitude') = 'number'
+    THEN point((value::json ->> 'longitude')::double precision, (value::json ->> 'latitude')::double precision) END
+$$;
+CREATE OR REPLACE FUNCTION bds_geo_polygon(coordinates text) RETURNS polygon
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ('(' || string_agg('(' || (v ->> 1) || ',' || (v ->> 0) || ')', ',' ORDER BY o) || ')')::polygon
+  FROM json_array_elements(CASE WHEN json_typeof(coordinates::json) = 'array' THEN coordinates::json END) WITH ORDINALITY AS e(v, o)
+  HAVING bool_and(CASE WHEN json_typeof(v) = 'array'
+    THEN json_array_length(v) = 2 AND json_typeof(v -> 0) = 'number' AND json_typeof(v -> 1) = 'number' ELSE false END)
+$$;
+`;
+
+/**
  * `$regex` by PostgreSQL's own engine (`~`), its flags translated: RE2's default (`.` and
  * `[^x]` stop at a newline, `^`/`$` at the ends) is PostgreSQL's `p`; `s` lets `.` match
  * newlines; `m` makes `^`/`$` match at lines (`n`, or `w` with `s`); `i` ignores case.
@@ -301,5 +323,7 @@ $$;
 
 /** Everything above, as one script (safe to run again; run under the schema lock). */
 export function functionsSql(): string {
-  return NUM + operators() + INSTANT + JSON_FUNCTIONS + DISTANCE + POLYGON + REGEXP + VECTOR + ACL_COUNT;
+  return (
+    NUM + operators() + INSTANT + JSON_FUNCTIONS + DISTANCE + POLYGON + GEOMETRY + REGEXP + VECTOR + ACL_COUNT
+  );
 }

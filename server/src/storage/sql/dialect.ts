@@ -14,6 +14,39 @@ export class Params {
   }
 }
 
+/** A rectangle of latitudes and longitudes in degrees, edges included; a bound may be infinite. */
+export interface GeoBox {
+  south: number;
+  west: number;
+  north: number;
+  east: number;
+}
+
+/** The field types whose columns have native geometry beside them (see NativeGeo). */
+export type GeoFieldType = 'GeoPoint' | 'Polygon';
+
+/**
+ * The engine's own geometry kept beside the JSON column of a top-level GeoPoint or Polygon field:
+ * a column the engine computes from the JSON column (never written by the store, never decoded as
+ * a field), with an index that answers box tests. The JSON column stays the field's value; geo
+ * queries on the field read the point from the native column and put an index-usable box test
+ * (a superset of the exact condition) before the exact one.
+ */
+export interface NativeGeo {
+  /** The native column of a field; no field can have its name. */
+  column(field: string, type: GeoFieldType): string;
+  /** DDL adding the native column and its index to the class table when missing (the field's column exists). */
+  addColumn(className: string, field: string, type: GeoFieldType): string;
+  /** DDL dropping the native column (and so its index), run before the field's own column is dropped. */
+  dropColumn(className: string, field: string, type: GeoFieldType): string;
+  /** Latitude and longitude (as numbers) of a native point column, quoted with its table. */
+  coordinates(column: string): { latitude: string; longitude: string };
+  /** True when the native point lies in one of the boxes; the index serves it. */
+  pointInBoxes(column: string, boxes: readonly GeoBox[], param: (value: number) => string): string;
+  /** True when the bounding box of the native polygon meets the box; the index serves it. */
+  polygonMeetsBox(column: string, box: GeoBox, param: (value: number) => string): string;
+}
+
 /**
  * Everything that differs between SQL engines. The store and the where compiler are written
  * against this interface only; a new engine is one more implementation of it.
@@ -63,6 +96,8 @@ export interface Dialect {
   /** 1 when the point (its latitude and longitude expressions) lies in the polygon, else 0. */
   pointInPolygon(latitude: string, longitude: string, polygonParam: string): string;
   polygonContainsPoint(column: string, latParam: string, lngParam: string): string;
+  /** Native geometry beside GeoPoint and Polygon columns; absent: geo queries read the JSON only. */
+  readonly nativeGeo?: NativeGeo;
 
   /** Update expressions: each returns the new value of a JSON array from `current`. */
   arrayAppend(current: string, jsonArrayParam: string): string;

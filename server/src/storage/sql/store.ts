@@ -18,7 +18,7 @@ import type {
   UpdateSpec,
 } from '../adapter.ts';
 import { SqlAggregates } from './aggregate.ts';
-import { Params } from './dialect.ts';
+import { type GeoFieldType, Params } from './dialect.ts';
 import type { SqlDriver, SqlRow } from './driver.ts';
 import { SqlFileBlobs } from './files.ts';
 import { indexName, joinTableName, sqlIdentifier, tableName } from './names.ts';
@@ -101,10 +101,12 @@ export class SqlStore implements StorageAdapter {
   }
 
   /**
-   * The ACL count triggers of a class, and its counts recomputed from its rows (a class made before
-   * the counts existed); a no-op for a class that has them. Part of the start-up migrations.
+   * The native geometry columns of a class (made before the dialect kept them), its ACL count
+   * triggers, and its counts recomputed from its rows (a class made before the counts existed);
+   * a no-op for a class that has them. Part of the start-up migrations.
    */
   async upgradeClass(schema: ClassSchema): Promise<void> {
+    await this.addMissingNativeGeo(schema);
     const table = tableName(schema.className);
     const p = this.params();
     const triggers = await this.driver.all(this.dialect.tableTriggers(p.add(table)), p.values);
@@ -124,6 +126,45 @@ export class SqlStore implements StorageAdapter {
         i.values,
       );
     });
+  }
+
+  /**
+   * The native geometry columns of a class whose table was made before the dialect kept them (see
+   * NativeGeo); a no-op when it has them. Added under the schema lock, for the fields the class has
+   * then (another instance may have changed it meanwhile).
+   */
+  private async addMissingNativeGeo(schema: ClassSchema): Promise<void> {
+    const geo = this.dialect.nativeGeo;
+    if (!geo || !Object.values(schema.fields).some((def) => geoFieldType(def))) return;
+    const missingDdl = async (current: ClassSchema) => {
+      const p = this.params();
+      const columns = await this.driver.all(
+        this.dialect.tableColumns(p.add(tableName(current.className))),
+        p.values,
+      );
+      const have = new Set(columns.map((r) => String(r.name)));
+      let ddl = '';
+      for (const [name, def] of Object.entries(current.fields)) {
+        const type = geoFieldType(def);
+        if (type && !have.has(geo.column(name, type))) ddl += geo.addColumn(current.className, name, type);
+      }
+      return ddl;
+    };
+    if (!(await missingDdl(schema))) return;
+    await this.driver.transaction(async () => {
+      await this.schemaLock();
+      const current = this.dialect.schemaLock ? await this.lockedSchema(schema.className) : schema;
+      const ddl = current && (await missingDdl(current));
+      if (ddl) await this.driver.exec(ddl);
+    });
+  }
+
+  /** DDL adding (or dropping) the dialect's native geometry beside a field; '' where it keeps none. */
+  private nativeGeoDdl(className: string, name: string, def: FieldDef, change: 'add' | 'drop'): string {
+    const geo = this.dialect.nativeGeo;
+    const type = geoFieldType(def);
+    if (!geo || !type) return '';
+    return change === 'add' ? geo.addColumn(className, name, type) : geo.dropColumn(className, name, type);
   }
 
   tablesChangedElsewhere(): void {
@@ -203,7 +244,10 @@ export class SqlStore implements StorageAdapter {
     for (const [name, def] of Object.entries(schema.fields)) {
       if (name in SYSTEM_FIELD_NAMES) continue;
       if (def.type === 'Relation') ddl += this.joinTableDdl(schema.className, name);
-      else columns.push(this.columnDefinition(name, def));
+      else {
+        columns.push(this.columnDefinition(name, def));
+        ddl += this.nativeGeoDdl(schema.className, name, def, 'add');
+      }
     }
     ddl =
       `CREATE TABLE ${t} (${columns.join(', ')});` +
@@ -282,11 +326,18 @@ export class SqlStore implements StorageAdapter {
     for (const [name, def] of change.deleteFields) {
       if (def.type === 'Relation')
         ddl += `DROP TABLE IF EXISTS ${this.q(joinTableName(schema.className, name))};`;
-      else ddl += `ALTER TABLE ${t} DROP COLUMN ${this.q(name)};`;
+      else {
+        // First: the engine refuses to drop a column that a generated column is computed from.
+        ddl += this.nativeGeoDdl(schema.className, name, def, 'drop');
+        ddl += `ALTER TABLE ${t} DROP COLUMN ${this.q(name)};`;
+      }
     }
     for (const [name, def] of change.addFields) {
       if (def.type === 'Relation') ddl += this.joinTableDdl(schema.className, name);
-      else ddl += this.addColumn(t, this.columnDefinition(name, def));
+      else {
+        ddl += this.addColumn(t, this.columnDefinition(name, def));
+        ddl += this.nativeGeoDdl(schema.className, name, def, 'add');
+      }
     }
     for (const [name, keys] of change.addIndexes) ddl += this.indexDdl(schema.className, name, keys);
     return ddl;
@@ -906,6 +957,10 @@ export class SqlStore implements StorageAdapter {
 }
 
 const SYSTEM_FIELD_NAMES = { objectId: 1, createdAt: 1, updatedAt: 1, ACL: 1 };
+
+/** The geo type of a field whose column may have native geometry beside it, else undefined. */
+const geoFieldType = (def: FieldDef): GeoFieldType | undefined =>
+  def.type === 'GeoPoint' || def.type === 'Polygon' ? def.type : undefined;
 
 /** Internal column names are fixed by the service, never taken from a request; checked anyway. */
 function checkColumnName(name: string): void {

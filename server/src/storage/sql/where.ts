@@ -19,7 +19,14 @@ import {
   stripGeoType,
 } from '../../query/fields.ts';
 import type { SchemaLookup } from '../adapter.ts';
-import { type Dialect, type JsonType, Params } from './dialect.ts';
+import {
+  type Dialect,
+  type GeoBox,
+  type GeoFieldType,
+  type JsonType,
+  type NativeGeo,
+  Params,
+} from './dialect.ts';
 import { joinTableName, tableName } from './names.ts';
 
 const SQL_COMPARE = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
@@ -155,42 +162,46 @@ export class WhereCompiler {
         // The ORDER BY repeats the expression with its own parameters, added when the order is built.
         if (this.subqueryLevel === 0) this.nearOrder ??= { ...point, point: node.point };
         if (node.maxDistance === undefined) return `${point.sql} IS NOT NULL`;
+        const prefilter = this.pointPrefilter(point, capBoxes(node.point, node.maxDistance));
         const distance = this.dialect.geoDistance(
           point.latitude,
           point.longitude,
           this.params.add(node.point.latitude),
           this.params.add(node.point.longitude),
         );
-        return `${distance} <= ${this.params.add(node.maxDistance)}`;
+        return `${prefilter}${distance} <= ${this.params.add(node.maxDistance)}`;
       }
       case 'withinBox': {
         const point = this.geoPoint(schema, alias, node.path);
         if (!point) return FALSE;
         const { latitude: lat, longitude: lng } = point;
         const { southwest: sw, northeast: ne } = node;
+        const prefilter = this.pointPrefilter(point, withinBoxBoxes(sw, ne));
         const latSql = `${lat} BETWEEN ${this.params.add(sw.latitude)} AND ${this.params.add(ne.latitude)}`;
         const lngSql =
           sw.longitude <= ne.longitude
             ? `${lng} BETWEEN ${this.params.add(sw.longitude)} AND ${this.params.add(ne.longitude)}`
             : `(${lng} >= ${this.params.add(sw.longitude)} OR ${lng} <= ${this.params.add(ne.longitude)})`;
-        return `${latSql} AND ${lngSql}`;
+        return `${prefilter}${latSql} AND ${lngSql}`;
       }
       case 'withinPolygon': {
         const point = this.geoPoint(schema, alias, node.path);
         if (!point) return FALSE;
+        const prefilter = this.pointPrefilter(point, [boundsOf(node.polygon)]);
         const vertices = node.polygon.map((p) => [p.latitude, p.longitude]);
-        return `${this.dialect.pointInPolygon(point.latitude, point.longitude, this.params.add(JSON.stringify(vertices)))} = 1`;
+        return `${prefilter}${this.dialect.pointInPolygon(point.latitude, point.longitude, this.params.add(JSON.stringify(vertices)))} = 1`;
       }
       case 'withinCenterSphere': {
         const point = this.geoPoint(schema, alias, node.path);
         if (!point) return FALSE;
+        const prefilter = this.pointPrefilter(point, capBoxes(node.center, node.radius));
         const d = this.dialect.geoDistance(
           point.latitude,
           point.longitude,
           this.params.add(node.center.latitude),
           this.params.add(node.center.longitude),
         );
-        return `${d} <= ${this.params.add(node.radius)}`;
+        return `${prefilter}${d} <= ${this.params.add(node.radius)}`;
       }
       case 'acl':
         return this.acl(alias, node.access, node.principals);
@@ -198,7 +209,12 @@ export class WhereCompiler {
         const op = this.operand(schema, alias, node.path);
         if (op.missing) return FALSE;
         checkPolygonField(op.def);
-        return `${this.dialect.polygonContainsPoint(op.sql, this.params.add(node.point.latitude), this.params.add(node.point.longitude))} = 1`;
+        // Ray casting finds a point inside only within the polygon's bounding box (see boundsOf).
+        const native = this.nativeGeo(op, alias, 'Polygon');
+        const prefilter = native
+          ? `${native.geo.polygonMeetsBox(native.column, boundsOf([node.point]), (v) => this.params.add(v))} AND `
+          : '';
+        return `${prefilter}${this.dialect.polygonContainsPoint(op.sql, this.params.add(node.point.latitude), this.params.add(node.point.longitude))} = 1`;
       }
     }
   }
@@ -270,15 +286,17 @@ export class WhereCompiler {
     return { field, column, keys, sql, def, missing: false, dates };
   }
 
-  /** The latitude and longitude a geo operator reads (NULL where there is no point), or none when the field is missing. */
-  private geoPoint(
-    schema: ClassSchema,
-    alias: string,
-    path: Path,
-  ): { latitude: string; longitude: string; sql: string } | undefined {
+  /**
+   * The latitude and longitude a geo operator reads (NULL where there is no point), or none when
+   * the field is missing: from the native point column of a top-level GeoPoint field where the
+   * dialect keeps one, else from the JSON.
+   */
+  private geoPoint(schema: ClassSchema, alias: string, path: Path): GeoOperand | undefined {
     const op = this.operand(schema, alias, path);
     checkGeoPointField(op.def, path);
     if (op.missing) return undefined;
+    const native = this.nativeGeo(op, alias, 'GeoPoint');
+    if (native) return { ...native.geo.coordinates(native.column), sql: op.sql, native };
     const coordinate = (name: string) => {
       const keys = [...op.keys, name];
       const value = this.dialect.jsonPath(op.column, keys);
@@ -287,6 +305,22 @@ export class WhereCompiler {
       return `CASE WHEN ${this.dialect.jsonTypeIn(this.dialect.jsonType(op.column, keys), ['number'])} THEN ${value} END`;
     };
     return { latitude: coordinate('latitude'), longitude: coordinate('longitude'), sql: op.sql };
+  }
+
+  /** The dialect's native column of a top-level field of `type` (none below an Object, or without native geometry). */
+  private nativeGeo(op: Operand, alias: string, type: GeoFieldType): NativeColumn | undefined {
+    const geo = this.dialect.nativeGeo;
+    if (!geo || op.keys.length > 0 || op.def?.type !== type) return undefined;
+    return { geo, column: `${alias}.${this.dialect.quote(geo.column(op.field, type))}` };
+  }
+
+  /**
+   * An index-usable test, followed by ` AND `, that holds for every point in one of `boxes` (a
+   * superset of the exact condition that follows it); '' on the JSON path or without boxes.
+   */
+  private pointPrefilter(point: GeoOperand, boxes: GeoBox[] | undefined): string {
+    if (!point.native || !boxes) return '';
+    return `${point.native.geo.pointInBoxes(point.native.column, boxes, (v) => this.params.add(v))} AND `;
   }
 
   /** The value at a key below an Object field. */
@@ -724,6 +758,100 @@ export class WhereCompiler {
     const present = columns.map((c) => ` AND ${c} IS NOT NULL`).join('');
     return `SELECT ${columns.join(', ')} FROM ${this.dialect.quote(tableName(inner.className))} AS ${alias} WHERE (${condition})${extra}${present}`;
   }
+}
+
+/** The coordinates a geo operator reads, and the native point column they come from (if so). */
+interface GeoOperand {
+  latitude: string;
+  longitude: string;
+  /** SQL of the stored value (NULL where the row has none). */
+  sql: string;
+  native?: NativeColumn;
+}
+
+/** A native geometry column (quoted, with its table) and the dialect's SQL for it. */
+interface NativeColumn {
+  geo: NativeGeo;
+  column: string;
+}
+
+/**
+ * The boxes of the prefilters below: every point the exact condition of a geo operator accepts
+ * lies in one of them. They are padded by GEO_PAD degrees on every side, far more than what the
+ * exact tests round by (below 1e-12 degrees for coordinates within ±180, in their few operations
+ * on numbers of that size) and far less than anything a query means (1e-9 degrees is about 0.1 mm).
+ */
+const GEO_PAD = 1e-9;
+
+const padded = (box: GeoBox): GeoBox => ({
+  south: box.south - GEO_PAD,
+  west: box.west - GEO_PAD,
+  north: box.north + GEO_PAD,
+  east: box.east + GEO_PAD,
+});
+
+/** `$within: {$box}`: its box, or two beside the antimeridian when it crosses it (as pointInBox reads it). */
+export function withinBoxBoxes(southwest: GeoPointValue, northeast: GeoPointValue): GeoBox[] {
+  const [south, north] = [southwest.latitude, northeast.latitude];
+  if (southwest.longitude <= northeast.longitude) {
+    return [padded({ south, west: southwest.longitude, north, east: northeast.longitude })];
+  }
+  return [
+    padded({ south, west: southwest.longitude, north, east: Infinity }),
+    padded({ south, west: -Infinity, north, east: northeast.longitude }),
+  ];
+}
+
+/**
+ * The bounding box of polygon vertices (or of one point). Ray casting (query/geo.ts) finds a point
+ * inside only within it: an edge it counts spans the point's latitude, so min <= latitude < max;
+ * east of every vertex no edge is counted, and west of every vertex each edge that spans the
+ * latitude is, and a closed ring has an even number of them. Each edge's crossing is computed
+ * within about 1e-13 degrees of the edge, which the padding covers.
+ */
+export function boundsOf(points: readonly GeoPointValue[]): GeoBox {
+  const latitudes = points.map((p) => p.latitude);
+  const longitudes = points.map((p) => p.longitude);
+  return padded({
+    south: Math.min(...latitudes),
+    west: Math.min(...longitudes),
+    north: Math.max(...latitudes),
+    east: Math.max(...longitudes),
+  });
+}
+
+/**
+ * Boxes holding every point within `radius` radians of `center` (the spherical cap that
+ * `$centerSphere` and `$nearSphere` with `$maxDistance` accept), or none when they would hold
+ * everything. Latitudes lie within the radius of the center's; unless the cap reaches a pole,
+ * longitudes lie within asin(sin r / cos latitude) of the center's, the meridian the cap touches,
+ * taken again 360 degrees east and west for a cap across the antimeridian.
+ */
+export function capBoxes(center: GeoPointValue, radius: number): GeoBox[] | undefined {
+  // Grown past the haversine's rounding (about 1e-15 radians below a quarter turn), and so past
+  // what the exact test may accept.
+  const r = radius + 1e-12 * (1 + radius);
+  // A cap of a quarter turn or more would keep most of the sphere (and the haversine rounds
+  // more as distances near a half turn): no prefilter.
+  if (!(r < Math.PI / 2)) return undefined;
+  const toDegrees = 180 / Math.PI;
+  const south = center.latitude - r * toDegrees;
+  const north = center.latitude + r * toDegrees;
+  const everyLongitude = [padded({ south, west: -Infinity, north, east: Infinity })];
+  if (south - GEO_PAD <= -90 || north + GEO_PAD >= 90) return everyLongitude;
+  // cos(latitude) as the sine of the distance to the pole, exact in relative terms near the pole.
+  const cosLatitude = Math.sin((90 - Math.abs(center.latitude)) / toDegrees);
+  // Enlarged past the rounding of the division; asin grows with it.
+  const sinHalfWidth = (Math.sin(r) / cosLatitude) * (1 + 1e-12);
+  if (!(sinHalfWidth < 1)) return everyLongitude;
+  const halfWidth = Math.asin(sinHalfWidth) * toDegrees;
+  const boxes: GeoBox[] = [];
+  for (const shift of [0, 360, -360]) {
+    const west = center.longitude - halfWidth + shift;
+    const east = center.longitude + halfWidth + shift;
+    if (west <= 180 && east >= -180) boxes.push(padded({ south, west, north, east }));
+  }
+  return boxes;
 }
 
 /** The types whose columns hold a JSON value compared whole (GeoPoint and Polygon without `__type`). */

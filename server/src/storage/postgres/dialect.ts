@@ -81,6 +81,87 @@ const nativeGeo: NativeGeo = {
   polygonMeetsBox: (column, box, param) => `box(${column}) && ${boxOf(box, param)}`,
 };
 
+/** PostGIS as installed in the database: the schema of its types and functions, and its sphere. */
+export interface Postgis {
+  /** The extension's schema (pg_extension.extnamespace), not necessarily on the search_path. */
+  schema: string;
+  /** The radius in meters of the sphere of its distances with use_spheroid false (the WGS84 mean radius). */
+  radius: number;
+}
+
+/** One row `{schema}` when the database has the postgis extension, none otherwise. */
+const POSTGIS_SCHEMA =
+  "SELECT n.nspname AS schema FROM pg_extension AS e JOIN pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'postgis'";
+
+/** The geography (SRID 4326) of a point of longitude `x` and latitude `y`, with PostGIS in schema `ns` (quoted). */
+const geographyOf = (ns: string, x: string, y: string) =>
+  `${ns}.geography(${ns}.st_setsrid(${ns}.st_makepoint(${x}, ${y}), 4326))`;
+
+/** The geography of a native point column: the expression of its geography index, which queries repeat. */
+const pointGeography = (ns: string, column: string) => geographyOf(ns, `(${column})[0]`, `(${column})[1]`);
+
+/**
+ * PostGIS in the database, if installed (the service never installs it): its schema, and the
+ * radius of its sphere as it measures it itself (a quarter meridian, times 2 / pi), so that the
+ * distances the where compiler pads are those st_dwithin compares. Unusable (no privilege on its
+ * schema, an odd radius): treated as absent.
+ */
+export async function findPostgis(
+  query: (sql: string) => Promise<ReadonlyArray<Record<string, unknown>>>,
+): Promise<Postgis | undefined> {
+  const [found] = await query(POSTGIS_SCHEMA);
+  if (!found) return undefined;
+  const schema = String(found.schema);
+  const ns = quote(schema);
+  let radius: number;
+  try {
+    const [measured] = await query(
+      `SELECT ${ns}.st_distance(${geographyOf(ns, '0::float8', '0::float8')}, ${geographyOf(ns, '0::float8', '90::float8')}, false) * 2 / pi() AS radius`,
+    );
+    radius = Number(measured?.radius);
+  } catch {
+    return undefined;
+  }
+  return radius > 6.3e6 && radius < 6.4e6 ? { schema, radius } : undefined;
+}
+
+/**
+ * The native geometry with PostGIS: each native point also has a GiST index on its geography
+ * (`"<class>:geography:<field>"`, made with the field, and at start for a class made before
+ * PostGIS was installed), which serves `st_dwithin` on a sphere for `$centerSphere` and
+ * `$nearSphere` with `$maxDistance`: caps over a pole, across the antimeridian and up to a half
+ * turn, which boxes serve badly or not at all. Box and polygon tests stay those of `nativeGeo`.
+ */
+function postgisNativeGeo(postgis: Postgis): NativeGeo {
+  const ns = quote(postgis.schema);
+  const geographyIndex = (className: string, field: string) => indexName(className, `geography:${field}`);
+  return {
+    ...nativeGeo,
+    addColumn: (className, field, type) =>
+      nativeGeo.addColumn(className, field, type) +
+      (type === 'GeoPoint'
+        ? `CREATE INDEX IF NOT EXISTS ${quote(geographyIndex(className, field))} ON ${quote(tableName(className))} ` +
+          `USING gist ((${pointGeography(ns, quote(nativeColumn(field, type)))}));`
+        : ''),
+    sphere: {
+      radius: postgis.radius,
+      // use_spheroid false: distances on the sphere of `radius`, which capMeters pads for.
+      pointWithin: (column, center, meters, param) =>
+        `${ns}.st_dwithin(${pointGeography(ns, column)}, ${geographyOf(ns, param(center.longitude), param(center.latitude))}, ${param(meters)}, false)`,
+    },
+    extraIndexes: {
+      names: (className, field, type) => (type === 'GeoPoint' ? [geographyIndex(className, field)] : []),
+      query: (tableParam) =>
+        `SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ${tableParam}`,
+    },
+  };
+}
+
+/** The PostgreSQL dialect of a database with PostGIS (see findPostgis), or without: `postgresDialect` itself. */
+export function postgresDialectFor(postgis: Postgis | undefined): Dialect {
+  return postgis ? { ...postgresDialect, nativeGeo: postgisNativeGeo(postgis) } : postgresDialect;
+}
+
 /**
  * PostgreSQL. Typed columns: Number is double precision, Boolean boolean, Vector bytea, the ACL
  * lists text[] (GIN-indexed; `principalsContain` is `&&`). Object, Array, GeoPoint, Polygon and

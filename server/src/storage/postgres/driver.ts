@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { BdsError, ErrorCode } from '../../kernel/errors.ts';
+import type { Dialect } from '../sql/dialect.ts';
 import {
   SnapshotInTransactionError,
   SnapshotWriteError,
@@ -8,7 +9,7 @@ import {
   type SqlRow,
   type Statement,
 } from '../sql/driver.ts';
-import { postgresDialect } from './dialect.ts';
+import { findPostgis, postgresDialect, postgresDialectFor } from './dialect.ts';
 import { functionsSql } from './functions.ts';
 import { WriteGroups } from './write-groups.ts';
 
@@ -201,7 +202,8 @@ export interface PostgresDriverOptions {
  * carries (AsyncLocalStorage), nested calls as savepoints. Placeholders are `$n`.
  */
 export class PostgresDriver implements SqlDriver {
-  readonly dialect = postgresDialect;
+  /** `postgresDialect`, with PostGIS's distances once `started` found it installed. */
+  dialect: Dialect = postgresDialect;
   private readonly pool: pg.Pool;
   private readonly tx = new AsyncLocalStorage<TxScope>();
   private readonly rollbackListeners: Array<() => Promise<void>> = [];
@@ -319,6 +321,7 @@ export class PostgresDriver implements SqlDriver {
       await client.query(`SELECT pg_advisory_lock(${START_LOCK})`);
       try {
         await client.query(functionsSql());
+        this.dialect = postgresDialectFor(await findPostgis(async (sql) => (await client.query(sql)).rows));
         return await fn();
       } finally {
         await client.query(`SELECT pg_advisory_unlock(${START_LOCK})`);

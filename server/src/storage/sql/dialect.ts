@@ -1,3 +1,4 @@
+import type { GeoPointValue } from '../../kernel/query.ts';
 import type { FieldType } from '../../kernel/schema.ts';
 
 /** The types of JSON values, as the where compiler asks about them. */
@@ -45,6 +46,31 @@ export interface NativeGeo {
   pointInBoxes(column: string, boxes: readonly GeoBox[], param: (value: number) => string): string;
   /** True when the bounding box of the native polygon meets the box; the index serves it. */
   polygonMeetsBox(column: string, box: GeoBox, param: (value: number) => string): string;
+  /**
+   * Distances on a sphere that an index serves (PostgreSQL with PostGIS): `$centerSphere` and
+   * `$nearSphere` with `$maxDistance` test `pointWithin` rather than boxes, with a distance the
+   * where compiler pads (capMeters) so that the test holds for every point the exact one accepts.
+   */
+  readonly sphere?: {
+    /** The radius in meters of the engine's sphere. */
+    readonly radius: number;
+    /** True when the native point lies within `meters` (> 0) of the center on that sphere. */
+    pointWithin(
+      column: string,
+      center: GeoPointValue,
+      meters: number,
+      param: (value: number) => string,
+    ): string;
+  };
+  /**
+   * Indexes `addColumn` makes beyond the native column's own (PostGIS's geography index), which a
+   * table made before them lacks: their names, and a query answering one row `{name}` per index
+   * of the table named by the parameter. At start a table missing one gets `addColumn` again.
+   */
+  readonly extraIndexes?: {
+    names(className: string, field: string, type: GeoFieldType): string[];
+    query(tableParam: string): string;
+  };
 }
 
 /**

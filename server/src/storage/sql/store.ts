@@ -130,7 +130,8 @@ export class SqlStore implements StorageAdapter {
 
   /**
    * The native geometry columns of a class whose table was made before the dialect kept them (see
-   * NativeGeo); a no-op when it has them. Added under the schema lock, for the fields the class has
+   * NativeGeo), and their extra indexes (PostGIS's, when it was installed after the class was
+   * made); a no-op when it has them. Added under the schema lock, for the fields the class has
    * then (another instance may have changed it meanwhile).
    */
   private async addMissingNativeGeo(schema: ClassSchema): Promise<void> {
@@ -143,10 +144,18 @@ export class SqlStore implements StorageAdapter {
         p.values,
       );
       const have = new Set(columns.map((r) => String(r.name)));
+      const extra = geo.extraIndexes;
+      if (extra) {
+        const q = this.params();
+        const indexes = await this.driver.all(extra.query(q.add(tableName(current.className))), q.values);
+        for (const r of indexes) have.add(String(r.name));
+      }
       let ddl = '';
       for (const [name, def] of Object.entries(current.fields)) {
         const type = geoFieldType(def);
-        if (type && !have.has(geo.column(name, type))) ddl += geo.addColumn(current.className, name, type);
+        if (!type) continue;
+        const wanted = [geo.column(name, type), ...(extra?.names(current.className, name, type) ?? [])];
+        if (wanted.some((n) => !have.has(n))) ddl += geo.addColumn(current.className, name, type);
       }
       return ddl;
     };

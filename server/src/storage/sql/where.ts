@@ -162,7 +162,7 @@ export class WhereCompiler {
         // The ORDER BY repeats the expression with its own parameters, added when the order is built.
         if (this.subqueryLevel === 0) this.nearOrder ??= { ...point, point: node.point };
         if (node.maxDistance === undefined) return `${point.sql} IS NOT NULL`;
-        const prefilter = this.pointPrefilter(point, capBoxes(node.point, node.maxDistance));
+        const prefilter = this.capPrefilter(point, node.point, node.maxDistance);
         const distance = this.dialect.geoDistance(
           point.latitude,
           point.longitude,
@@ -194,7 +194,7 @@ export class WhereCompiler {
       case 'withinCenterSphere': {
         const point = this.geoPoint(schema, alias, node.path);
         if (!point) return FALSE;
-        const prefilter = this.pointPrefilter(point, capBoxes(node.center, node.radius));
+        const prefilter = this.capPrefilter(point, node.center, node.radius);
         const d = this.dialect.geoDistance(
           point.latitude,
           point.longitude,
@@ -321,6 +321,20 @@ export class WhereCompiler {
   private pointPrefilter(point: GeoOperand, boxes: GeoBox[] | undefined): string {
     if (!point.native || !boxes) return '';
     return `${point.native.geo.pointInBoxes(point.native.column, boxes, (v) => this.params.add(v))} AND `;
+  }
+
+  /**
+   * The prefilter of a spherical cap (`$centerSphere`, `$nearSphere` with `$maxDistance`): the
+   * dialect's distance test on its sphere where it has one and capMeters proves it a superset,
+   * else the boxes of capBoxes.
+   */
+  private capPrefilter(point: GeoOperand, center: GeoPointValue, radius: number): string {
+    const sphere = point.native?.geo.sphere;
+    const meters = sphere && capMeters(radius, sphere.radius);
+    if (meters !== undefined) {
+      return `${sphere!.pointWithin(point.native!.column, center, meters, (v) => this.params.add(v))} AND `;
+    }
+    return this.pointPrefilter(point, capBoxes(center, radius));
   }
 
   /** The value at a key below an Object field. */
@@ -852,6 +866,26 @@ export function capBoxes(center: GeoPointValue, radius: number): GeoBox[] | unde
     if (west <= 180 && east >= -180) boxes.push(padded({ south, west, north, east }));
   }
   return boxes;
+}
+
+/**
+ * The distance in meters on a sphere of `sphereRadius` meters within which lies every point the
+ * exact test (haversine distance <= `radius` radians) accepts, or none when it would be about a
+ * half turn (nothing to filter) or the radius is no distance. The haversine of query/geo.ts (and
+ * bds_distance) is exact to about 1e-15 radians except near a half turn, where its argument `a`
+ * (in [0, 1], computed within about 2e-15 of its true value) meets 2 asin(sqrt a), whose slope
+ * grows without bound near 1: an error d in `a` moves the distance by at most 2 asin(sqrt d), so
+ * the computed distance falls short of the true one by less than 1e-7 radians, well below the
+ * 1e-6 radians (about 6.4 m) added here. A distance test
+ * on the sphere (PostGIS's st_dwithin with use_spheroid false: radius times the atan2 form of
+ * Vincenty's formula, accurate to about 1e-15 radians everywhere, antipodes included) then holds
+ * for every such point once the distance is also grown by 1e-9 relative, past the rounding of its
+ * products and of the measured radius. Past a half turn less that margin, every point passes.
+ */
+export function capMeters(radius: number, sphereRadius: number): number | undefined {
+  const r = radius + 1e-6;
+  if (!(radius >= 0) || !(r < Math.PI)) return undefined;
+  return r * sphereRadius * (1 + 1e-9);
 }
 
 /** The types whose columns hold a JSON value compared whole (GeoPoint and Polygon without `__type`). */

@@ -6,11 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTransfer } from '../src/cli.ts';
 import type { ClassSchema } from '../src/kernel/schema.ts';
 import { distanceRadians } from '../src/query/geo.ts';
-import { compileMatcher } from '../src/query/match.ts';
-import { parseWhere } from '../src/query/parse.ts';
 import { postgresDialect } from '../src/storage/postgres/dialect.ts';
-import { Params } from '../src/storage/sql/dialect.ts';
-import { WhereCompiler } from '../src/storage/sql/where.ts';
+import { compiledWhere, found, gp, seeded, seedPlaces } from './helpers/geo.ts';
 import { POSTGRES_TEST_BASE } from './helpers/postgres.ts';
 import { freshSchema, ON_POSTGRES, schemaURI, startService, type TestService } from './helpers/service.ts';
 
@@ -38,8 +35,6 @@ afterAll(async () => {
 });
 
 const rows = async (sql: string, params: unknown[] = []) => (await admin.query(sql, params)).rows;
-
-const gp = (latitude: number, longitude: number) => ({ __type: 'GeoPoint', latitude, longitude });
 const polygon = (coordinates: number[][]) => ({ __type: 'Polygon', coordinates });
 
 /** The generated columns of a table (every column whose name holds a colon, which no field's can). */
@@ -98,28 +93,6 @@ async function post(t: TestService, className: string, body: Record<string, unkn
   const res = await t.request('POST', `/classes/${className}`, { as: 'master', body });
   expect(res.status).toBe(201);
   return res.json.objectId;
-}
-
-/** The objectIds a where finds through the REST API (master key), sorted. */
-async function found(t: TestService, where: unknown, className = 'Place'): Promise<string[]> {
-  const res = await t.request('GET', `/classes/${className}`, {
-    as: 'master',
-    query: { where, limit: 1000, keys: 'objectId' },
-  });
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  return res.json.results.map((r: { objectId: string }) => r.objectId).sort();
-}
-
-/** A small seeded generator (mulberry32): the same rows and queries on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe.skipIf(!ON_POSTGRES)("geo on PostgreSQL's own types (point, polygon, GiST)", () => {
@@ -443,31 +416,11 @@ describe.skipIf(!ON_POSTGRES)("geo on PostgreSQL's own types (point, polygon, Gi
         }
         bodies.push(body);
       }
-      for (let i = 0; i < bodies.length; i += 50) {
-        const batch = await t.request('POST', '/batch', {
-          as: 'master',
-          body: {
-            requests: bodies
-              .slice(i, i + 50)
-              .map((body) => ({ method: 'POST', path: '/classes/Place', body })),
-          },
-        });
-        expect(batch.status).toBe(200);
-        expect(batch.json.every((r: { success?: unknown }) => r.success)).toBe(true);
-      }
+      const { expected } = await seedPlaces(t, bodies);
       const storedPolygons = bodies.flatMap((b) =>
         b.area ? [(b.area as { coordinates: number[][] }).coordinates] : [],
       );
       const storedPoints = bodies.flatMap((b) => (b.loc ? [b.loc as ReturnType<typeof gp>] : []));
-      const all = await t.request('GET', '/classes/Place', { as: 'master', query: { limit: 1000 } });
-      const stored: Array<Record<string, unknown>> = all.json.results;
-      expect(stored).toHaveLength(bodies.length);
-      const schema: ClassSchema = (await t.request('GET', '/schemas/Place', { as: 'master' })).json;
-      const expected = (where: unknown) =>
-        stored
-          .filter(compileMatcher(parseWhere(where), schema))
-          .map((r) => r.objectId as string)
-          .sort();
 
       const boxCorners = (): [ReturnType<typeof gp>, ReturnType<typeof gp>] => {
         const corner = pick([
@@ -603,15 +556,10 @@ describe.skipIf(!ON_POSTGRES)("geo on PostgreSQL's own types (point, polygon, Gi
       const schema: ClassSchema = (await t.request('GET', '/schemas/Spot', { as: 'master' })).json;
       /** The plan of the find the store would run for `where`. */
       const plan = async (where: unknown) => {
-        const params = new Params(postgresDialect.placeholder);
-        const sql = new WhereCompiler(postgresDialect, params, () => undefined).compile(
-          parseWhere(where),
-          schema,
-          '"Spot"',
-        );
+        const { sql, values } = compiledWhere(postgresDialect, where, schema, '"Spot"');
         const { rows: lines } = await client.query(
           `EXPLAIN SELECT * FROM "Spot" WHERE ${sql} LIMIT 100`,
-          params.values,
+          values,
         );
         return { sql, plan: lines.map((l) => l['QUERY PLAN']).join('\n') };
       };

@@ -6,9 +6,8 @@ import { distanceRadians } from '../src/query/geo.ts';
 import { compileMatcher } from '../src/query/match.ts';
 import { parseWhere } from '../src/query/parse.ts';
 import { postgresDialect } from '../src/storage/postgres/dialect.ts';
-import { type Dialect, Params } from '../src/storage/sql/dialect.ts';
 import type { SqlDriver } from '../src/storage/sql/driver.ts';
-import { WhereCompiler } from '../src/storage/sql/where.ts';
+import { compiledWhere, found, gp, seeded, seedPlaces } from './helpers/geo.ts';
 import { POSTGRES_TEST_BASE } from './helpers/postgres.ts';
 import { freshSchema, ON_POSTGRES, schemaURI, startService, type TestService } from './helpers/service.ts';
 
@@ -69,8 +68,6 @@ afterAll(async () => {
   await admin.end();
 });
 
-const gp = (latitude: number, longitude: number) => ({ __type: 'GeoPoint', latitude, longitude });
-
 const driverOf = (t: TestService) => (t.service.core.store as unknown as { driver: SqlDriver }).driver;
 
 const indexDefs = async (schema: string, table: string) =>
@@ -83,34 +80,6 @@ const indexDefs = async (schema: string, table: string) =>
 
 const geographyIndex = (schema: string, table: string, field: string) =>
   `CREATE INDEX "${table}:geography:${field}" ON ${schema}."${table}" USING gist (bds_postgis.geography(bds_postgis.st_setsrid(bds_postgis.st_makepoint("point:${field}"[0], "point:${field}"[1]), 4326)))`;
-
-async function found(t: TestService, where: unknown, className = 'Place'): Promise<string[]> {
-  const res = await t.request('GET', `/classes/${className}`, {
-    as: 'master',
-    query: { where, limit: 1000, keys: 'objectId' },
-  });
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  return res.json.results.map((r: { objectId: string }) => r.objectId).sort();
-}
-
-/** mulberry32: the same rows and queries on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** The where SQL a store with `dialect` builds for `where` on `schema`, and its parameters. */
-function compiled(dialect: Dialect, where: unknown, schema: ClassSchema, alias: string) {
-  const params = new Params(dialect.placeholder);
-  const sql = new WhereCompiler(dialect, params, () => undefined).compile(parseWhere(where), schema, alias);
-  return { sql, values: params.values };
-}
 
 // One test at a time: the first installs PostGIS into the database the others use.
 describe.skipIf(!AVAILABLE).sequential('geo with PostGIS (geography index, st_dwithin)', () => {
@@ -221,28 +190,7 @@ describe.skipIf(!AVAILABLE).sequential('geo with PostGIS (geography index, st_dw
       ];
       const bodies = points.map((loc, i) => ({ name: `p${i}`, loc }));
       bodies.push({ name: 'nowhere' } as never);
-      for (let i = 0; i < bodies.length; i += 50) {
-        const batch = await t.request('POST', '/batch', {
-          as: 'master',
-          body: {
-            requests: bodies
-              .slice(i, i + 50)
-              .map((body) => ({ method: 'POST', path: '/classes/Place', body })),
-          },
-        });
-        expect(batch.status).toBe(200);
-        expect(batch.json.every((r: { success?: unknown }) => r.success)).toBe(true);
-      }
-      const stored: Array<Record<string, any>> = (
-        await t.request('GET', '/classes/Place', { as: 'master', query: { limit: 1000 } })
-      ).json.results;
-      expect(stored).toHaveLength(bodies.length);
-      const schema: ClassSchema = (await t.request('GET', '/schemas/Place', { as: 'master' })).json;
-      const expected = (where: unknown) =>
-        stored
-          .filter(compileMatcher(parseWhere(where), schema))
-          .map((r) => r.objectId as string)
-          .sort();
+      const { schema, expected } = await seedPlaces(t, bodies);
 
       const radii = [
         0,
@@ -301,7 +249,7 @@ describe.skipIf(!AVAILABLE).sequential('geo with PostGIS (geography index, st_dw
 
       // The prefilter is st_dwithin with the distance padded (capMeters), no box; none at a half turn.
       const dialect = driverOf(t).dialect;
-      const over = compiled(
+      const over = compiledWhere(
         dialect,
         { loc: { $geoWithin: { $centerSphere: [gp(89, 0), 0.1] } } },
         schema,
@@ -317,7 +265,7 @@ describe.skipIf(!AVAILABLE).sequential('geo with PostGIS (geography index, st_dw
         0,
         0.1,
       ]);
-      const half = compiled(
+      const half = compiledWhere(
         dialect,
         { loc: { $geoWithin: { $centerSphere: [gp(0, 0), Math.PI] } } },
         schema,
@@ -350,7 +298,7 @@ describe.skipIf(!AVAILABLE).sequential('geo with PostGIS (geography index, st_dw
       const schema: ClassSchema = (await t.request('GET', '/schemas/Spot', { as: 'master' })).json;
       const dialect = driverOf(t).dialect;
       const plan = async (where: unknown) => {
-        const { sql, values } = compiled(dialect, where, schema, '"Spot"');
+        const { sql, values } = compiledWhere(dialect, where, schema, '"Spot"');
         const { rows } = await client.query(`EXPLAIN SELECT * FROM "Spot" WHERE ${sql} LIMIT 100`, values);
         return rows.map((l) => l['QUERY PLAN']).join('\n');
       };

@@ -805,6 +805,9 @@ if (deployments) {
 } else if (process.argv[2] === 'acl-layouts') {
   // `npm run bench -- acl-layouts`: the read ACL's storage on SQLite, measured (bench/acl-layouts.ts).
   (await import('./acl-layouts.ts')).main();
+} else if (process.argv[2] === 'geo') {
+  // `npm run bench -- geo [--store sqlite|postgres|all]`: geo operators on 20,000 GeoPoints (bench/geo.ts).
+  await import('./geo.ts');
 } else if (process.argv[2] === 'live') {
   // `npm run bench -- live`: realtime fan-out, 10,000 subscriptions and the worst case (bench/live.ts).
   await import('./live.ts');

@@ -12,22 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createService } from '../server/src/index.ts';
+import { seeded } from '../server/test/helpers/seeded.ts';
 import { BENCH_KEYS, freshPostgresSchema, MOUNT_PATH } from './common.ts';
 
 const ROWS = Number(process.env.BENCH_GEO_ROWS ?? 20_000);
 const QUERIES = Number(process.env.BENCH_GEO_QUERIES ?? 100);
-
-/** mulberry32: the same points and queries on every run and store. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const gp = (latitude: number, longitude: number) => ({ __type: 'GeoPoint', latitude, longitude });
 

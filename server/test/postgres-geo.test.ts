@@ -7,8 +7,9 @@ import { runTransfer } from '../src/cli.ts';
 import type { ClassSchema } from '../src/kernel/schema.ts';
 import { distanceRadians } from '../src/query/geo.ts';
 import { postgresDialect } from '../src/storage/postgres/dialect.ts';
-import { compiledWhere, found, gp, seeded, seedPlaces } from './helpers/geo.ts';
+import { compiledWhere, found, gp, seedPlaces } from './helpers/geo.ts';
 import { POSTGRES_TEST_BASE } from './helpers/postgres.ts';
+import { seeded } from './helpers/seeded.ts';
 import { freshSchema, ON_POSTGRES, schemaURI, startService, type TestService } from './helpers/service.ts';
 
 /**
@@ -241,6 +242,12 @@ describe.skipIf(!ON_POSTGRES)("geo on PostgreSQL's own types (point, polygon, Gi
       // A start on the current layout changes nothing.
       const again = await startService({ databaseURI: db.uri });
       services.push(again);
+      expect(await gistIndexes(db.name, 'Place')).toEqual(placeIndexes(db.name));
+
+      // An index dropped by hand, its column kept: the next start makes it again.
+      await admin.query(`DROP INDEX "${db.name}"."Place:point:loc"`);
+      expect(await gistIndexes(db.name, 'Place')).toEqual(placeIndexes(db.name).slice(1));
+      services.push(await startService({ databaseURI: db.uri }));
       expect(await gistIndexes(db.name, 'Place')).toEqual(placeIndexes(db.name));
     } finally {
       for (const t of services) await t.close();

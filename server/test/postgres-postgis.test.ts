@@ -7,8 +7,9 @@ import { compileMatcher } from '../src/query/match.ts';
 import { parseWhere } from '../src/query/parse.ts';
 import { postgresDialect } from '../src/storage/postgres/dialect.ts';
 import type { SqlDriver } from '../src/storage/sql/driver.ts';
-import { compiledWhere, found, gp, seeded, seedPlaces } from './helpers/geo.ts';
+import { compiledWhere, found, gp, seedPlaces } from './helpers/geo.ts';
 import { POSTGRES_TEST_BASE } from './helpers/postgres.ts';
+import { seeded } from './helpers/seeded.ts';
 import { freshSchema, ON_POSTGRES, schemaURI, startService, type TestService } from './helpers/service.ts';
 
 /**

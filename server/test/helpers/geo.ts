@@ -18,18 +18,6 @@ export async function found(t: TestService, where: unknown, className = 'Place')
   return res.json.results.map((r: { objectId: string }) => r.objectId).sort();
 }
 
-/** A small seeded generator (mulberry32): the same rows and queries on every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The where SQL a store with `dialect` builds for `where` on `schema`, and its parameters. */
 export function compiledWhere(dialect: Dialect, where: unknown, schema: ClassSchema, alias: string) {
   const params = new Params(dialect.placeholder);

@@ -52,6 +52,10 @@ const NATIVE_GEO: Record<
 const nativeColumn = (field: string, type: GeoFieldType) =>
   sqlIdentifier(`${NATIVE_GEO[type].type}:${field}`);
 
+/** The GiST index of a native column. */
+const nativeIndex = (className: string, field: string, type: GeoFieldType) =>
+  indexName(className, nativeColumn(field, type));
+
 /** A box of bound numbers; `box()` puts its corners in order. */
 const boxOf = (box: GeoBox, param: (value: number) => string) =>
   `box(point(${param(box.west)}, ${param(box.south)}), point(${param(box.east)}, ${param(box.north)}))`;
@@ -68,9 +72,12 @@ const nativeGeo: NativeGeo = {
     const column = quote(nativeColumn(field, type));
     return (
       `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${column} ${sqlType} GENERATED ALWAYS AS (${compute}(${quote(field)})) STORED;` +
-      `CREATE INDEX IF NOT EXISTS ${quote(indexName(className, nativeColumn(field, type)))} ON ${table} USING gist (${indexed(column)});`
+      `CREATE INDEX IF NOT EXISTS ${quote(nativeIndex(className, field, type))} ON ${table} USING gist (${indexed(column)});`
     );
   },
+  indexes: (className, field, type) => [nativeIndex(className, field, type)],
+  tableIndexes: (tableParam) =>
+    `SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ${tableParam}`,
   dropColumn: (className, field, type) =>
     `ALTER TABLE ${quote(tableName(className))} DROP COLUMN IF EXISTS ${quote(nativeColumn(field, type))};`,
   coordinates: (column) => ({ latitude: `(${column})[1]`, longitude: `(${column})[0]` }),
@@ -149,11 +156,10 @@ function postgisNativeGeo(postgis: Postgis): NativeGeo {
       pointWithin: (column, center, meters, param) =>
         `${ns}.st_dwithin(${pointGeography(ns, column)}, ${geographyOf(ns, param(center.longitude), param(center.latitude))}, ${param(meters)}, false)`,
     },
-    extraIndexes: {
-      names: (className, field, type) => (type === 'GeoPoint' ? [geographyIndex(className, field)] : []),
-      query: (tableParam) =>
-        `SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ${tableParam}`,
-    },
+    indexes: (className, field, type) => [
+      ...nativeGeo.indexes(className, field, type),
+      ...(type === 'GeoPoint' ? [geographyIndex(className, field)] : []),
+    ],
   };
 }
 

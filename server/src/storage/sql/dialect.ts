@@ -63,14 +63,12 @@ export interface NativeGeo {
     ): string;
   };
   /**
-   * Indexes `addColumn` makes beyond the native column's own (PostGIS's geography index), which a
-   * table made before them lacks: their names, and a query answering one row `{name}` per index
-   * of the table named by the parameter. At start a table missing one gets `addColumn` again.
+   * The names of the indexes `addColumn` makes for a field; at start a table missing one of them
+   * (or the column) gets `addColumn` again.
    */
-  readonly extraIndexes?: {
-    names(className: string, field: string, type: GeoFieldType): string[];
-    query(tableParam: string): string;
-  };
+  indexes(className: string, field: string, type: GeoFieldType): string[];
+  /** A query answering one row `{name}` per index of the table named by the parameter. */
+  tableIndexes(tableParam: string): string;
 }
 
 /**

@@ -130,31 +130,28 @@ export class SqlStore implements StorageAdapter {
 
   /**
    * The native geometry columns of a class whose table was made before the dialect kept them (see
-   * NativeGeo), and their extra indexes (PostGIS's, when it was installed after the class was
-   * made); a no-op when it has them. Added under the schema lock, for the fields the class has
-   * then (another instance may have changed it meanwhile).
+   * NativeGeo), and their indexes (PostGIS's too, when it was installed after the class was made,
+   * or one dropped by hand); a no-op when it has them. Added under the schema lock, for the fields
+   * the class has then (another instance may have changed it meanwhile).
    */
   private async addMissingNativeGeo(schema: ClassSchema): Promise<void> {
     const geo = this.dialect.nativeGeo;
     if (!geo || !Object.values(schema.fields).some((def) => geoFieldType(def))) return;
     const missingDdl = async (current: ClassSchema) => {
-      const p = this.params();
-      const columns = await this.driver.all(
-        this.dialect.tableColumns(p.add(tableName(current.className))),
-        p.values,
-      );
-      const have = new Set(columns.map((r) => String(r.name)));
-      const extra = geo.extraIndexes;
-      if (extra) {
-        const q = this.params();
-        const indexes = await this.driver.all(extra.query(q.add(tableName(current.className))), q.values);
-        for (const r of indexes) have.add(String(r.name));
-      }
+      const table = tableName(current.className);
+      const names = async (query: (tableParam: string) => string) => {
+        const p = this.params();
+        return (await this.driver.all(query(p.add(table)), p.values)).map((r) => String(r.name));
+      };
+      const have = new Set([
+        ...(await names((t) => this.dialect.tableColumns(t))),
+        ...(await names(geo.tableIndexes)),
+      ]);
       let ddl = '';
       for (const [name, def] of Object.entries(current.fields)) {
         const type = geoFieldType(def);
         if (!type) continue;
-        const wanted = [geo.column(name, type), ...(extra?.names(current.className, name, type) ?? [])];
+        const wanted = [geo.column(name, type), ...geo.indexes(current.className, name, type)];
         if (wanted.some((n) => !have.has(n))) ddl += geo.addColumn(current.className, name, type);
       }
       return ddl;

@@ -67,6 +67,8 @@ export interface Service {
   jobs: Jobs;
   /** Realtime subscriptions (LiveQuery), on the HTTP server `listen` starts, at `liveQuery.path`. */
   live: LiveQuery;
+  /** The routes under the mount path (methods and patterns), for crawls of every route. */
+  routes(): Array<{ method: string; pattern: string }>;
   /**
    * Starts an HTTP server with the app at the mount path; port 0 picks a free one. With `http`, the
    * service takes over a server made by `createHttpServer()` that already listens (`serve()`).
@@ -200,6 +202,7 @@ export async function createService(
     cloud,
     jobs,
     live,
+    routes: () => router.routes(),
     async listen(port = options.port, host = options.host, http = createHttpServer()) {
       const root = express();
       root.disable('x-powered-by');

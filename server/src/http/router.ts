@@ -58,6 +58,15 @@ export class Router {
     return this;
   }
 
+  /** Every route, as `{method, pattern}` (for the route crawls of the security tests). */
+  routes(): Array<{ method: Method; pattern: string }> {
+    const out: Array<{ method: Method; pattern: string }> = [];
+    for (const list of this.index.values()) {
+      for (const route of list) out.push({ method: route.method, pattern: `/${route.segments.join('/')}` });
+    }
+    return out;
+  }
+
   private candidatesFor(count: number, first: string): Route[] {
     const key = `${count}:${first}`;
     let list = this.candidates.get(key);

@@ -209,7 +209,8 @@ const scenarios: Scenario[] = [
           query: { where: nestedInQuery(30) },
           status: 400,
           code: 102,
-          errorContains: 'Invalid where: it is too complex for the store (Expression tree is too large',
+          expect: { error: 'Invalid where: it is too complex for the store. Nest fewer subqueries and conditions.' },
+          notContains: ['Expression tree', 'maximum depth'],
         }),
       ]),
   {

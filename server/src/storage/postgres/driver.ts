@@ -8,6 +8,7 @@ import {
   type SqlDriver,
   type SqlRow,
   type Statement,
+  storeLimitError,
 } from '../sql/driver.ts';
 import { findPostgis, postgresDialect, postgresDialectFor } from './dialect.ts';
 import { functionsSql } from './functions.ts';
@@ -107,7 +108,7 @@ const nulError = () =>
 /** The server's refusal of U+0000 (in text, or as a `\u0000` escape in jsonb) as that same error. */
 function translated(err: unknown): unknown {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === '22021' || code === '22P05' ? nulError() : err;
+  return code === '22021' || code === '22P05' ? nulError() : storeLimitError(postgresDialect, err);
 }
 
 /** A one-row INSERT that met a taken unique value, answered without ending the transaction it ran in. */

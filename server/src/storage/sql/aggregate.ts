@@ -115,7 +115,8 @@ export class SqlAggregates {
     const id = this.dialect.quote('objectId');
     const sql =
       `SELECT ${table}.${id} AS id, ${score} AS score FROM ${table} WHERE ${condition} AND ${column} IS NOT NULL ` +
-      `ORDER BY score DESC, ${table}.${id} ASC LIMIT ${Math.floor(search.limit)}`;
+      // A vector of another dimension scores NULL: last (PostgreSQL sorts NULLs first when descending).
+      `ORDER BY score DESC NULLS LAST, ${table}.${id} ASC LIMIT ${Math.floor(search.limit)}`;
     const rows = await this.driver.all(sql, p.values);
     return rows
       .filter((r) => typeof r.score === 'number')

@@ -1,4 +1,18 @@
+import { invalidQuery } from '../../kernel/errors.ts';
 import type { Dialect } from './dialect.ts';
+
+/** What a caller is told when the engine refuses a statement beyond its own limits. */
+export const TOO_COMPLEX_FOR_STORE =
+  'Invalid where: it is too complex for the store. Nest fewer subqueries and conditions.';
+
+/**
+ * The engine's refusal of a statement beyond its limits (expression depth, bound variables, joined
+ * tables) as the caller's 102 in the service's own words; any other error as it is. Both drivers
+ * pass every failed statement through here, so no engine text reaches an answer.
+ */
+export function storeLimitError(dialect: Dialect, err: unknown): unknown {
+  return dialect.queryTooComplex(err) ? invalidQuery(TOO_COMPLEX_FOR_STORE) : err;
+}
 
 export type SqlRow = Record<string, unknown>;
 

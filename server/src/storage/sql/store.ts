@@ -1,5 +1,5 @@
 import type { GroupStage, VectorSearch } from '../../kernel/aggregate.ts';
-import { BdsError, ErrorCode, invalidQuery } from '../../kernel/errors.ts';
+import { BdsError, ErrorCode } from '../../kernel/errors.ts';
 import type { QueryNode } from '../../kernel/query.ts';
 import type { FieldWrite, RelationChange, Row } from '../../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../../kernel/schema.ts';
@@ -666,7 +666,7 @@ export class SqlStore implements StorageAdapter {
       const sql = this.byIdSql.get(byId.key);
       if (sql) {
         const ticket = cache?.ticket() ?? 0;
-        const rows = await this.query(() => this.driver.all(sql, byId.values));
+        const rows = await this.driver.all(sql, byId.values);
         if (cache && rows.length === 1) cache.add(ticket, schema.className, byId.objectId, rows[0]!);
         return rows.map((r) => decodeRow(schema, r));
       }
@@ -689,7 +689,7 @@ export class SqlStore implements StorageAdapter {
       this.byIdSql.set(byId.key, sql);
     }
     const ticket = cache?.ticket() ?? 0;
-    const rows = await this.query(() => this.driver.all(sql, p.values));
+    const rows = await this.driver.all(sql, p.values);
     if (byId && cache && rows.length === 1) cache.add(ticket, schema.className, byId.objectId, rows[0]!);
     return rows.map((r) => decodeRow(schema, r));
   }
@@ -738,22 +738,8 @@ export class SqlStore implements StorageAdapter {
     }
     const p = this.params();
     const { where, table } = this.whereSql(schema, spec.where, lookup, p);
-    const row = await this.query(() =>
-      this.driver.get(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, p.values),
-    );
+    const row = await this.driver.get(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, p.values);
     return Number(row?.n ?? 0);
-  }
-
-  /** Runs a read; the engine's refusal of a query too complex for it is the caller's 102, not a 500. */
-  private async query<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (err) {
-      if (this.dialect.queryTooComplex(err)) {
-        throw invalidQuery(`Invalid where: it is too complex for the store (${(err as Error).message}).`);
-      }
-      throw err;
-    }
   }
 
   async estimateCount(schema: ClassSchema): Promise<number> {

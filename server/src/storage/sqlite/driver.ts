@@ -8,6 +8,7 @@ import {
   type SqlDriver,
   type SqlRow,
   type Statement as SqlStatement,
+  storeLimitError,
 } from '../sql/driver.ts';
 import { sqliteDialect } from './dialect.ts';
 import { registerFunctions } from './functions.ts';
@@ -44,6 +45,15 @@ interface RowShape {
 }
 
 function prepare(db: Database.Database, sql: string): Prepared {
+  // SQLite refuses a statement beyond its limits (expression depth, variables) when preparing it.
+  try {
+    return prepareStatement(db, sql);
+  } catch (err) {
+    throw storeLimitError(sqliteDialect, err);
+  }
+}
+
+function prepareStatement(db: Database.Database, sql: string): Prepared {
   const versioned = sql.startsWith(STAR_SELECT);
   if (!versioned && sql.includes('*')) return { statement: db.prepare(sql), shape: undefined };
   const statement = db.prepare(versioned ? VERSIONED_SELECT + sql.slice(STAR_SELECT.length) : sql);

@@ -181,6 +181,30 @@ describe('$vectorSearch', () => {
     expect(res.json.results.map((r: { name: string }) => r.name)).toEqual(['x', 'xy']);
   });
 
+  it('refuses a dimension mismatch on an Array field naming both dimensions', async () => {
+    const search = (queryVector: number[], filter?: unknown) =>
+      t.request('POST', '/aggregate/Plain', {
+        as: 'master',
+        body: { pipeline: [{ $vectorSearch: { queryVector, path: 'v', limit: 2, filter } }] },
+      });
+    expect(await search([1, 0])).toMatchObject({
+      status: 400,
+      json: { code: 102, error: '$vectorSearch: queryVector has 2 dimensions but Plain.v holds vectors of 3.' },
+    });
+    // A filter that keeps no vector at all answers no results, as any empty search does.
+    expect(await search([1, 0], { name: 'none' })).toMatchObject({ status: 200, json: { results: [] } });
+    // Vectors of several dimensions: those of the query's dimension are scored.
+    await t.request('POST', '/classes/Plain', { as: 'master', body: { v: [1, 0], name: 'two' } });
+    expect((await search([1, 0])).json.results.map((r: { name: string }) => r.name)).toEqual(['two']);
+    expect(await search([1, 0, 0, 0])).toMatchObject({
+      status: 400,
+      json: {
+        code: 102,
+        error: '$vectorSearch: queryVector has 4 dimensions but Plain.v holds vectors of 2 or 3.',
+      },
+    });
+  });
+
   it('refuses a dimension mismatch naming both dimensions, and bad stages', async () => {
     const res = await t.request('POST', '/aggregate/Doc', {
       as: 'master',

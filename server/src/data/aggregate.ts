@@ -18,6 +18,8 @@ import { resolveForMemory } from './resolve.ts';
 
 /** Rows read from the store per page while a stage streams. */
 const PAGE = 1000;
+/** Vectors looked at to name the dimensions a field holds, when a search found none of its own. */
+const DIMENSION_SAMPLE = 20;
 /** A $sort after $group, $project, $unwind or $lookup holds at most this many documents. */
 export const MAX_SORT_BUFFER = 100_000;
 
@@ -64,6 +66,7 @@ export class Aggregator {
       );
     }
     const hits = await this.core.store.vectorSearch(schema, search, this.core.schemas.lookup);
+    if (hits.length === 0) await this.checkStoredDimensions(schema, search);
     const rows = await this.byIds(
       schema,
       hits.map((h) => h.objectId),
@@ -73,6 +76,36 @@ export class Aggregator {
       const row = byId.get(h.objectId);
       return row ? [{ ...row, _score: h.score }] : [];
     });
+  }
+
+  /**
+   * A field without a declared dimension (an Array of numbers) scores only the vectors of the query's
+   * dimension. When none scored, the vectors the filter keeps are looked at: if there are some and
+   * none has the query's dimension, that is the caller's mismatch (102 naming both), not an empty
+   * answer.
+   */
+  private async checkStoredDimensions(
+    schema: ClassSchema,
+    search: Extract<Stage, { stage: 'vectorSearch' }>['search'],
+  ): Promise<void> {
+    const where = and(search.filter, { type: 'exists', path: [search.path], exists: true });
+    const rows = await this.core.store.find(
+      schema,
+      { where, order: [], limit: DIMENSION_SAMPLE, skip: 0 },
+      this.core.schemas.lookup,
+    );
+    const held = new Set<number>();
+    for (const row of rows) {
+      const value = row[search.path];
+      if (Array.isArray(value) && value.length > 0 && value.every((x) => typeof x === 'number')) {
+        held.add(value.length);
+      }
+    }
+    if (held.size === 0 || held.has(search.vector.length)) return;
+    const dimensions = [...held].sort((a, b) => a - b).join(' or ');
+    throw invalidQuery(
+      `$vectorSearch: queryVector has ${search.vector.length} dimensions but ${schema.className}.${search.path} holds vectors of ${dimensions}.`,
+    );
   }
 
   private async byIds(schema: ClassSchema, ids: string[]): Promise<Row[]> {

@@ -7,6 +7,7 @@ import {
   InvalidSessionError,
   ServerError,
 } from './errors.ts';
+import { foreignFileNameText, isIssuedFileName } from './protocol/files.ts';
 import { HEADERS, RESPONSE_HEADERS } from './protocol/headers.ts';
 import type { JobStatus } from './protocol/hooks.ts';
 import {
@@ -687,7 +688,8 @@ export class Client {
 
   /**
    * POST /files/<name>: the bytes stream to the service (a Node Readable or web ReadableStream is
-   * never read into memory). Answers `{name, url}`; put `{__type: 'File', name, url}` on a record.
+   * never read into memory). Answers `{name, url}`; put `{__type: 'File', name}` on a record (the
+   * service refuses any other name there, and builds the url when the row is read).
    */
   async uploadFile(name: string, data: FileBody, options: AuthOptions & { contentType?: string } = {}) {
     const { contentType, ...auth } = options;
@@ -702,9 +704,11 @@ export class Client {
   }
 
   /**
-   * GET a file's url (a File value, its url, or a stored name): the answer's body as a stream, so
-   * a large file is never held whole (in Node, `Readable.fromWeb(file.body)`); `range` asks for a
-   * part (`[start, end]`, both included).
+   * GET a stored file of this service (a File value or its name): the answer's body as a stream,
+   * so a large file is never held whole (in Node, `Readable.fromWeb(file.body)`); `range` asks for
+   * a part (`[start, end]`, both included). The url is built from the name; a File value's `url`
+   * is never fetched, and a name the service never issues (a url, a path) throws ArgumentError
+   * before any request.
    */
   async downloadFile(
     file: string | { url?: string; name: string },
@@ -744,7 +748,7 @@ export class Client {
     } as Success<{ contentType: string; size: number; body: ReadableStream<Uint8Array>; headers: Headers }>;
   }
 
-  /** A file's bytes as a Blob (browsers; small files in Node). */
+  /** A stored file's bytes as a Blob (browsers; small files in Node); the same rules as downloadFile. */
   async downloadBlob(file: string | { url?: string; name: string }): Promise<Result<Blob>> {
     const res = await this.downloadFile(file);
     if (!res.success) return res;
@@ -761,10 +765,11 @@ export class Client {
     });
   }
 
+  /** The service's url of a stored file, from its issued name only. */
   private fileUrl(file: string | { url?: string; name: string }): string {
-    if (typeof file !== 'string') return file.url ?? this.fileUrl(file.name);
-    if (/^https?:\/\//.test(file)) return file;
-    return `${this.serverURL}/files/${encodeURIComponent(this.applicationId)}/${encodeURIComponent(file)}`;
+    const name = typeof file === 'string' ? file : file?.name;
+    if (!isIssuedFileName(name)) throw new ArgumentError(foreignFileNameText(String(name)));
+    return `${this.serverURL}/files/${encodeURIComponent(this.applicationId)}/${encodeURIComponent(name)}`;
   }
 
   /** POST /events/<name>. The name must match `^[\w\-.]+$`. */

@@ -52,13 +52,13 @@ describe('client file helpers', () => {
     const upBlob = await c.uploadFile('page.html', blob);
     expect(upBlob.success).toBe(true);
     if (!upBlob.success) return;
-    const got = await c.downloadBlob(upBlob.data.url);
+    const got = await c.downloadBlob(upBlob.data);
     expect(got.success).toBe(true);
     if (got.success) {
       expect(got.data.type).toBe('text/html');
       expect(await got.data.text()).toBe('<b>x</b>');
     }
-    const missing = await c.downloadFile('nope.txt');
+    const missing = await c.downloadFile(`${'0'.repeat(32)}_nope.txt`);
     expect(missing).toEqual({ success: false, status: 404, code: 101, error: 'File not found.' });
   });
 

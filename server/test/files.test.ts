@@ -116,7 +116,8 @@ for (const adapter of ['fs', 'database'] as const) {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       expect(res.headers.get('accept-ranges')).toBe('bytes');
-      expect(res.headers.get('content-disposition')).toBeNull();
+      // Only the allowlisted image types are served inline: text is a download.
+      expect(res.headers.get('content-disposition')).toBe(`attachment; filename*=UTF-8''data.txt`);
       const etag = res.headers.get('etag')!;
       expect(etag).toMatch(/^"[\w-]{43}"$/);
       const cached = await fetch(url, { headers: { 'If-None-Match': etag } });
@@ -157,7 +158,7 @@ for (const adapter of ['fs', 'database'] as const) {
         });
         const res = await fetch(up.json.url.replace('https://files.example.test/api', t.url));
         expect(res.headers.get('content-type')).toBe(type);
-        expect(res.headers.get('content-disposition')).toBe(`attachment; filename*=UTF-8''${up.json.name}`);
+        expect(res.headers.get('content-disposition')).toBe(`attachment; filename*=UTF-8''${name}`);
         expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
       }
     });

@@ -110,9 +110,27 @@ const whereScenarios: Scenario[] = [
   ),
   find('objectId equality', { objectId: '{r2}' }, ['r2']),
   find('objectId $in', { objectId: { $in: ['{r2}', '{r4}'] } }, ['r2', 'r4']),
-  find('equality on a File compares by name', { file: { __type: 'File', name: 'a.txt' } }, ['r1']),
-  find('File $in', { file: { $in: [{ __type: 'File', name: 'b.txt', url: 'http://f/b.txt' }] } }, ['r2']),
-  find('File $ne', { file: { $ne: { __type: 'File', name: 'a.txt' } } }, ['r2', 'r3', 'r4', 'r5', 'r6']),
+  find(
+    'equality on a File compares by name',
+    { file: { __type: 'File', name: '00000000000000000000000000000000_a.txt' } },
+    ['r1'],
+  ),
+  find(
+    'File $in',
+    {
+      file: {
+        $in: [{ __type: 'File', name: '00000000000000000000000000000000_b.txt', url: 'http://f/b.txt' }],
+      },
+    },
+    ['r2'],
+  ),
+  find('File $ne', { file: { $ne: { __type: 'File', name: '00000000000000000000000000000000_a.txt' } } }, [
+    'r2',
+    'r3',
+    'r4',
+    'r5',
+    'r6',
+  ]),
   find('equality on Bytes', { bytes: { __type: 'Bytes', base64: 'AQI=' } }, ['r1']),
   // Nested object keys.
   find('nested key equality ("obj.c")', { 'obj.c': 'x' }, ['r1']),
@@ -289,7 +307,7 @@ async function setupQ(ctx: { t: TestService; vars: Record<string, string> }): Pr
     owner: ptr('Person', v.ann),
     refs: [ptr('Person', v.ann), ptr('Person', v.bob)],
     city: 'Oslo',
-    file: { __type: 'File', name: 'a.txt', url: 'http://f/a.txt' },
+    file: { __type: 'File', name: '00000000000000000000000000000000_a.txt', url: 'http://f/a.txt' },
     bytes: { __type: 'Bytes', base64: 'AQI=' },
   });
   v.r2 = await seed(t, 'Q', {
@@ -305,7 +323,7 @@ async function setupQ(ctx: { t: TestService; vars: Record<string, string> }): Pr
     owner: ptr('Person', v.bob),
     refs: [ptr('Person', v.bob)],
     city: 'Rome',
-    file: { __type: 'File', name: 'b.txt', url: 'http://f/b.txt' },
+    file: { __type: 'File', name: '00000000000000000000000000000000_b.txt', url: 'http://f/b.txt' },
     bytes: { __type: 'Bytes', base64: 'AAA=' },
   });
   v.r3 = await seed(t, 'Q', {

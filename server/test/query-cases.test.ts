@@ -260,7 +260,7 @@ const ANY_KIND: unknown[] = [
   { inner: 'b' },
   [1, 2],
   [5, 6],
-  { __type: 'File', name: 'a.txt' },
+  { __type: 'File', name: '00000000000000000000000000000000_a.txt' },
   { __type: 'Bytes', base64: 'AQI=' },
   SF,
   POLYGONS[0],
@@ -370,7 +370,12 @@ const leafArb: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   leaves('obj.list', orNull(fc.constantFrom([5, 6], [6, 5], [5], 5, 6)), { array: true }),
   leaves(
     'file',
-    orNull(fc.constantFrom({ __type: 'File', name: 'a.txt' }, { __type: 'File', name: 'c.txt' })),
+    orNull(
+      fc.constantFrom(
+        { __type: 'File', name: '00000000000000000000000000000000_a.txt' },
+        { __type: 'File', name: '00000000000000000000000000000000_c.txt' },
+      ),
+    ),
   ),
   leaves(
     'bytes',

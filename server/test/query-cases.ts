@@ -14,7 +14,11 @@
 export const ptr = (className: string, objectId: string) => ({ __type: 'Pointer', className, objectId });
 export const date = (iso: string) => ({ __type: 'Date', iso });
 export const gp = (latitude: number, longitude: number) => ({ __type: 'GeoPoint', latitude, longitude });
-const file = (name: string, url?: string) => (url ? { __type: 'File', name, url } : { __type: 'File', name });
+/** A File value naming an issued file (`<32 hex>_<name>`), the only names a row may hold. */
+const file = (name: string, url?: string) => {
+  const issued = `${'0'.repeat(32)}_${name}`;
+  return url ? { __type: 'File', name: issued, url } : { __type: 'File', name: issued };
+};
 const bytes = (base64: string) => ({ __type: 'Bytes', base64 });
 const polygon = (...coordinates: Array<[number, number]>) => ({ __type: 'Polygon', coordinates });
 

@@ -403,7 +403,11 @@ describe('records: wire types round-trip', () => {
       bool: false,
       date: { __type: 'Date', iso: '2026-11-22T05:00:48.658Z' },
       ptr: { __type: 'Pointer', className: 'Target', objectId: targetId },
-      file: { __type: 'File', name: 'report.pdf', url: 'http://files.example/report.pdf' },
+      file: {
+        __type: 'File',
+        name: '00000000000000000000000000000000_report.pdf',
+        url: 'http://files.example/report.pdf',
+      },
       geo: { __type: 'GeoPoint', latitude: 40.5, longitude: -73.25 },
       poly: {
         __type: 'Polygon',
@@ -432,8 +436,8 @@ describe('records: wire types round-trip', () => {
       ...values,
       file: {
         __type: 'File',
-        name: 'report.pdf',
-        url: `http://localhost:${t.port}/api/files/test-app/report.pdf`,
+        name: '00000000000000000000000000000000_report.pdf',
+        url: `http://localhost:${t.port}/api/files/test-app/00000000000000000000000000000000_report.pdf`,
       },
     };
     const got = await t.request('GET', `/classes/AllTypes/${id}`);
@@ -483,7 +487,7 @@ describe('records: wire types round-trip', () => {
   it('updates every type in place', async () => {
     const id = await seed(t, 'Swap', {
       geo: { __type: 'GeoPoint', latitude: 1, longitude: 1 },
-      file: { __type: 'File', name: 'a.txt', url: 'http://x/a.txt' },
+      file: { __type: 'File', name: '00000000000000000000000000000000_a.txt', url: 'http://x/a.txt' },
       bytes: { __type: 'Bytes', base64: 'AA==' },
       date: { __type: 'Date', iso: '2020-01-01T00:00:00.000Z' },
       poly: {
@@ -498,7 +502,7 @@ describe('records: wire types round-trip', () => {
     });
     const next = {
       geo: { __type: 'GeoPoint', latitude: -10, longitude: 170 },
-      file: { __type: 'File', name: 'b.txt', url: 'http://x/b.txt' },
+      file: { __type: 'File', name: '00000000000000000000000000000000_b.txt', url: 'http://x/b.txt' },
       bytes: { __type: 'Bytes', base64: 'AQI=' },
       date: { __type: 'Date', iso: '2021-06-01T12:00:00.000Z' },
       poly: {
@@ -516,7 +520,10 @@ describe('records: wire types round-trip', () => {
     const got = await t.request('GET', `/classes/Swap/${id}`);
     const expected = {
       ...next,
-      file: { ...next.file, url: `http://localhost:${t.port}/api/files/test-app/b.txt` },
+      file: {
+        ...next.file,
+        url: `http://localhost:${t.port}/api/files/test-app/00000000000000000000000000000000_b.txt`,
+      },
     };
     for (const [k, v] of Object.entries(expected)) expect(got.json[k], k).toEqual(v);
   });

@@ -78,6 +78,7 @@ const SURFACE_NAMES = {
   devMailbox: 'reading the dev mailbox',
   fileDelete: 'deleting a file',
   fileOrphans: 'listing files no row references',
+  fileForeign: 'listing File values that name no stored file',
   push: 'sending a push',
   analytics: 'reading analytics',
   aggregate: 'aggregating a class',

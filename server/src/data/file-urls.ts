@@ -1,4 +1,4 @@
-import { isObject } from '@bds/client/protocol';
+import { isIssuedFileName, isObject } from '@bds/client/protocol';
 import type { Row } from '../kernel/records.ts';
 import type { ClassSchema } from '../kernel/schema.ts';
 import type { Core } from './core.ts';
@@ -16,7 +16,10 @@ export function fillFileUrls(core: Core, schema: ClassSchema, rows: Row[]): void
     for (const field of fields) {
       const value = row[field];
       if (isObject(value) && value.__type === 'File' && typeof value.name === 'string') {
-        row[field] = { __type: 'File', name: value.name, url: url(value.name) };
+        // A name this service never issued (stored before the rule) gets no url: nothing to link to.
+        row[field] = isIssuedFileName(value.name)
+          ? { __type: 'File', name: value.name, url: url(value.name) }
+          : { __type: 'File', name: value.name };
       }
     }
   }

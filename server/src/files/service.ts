@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { isObject } from '@bds/client/protocol';
+import {
+  fileContentType,
+  isIssuedFileName,
+  isObject,
+  isUploadName,
+  MAX_UPLOAD_NAME,
+  storedFileHeaders,
+} from '@bds/client/protocol';
 import type { ServiceOptions } from '../config/options.ts';
 import { demandMaster } from '../data/authorize.ts';
 import type { Data } from '../data/data.ts';
@@ -13,24 +20,6 @@ import { USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
 import { type FileAdapter, fileTooLarge, type StoredFile } from './adapter.ts';
 import { DatabaseFileAdapter } from './db-adapter.ts';
 import { FsFileAdapter } from './fs-adapter.ts';
-
-/** Names a file may be uploaded under (the stored name adds a random prefix). */
-export const FILE_NAME = /^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$/;
-export const MAX_FILE_NAME = 128;
-const CONTENT_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
-/** Types a browser would run or render as a page: served as attachments. */
-const ACTIVE_TYPES = new Set([
-  'text/html',
-  'application/xhtml+xml',
-  'image/svg+xml',
-  'text/xml',
-  'application/xml',
-  'text/javascript',
-  'application/javascript',
-  'application/x-javascript',
-  'text/ecmascript',
-  'application/ecmascript',
-]);
 
 export const UPLOAD_REFUSED = {
   public: 'File upload by public is disabled.',
@@ -46,15 +35,25 @@ export function createFileAdapter(options: ServiceOptions, data: Data): FileAdap
     : new FsFileAdapter(`${options.dataDir}/files`);
 }
 
-/** A stored name: the random prefix, `_`, and a name that passed `checkFileName`. */
-export function isStoredName(name: string): boolean {
-  return name.length <= MAX_FILE_NAME + 33 && FILE_NAME.test(name);
+/**
+ * A name this service stores a file under (`@bds/client/protocol` `isIssuedFileName`): the only
+ * names downloads, deletes and imported files may use.
+ */
+export const isStoredName = isIssuedFileName;
+
+/** The name of an upload, before the service adds its random prefix. */
+export function checkFileName(name: string): void {
+  if (name.length > MAX_UPLOAD_NAME) throw new BdsError(ErrorCode.INVALID_FILE_NAME, 'Filename too long.');
+  if (!isUploadName(name))
+    throw new BdsError(ErrorCode.INVALID_FILE_NAME, 'Filename contains invalid characters.');
 }
 
-export function checkFileName(name: string): void {
-  if (name.length > MAX_FILE_NAME) throw new BdsError(ErrorCode.INVALID_FILE_NAME, 'Filename too long.');
-  if (!FILE_NAME.test(name))
-    throw new BdsError(ErrorCode.INVALID_FILE_NAME, 'Filename contains invalid characters.');
+/** A File value that names no file this service stored, and the row field holding it. */
+export interface ForeignFileValue {
+  className: string;
+  objectId: string;
+  field: string;
+  name: string;
 }
 
 /** Uploads, downloads, deletion and the orphan report. Bytes always stream through. */
@@ -101,36 +100,30 @@ export class Files {
     const limit = this.options.maxUploadSize;
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) throw fileTooLarge(limit);
-    const type = String(req.headers['content-type'] ?? '')
-      .split(';')[0]!
-      .trim()
-      .toLowerCase();
-    const contentType = CONTENT_TYPE.test(type) ? type : 'application/octet-stream';
+    const contentType = fileContentType(req.headers['content-type']);
     const stored = `${randomBytes(16).toString('hex')}_${name}`;
     await this.adapter.save(stored, contentType, req, limit);
     return { name: stored, url: this.url(stored) };
   }
 
-  /** GET or HEAD of a file's url: ETag, ranges, caching, and never rendered as a page of this origin. */
+  /**
+   * GET or HEAD of a file's url: ETag, ranges, caching, and the protocol's safe serving headers
+   * (`storedFileHeaders`: allowlisted images inline, anything else a download, never a page).
+   */
   async serve(req: IncomingMessage, res: ServerResponse, appId: string, name: string): Promise<number> {
-    // Names that could not have been stored (`..`, slashes once decoded) never reach the adapter.
+    // Names this service never issues (urls, `..`, slashes once decoded) never reach the adapter.
     const file =
-      appId === this.options.appId && isStoredName(name) ? await this.adapter.info(name) : undefined;
+      appId === this.options.appId && isIssuedFileName(name) ? await this.adapter.info(name) : undefined;
     if (!file) throw fileNotFound();
     const headers: Record<string, string | number> = {
-      'Content-Type': file.contentType,
+      ...storedFileHeaders(file.contentType, name),
       ETag: file.etag,
       'Last-Modified': new Date(file.createdAt).toUTCString(),
       // Stored names are unique and never reused for other bytes.
       'Cache-Control': 'public, max-age=31536000, immutable',
-      'X-Content-Type-Options': 'nosniff',
-      'Content-Security-Policy': "default-src 'none'; sandbox",
       'Accept-Ranges': 'bytes',
       'Access-Control-Allow-Origin': '*',
     };
-    if (ACTIVE_TYPES.has(file.contentType)) {
-      headers['Content-Disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(name)}`;
-    }
     if (req.headers['if-none-match'] === file.etag) {
       res.writeHead(304, headers).end();
       return 304;
@@ -156,7 +149,7 @@ export class Files {
 
   async remove(ctx: Ctx, name: string): Promise<void> {
     demandMaster(ctx.caller, 'fileDelete');
-    if (!isStoredName(name) || !(await this.adapter.delete(name))) throw fileNotFound();
+    if (!isIssuedFileName(name) || !(await this.adapter.delete(name))) throw fileNotFound();
   }
 
   /**
@@ -166,6 +159,30 @@ export class Files {
   async orphans(ctx: Ctx): Promise<Array<StoredFile & { url: string }>> {
     demandMaster(ctx.caller, 'fileOrphans');
     const referenced = new Set<string>();
+    for await (const value of this.fileValues()) referenced.add(value.name);
+    const out: Array<StoredFile & { url: string }> = [];
+    for await (const file of this.adapter.list()) {
+      if (!referenced.has(file.name)) out.push({ ...file, url: this.url(file.name) });
+    }
+    return out;
+  }
+
+  /**
+   * File values that name no file this service issued (master only): rows written before the
+   * rule, or below it. Nothing serves or fetches them; this lists them so they can be fixed.
+   */
+  async foreign(ctx: Ctx): Promise<ForeignFileValue[]> {
+    demandMaster(ctx.caller, 'fileForeign');
+    const out: ForeignFileValue[] = [];
+    for await (const value of this.fileValues()) if (!isIssuedFileName(value.name)) out.push(value);
+    return out;
+  }
+
+  /**
+   * Every File value of every row, with where it is: File fields, and File values anywhere inside
+   * Array and Object fields. Classes in schema order, rows by objectId, read a page at a time.
+   */
+  private async *fileValues(): AsyncIterable<ForeignFileValue> {
     const system = ctxOf(MASTER, 'system');
     for (const schema of this.data.core.schemas.all()) {
       const fields = Object.entries(schema.fields)
@@ -177,34 +194,35 @@ export class Files {
         const { results } = await this.data.reads.find(system, schema.className, {
           where: JSON.stringify(after ? { objectId: { $gt: after } } : {}),
           order: 'objectId',
-          limit: String(ORPHAN_PAGE),
+          limit: String(ROW_PAGE),
           keys: fields.join(','),
         });
         for (const row of results as Row[]) {
-          for (const f of fields) collectFileNames(row[f], referenced);
+          for (const field of fields) {
+            const names: string[] = [];
+            collectFileNames(row[field], names);
+            for (const name of new Set(names)) {
+              yield { className: schema.className, objectId: String(row.objectId), field, name };
+            }
+          }
         }
-        if (results.length < ORPHAN_PAGE) break;
+        if (results.length < ROW_PAGE) break;
         after = String(results.at(-1)!.objectId);
       }
     }
-    const out: Array<StoredFile & { url: string }> = [];
-    for await (const file of this.adapter.list()) {
-      if (!referenced.has(file.name)) out.push({ ...file, url: this.url(file.name) });
-    }
-    return out;
   }
 }
 
-/** Rows read per page by the orphan report. */
-const ORPHAN_PAGE = 1000;
+/** Rows read per page by the file reports. */
+const ROW_PAGE = 1000;
 
 /** Adds the name of every File value in `value` (itself, or nested in arrays and objects). */
-function collectFileNames(value: unknown, into: Set<string>): void {
+function collectFileNames(value: unknown, into: string[]): void {
   if (Array.isArray(value)) {
     for (const element of value) collectFileNames(element, into);
   } else if (isObject(value)) {
     if (value.__type === 'File') {
-      if (typeof value.name === 'string') into.add(value.name);
+      if (typeof value.name === 'string') into.push(value.name);
       return;
     }
     for (const inner of Object.values(value)) collectFileNames(inner, into);

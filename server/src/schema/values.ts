@@ -1,4 +1,4 @@
-import { isObject } from '@bds/client/protocol';
+import { foreignFileNameText, isIssuedFileName, isObject } from '@bds/client/protocol';
 import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
 import { isValidClassName } from '../kernel/names.ts';
 import type { FieldDef } from '../kernel/schema.ts';
@@ -96,10 +96,11 @@ export function normaliseValue(value: unknown, field: string): unknown {
     case 'File': {
       if (typeof value.name !== 'string' || !value.name)
         throw incorrectType(`${field} holds a File without a name.`);
-      const url = typeof value.url === 'string' ? value.url : undefined;
-      return url === undefined
-        ? { __type: 'File', name: value.name }
-        : { __type: 'File', name: value.name, url };
+      // Only names this service issued: a url or a made-up name would have readers fetch it.
+      if (!isIssuedFileName(value.name))
+        throw new BdsError(ErrorCode.INVALID_FILE_NAME, foreignFileNameText(value.name, field));
+      // A caller's url is dropped: urls are built from the name when the row is read.
+      return { __type: 'File', name: value.name };
     }
     case 'Bytes': {
       if (typeof value.base64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value.base64)) {

@@ -16,7 +16,8 @@ function segment(text: string): string | undefined {
 /**
  * Files: `POST /files/<name>` streams its body (routed before the body is read, with the same
  * credential checks), `GET`/`HEAD /files/<appId>/<name>` serves the bytes without keys (the url is
- * the capability), `DELETE /files/<name>` and `GET /files/orphans` are master only.
+ * the capability), `DELETE /files/<name>`, `GET /files/orphans` and `GET /files/foreign` (File
+ * values that name no stored file) are master only.
  */
 export function registerFileRoutes(router: Router, state: AppState, files: Files): void {
   state.streamed = (method, path) => {
@@ -43,6 +44,7 @@ export function registerFileRoutes(router: Router, state: AppState, files: Files
     return files.serve(req, res, segment(m[1]!) ?? '', segment(m[2]!) ?? '');
   };
   router.add('GET', '/files/orphans', async (req) => ({ body: { results: await files.orphans(req.ctx) } }));
+  router.add('GET', '/files/foreign', async (req) => ({ body: { results: await files.foreign(req.ctx) } }));
   router.add('DELETE', '/files/:name', async (req) => {
     await files.remove(req.ctx, req.params.name!);
     return { body: {} };

@@ -9,6 +9,16 @@
 export const UPLOAD_NAME = /^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$/;
 export const MAX_UPLOAD_NAME = 128;
 
+/**
+ * A name the upload accepts, made from any file's name (a browser's `File.name`): characters it
+ * does not take become `_`, the end of a long name is kept (its extension), and a name that would
+ * start with a dot or a space starts with `_`.
+ */
+export function toUploadName(name: string): string {
+  const cleaned = name.replace(/[^a-zA-Z0-9@. ~_-]/g, '_').slice(-(MAX_UPLOAD_NAME - 1));
+  return UPLOAD_NAME.test(cleaned) ? cleaned : `_${cleaned}`;
+}
+
 /** What the service puts before an upload name: 32 random lowercase hex digits and `_`. */
 const ISSUED_PREFIX = /^[0-9a-f]{32}_/;
 const ISSUED_PREFIX_LENGTH = 33;

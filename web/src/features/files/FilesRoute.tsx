@@ -8,7 +8,14 @@ import { Spinner } from '../../components/ui/spinner.tsx';
 import { isApiError } from '../../lib/api.ts';
 import { useCanWrite } from '../../lib/session.ts';
 import { toast } from '../../lib/toast.ts';
-import { attachFile, type StoredFile, uploadFile, useDeleteFile, useOrphans } from './api/files.ts';
+import {
+  attachFile,
+  type StoredFile,
+  uploadFile,
+  useDeleteFile,
+  useForeignFileValues,
+  useOrphans,
+} from './api/files.ts';
 
 const kb = (n: number) =>
   n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 ** 2).toFixed(1)} MB`;
@@ -195,7 +202,56 @@ function OrphanReport({ appId, canWrite }: { appId: string; canWrite: boolean })
   );
 }
 
-/** /apps/:appId/files: upload (with progress), and the files no row references. */
+/**
+ * File values that name no file the service stored (urls or made-up names written before names
+ * were checked): listed as plain text, never linked or loaded, with the row and field holding each.
+ */
+function ForeignReport({ appId }: { appId: string }) {
+  const foreign = useForeignFileValues(appId);
+  if (foreign.isPending) return <Spinner label="Looking for File values that name no stored file…" />;
+  if (foreign.isError)
+    return (
+      <p role="alert" className="text-sm text-red-600">
+        Could not build the report of foreign file values: {foreign.error.message}
+      </p>
+    );
+  if (foreign.data.length === 0)
+    return (
+      <p className="text-sm text-slate-500" data-testid="foreign-empty">
+        Every File value names a file stored by this service.
+      </p>
+    );
+  return (
+    <table className="w-full text-left text-sm">
+      <thead className="text-slate-500">
+        <tr>
+          <th className="py-1">Row</th>
+          <th>Field</th>
+          <th>Name (never opened)</th>
+        </tr>
+      </thead>
+      <tbody>
+        {foreign.data.map((f) => (
+          <tr
+            key={`${f.className}/${f.objectId}/${f.field}/${f.name}`}
+            data-testid="foreign-row"
+            className="border-t border-slate-100 dark:border-slate-800"
+          >
+            <td className="py-1 font-mono text-xs">
+              {f.className} {f.objectId}
+            </td>
+            <td>{f.field}</td>
+            <td className="break-all">
+              <FileValue appId={appId} name={f.name} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** /apps/:appId/files: upload (with progress), the files no row references, and foreign file values. */
 export default function FilesRoute() {
   const { appId = '' } = useParams();
   const canWrite = useCanWrite();
@@ -212,6 +268,14 @@ export default function FilesRoute() {
       <section aria-label="Orphan files">
         <h2 className="mb-2 text-base font-semibold">Orphan files</h2>
         <OrphanReport appId={appId} canWrite={canWrite} />
+      </section>
+      <section aria-label="Foreign file values">
+        <h2 className="mb-1 text-base font-semibold">Foreign file values</h2>
+        <p className="mb-2 text-sm text-slate-500 dark:text-slate-400">
+          File values that name no file this service stored, written before file names were checked. The
+          console never opens them: set the field to an uploaded file, or clear it.
+        </p>
+        <ForeignReport appId={appId} />
       </section>
     </div>
   );

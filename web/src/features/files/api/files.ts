@@ -1,3 +1,4 @@
+import { toUploadName } from '@bds/client/protocol';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, api, bffUrl, CSRF_HEADER, seg } from '../../../lib/api.ts';
 
@@ -9,7 +10,16 @@ export interface StoredFile {
   url: string;
 }
 
+/** A File value that names no file the service stored (written before names were checked). */
+export interface ForeignFileValue {
+  className: string;
+  objectId: string;
+  field: string;
+  name: string;
+}
+
 export const orphansKey = (appId: string) => ['apps', appId, 'files', 'orphans'] as const;
+export const foreignKey = (appId: string) => ['apps', appId, 'files', 'foreign'] as const;
 
 export function useOrphans(appId: string) {
   return useQuery({
@@ -21,18 +31,22 @@ export function useOrphans(appId: string) {
   });
 }
 
+export function useForeignFileValues(appId: string) {
+  return useQuery({
+    queryKey: foreignKey(appId),
+    queryFn: ({ signal }) =>
+      api
+        .get<{ results: ForeignFileValue[] }>(`/apps/${seg(appId)}/files/foreign`, undefined, signal)
+        .then((r) => r.results),
+  });
+}
+
 export function useDeleteFile(appId: string) {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (name: string) => api.delete(`/apps/${seg(appId)}/files/${seg(name)}`),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: orphansKey(appId) }),
   });
-}
-
-/** A name the service accepts: letters, digits and `@. ~_-`, not starting with a dot. */
-export function safeFileName(name: string): string {
-  const cleaned = name.replace(/[^a-zA-Z0-9@. ~_-]/g, '_').slice(-120);
-  return /^[_a-zA-Z0-9]/.test(cleaned) ? cleaned : `_${cleaned}`;
 }
 
 /**
@@ -46,7 +60,7 @@ export function uploadFile(
 ): Promise<{ name: string; url: string }> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', bffUrl(`/apps/${seg(appId)}/files/${seg(safeFileName(file.name))}`));
+    xhr.open('POST', bffUrl(`/apps/${seg(appId)}/files/${seg(toUploadName(file.name))}`));
     xhr.setRequestHeader(CSRF_HEADER, '1');
     xhr.setRequestHeader('Content-Type', 'application/octet-stream');
     xhr.setRequestHeader('X-Upload-Content-Type', file.type || 'application/octet-stream');
@@ -70,15 +84,15 @@ export function uploadFile(
   });
 }
 
-/** Puts an uploaded file on a row's File field. */
+/** Puts an uploaded file on a row's File field (by its name: the service builds the url on read). */
 export function attachFile(
   appId: string,
   className: string,
   objectId: string,
   field: string,
-  file: { name: string; url: string },
+  file: { name: string },
 ) {
   return api.put(`/apps/${seg(appId)}/classes/${seg(className)}/${seg(objectId)}`, {
-    [field]: { __type: 'File', name: file.name, url: file.url },
+    [field]: { __type: 'File', name: file.name },
   });
 }

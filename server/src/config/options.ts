@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isObject } from '@bds/client/protocol';
 import { z } from 'zod';
+import { trustListProblem } from '../kernel/client-address.ts';
 import { randomSecret } from '../kernel/ids.ts';
 import { LOG_LEVELS } from '../kernel/log.ts';
 
@@ -15,6 +16,8 @@ function isRegExp(source: string): boolean {
     return false;
   }
 }
+
+const TRUST_PROXY = 'must be true, false, a number of trusted hops or a list of trusted proxy addresses.';
 
 /** Per IP: logins and sign-ups 30 a minute, password reset and verification mail 5 a minute. */
 const DEFAULT_RATE_LIMITS = [
@@ -215,8 +218,26 @@ export const optionsSchema = z
      * milliseconds on a server core). Stored hashes keep the cost they were made with.
      */
     passwordHashCost: z.number().int().min(12).max(17).default(15),
-    /** Take the client's address from X-Forwarded-For (behind a reverse proxy you run). */
-    trustProxy: z.boolean().default(false),
+    /**
+     * Where the client's address comes from (kernel/client-address.ts): `false` the socket's;
+     * behind proxies of yours that append to X-Forwarded-For, the number of them (hops) or a list
+     * of their addresses and CIDRs; `true` trusts every hop (the left-most address: only for a
+     * proxy that overwrites the header).
+     */
+    trustProxy: z
+      .union(
+        [
+          z.boolean(),
+          z.number().int({ error: TRUST_PROXY }).min(0, { error: TRUST_PROXY }),
+          z.array(z.string({ error: TRUST_PROXY })),
+        ],
+        { error: TRUST_PROXY },
+      )
+      .superRefine((value, ctx) => {
+        const problem = Array.isArray(value) ? trustListProblem(value) : undefined;
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .default(false),
     /**
      * SQLite's `synchronous`: `normal` (a commit is in the WAL before it is acknowledged, so a crash
      * of the process loses nothing; a power loss can lose the last commits) or `full` (a power loss

@@ -4,6 +4,7 @@ import express from 'express';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
 import type { Caller } from '../kernel/caller.ts';
+import { clientAddressOf } from '../kernel/client-address.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
 import { type Logger, writeRequestLine } from '../kernel/log.ts';
@@ -139,16 +140,6 @@ function parseQuery(url: string): Record<string, unknown> {
   return query;
 }
 
-/** The client's address: the socket's, or with `trustProxy` the first of X-Forwarded-For. */
-function clientIp(req: IncomingMessage, trustProxy: boolean): string | undefined {
-  if (trustProxy) {
-    const forwarded = req.headers['x-forwarded-for'];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-    if (first) return first;
-  }
-  return req.socket.remoteAddress;
-}
-
 /** A request handler on plain node:http objects. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -173,6 +164,10 @@ export function createHandler(
   state: AppState,
 ): RequestHandler {
   const { log } = core;
+  const addressOf = clientAddressOf(core.options.trustProxy);
+  /** The client's address (kernel/client-address.ts, option `trustProxy`). */
+  const clientIp = (req: IncomingMessage) =>
+    addressOf(req.socket.remoteAddress, req.headers['x-forwarded-for']);
 
   /** The keys checked (constant time) and the caller resolved: the same for every kind of request. */
   function identify(creds: ReturnType<typeof credentialsFromHeaders>): Caller | Promise<Caller> {
@@ -241,7 +236,7 @@ export function createHandler(
         path,
         query,
         body: method === 'GET' || method === 'DELETE' ? (body ?? undefined) : body,
-        ctx: ctxOf(caller, 'rest', clientIp(req, core.options.trustProxy)),
+        ctx: ctxOf(caller, 'rest', clientIp(req)),
         inBatch: false,
       });
       const status = response.status ?? 200;

@@ -9,7 +9,7 @@ export interface Ctx {
   readonly caller: Caller;
   readonly source: WriteSource;
   readonly context: Record<string, unknown>;
-  /** The client's address (the socket's, or X-Forwarded-For's first with the option trustProxy); cloud code sees it as `request.ip`. */
+  /** The client's address (kernel/client-address.ts: the socket's, or by the option trustProxy the right-most untrusted one of X-Forwarded-For); cloud code sees it as `request.ip`. */
   readonly ip?: string | null;
 }
 

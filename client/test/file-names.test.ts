@@ -3,6 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startService, type TestService } from '../../server/test/helpers/service.ts';
 import { ArgumentError, createClient } from '../src/index.node.ts';
+import {
+  fileContentType,
+  isIssuedFileName,
+  storedFileHeaders,
+  toUploadName,
+  uploadNameOf,
+} from '../src/protocol/index.ts';
 
 /**
  * downloadFile and downloadBlob fetch only files of the service, built from an issued name: a url
@@ -81,5 +88,56 @@ describe('client file downloads', () => {
     if (got.success) expect(await got.data.text()).toBe('hello');
     expect(fetched).toEqual([`${svc.url}/files/${KEYS.appId}/${up.data.name}`]);
     expect(hits).toBe(0);
+  });
+});
+
+describe('the protocol file rules', () => {
+  const HEX = '0123456789abcdef0123456789abcdef';
+
+  it('toUploadName makes any browser file name one the upload takes, keeping its end', () => {
+    expect(toUploadName('cat picture.png')).toBe('cat picture.png');
+    expect(toUploadName('résumé (final).pdf')).toBe('r_sum_ _final_.pdf');
+    expect(toUploadName('.env')).toBe('_.env');
+    expect(toUploadName('')).toBe('_');
+    const long = toUploadName(`${'x'.repeat(300)}.tar.gz`);
+    expect(long).toHaveLength(127);
+    expect(long.endsWith('.tar.gz')).toBe(true);
+    for (const name of ['a/b\\c', '../../x', `${'é'.repeat(200)}`, ' lead']) {
+      expect(isIssuedFileName(`${HEX}_${toUploadName(name)}`), name).toBe(true);
+    }
+  });
+
+  it('uploadNameOf drops only the issued prefix', () => {
+    expect(uploadNameOf(`${HEX}_a_b.txt`)).toBe('a_b.txt');
+    expect(uploadNameOf('plain_name.txt')).toBe('plain_name.txt');
+  });
+
+  it('fileContentType keeps the essence in lower case, or octet-stream', () => {
+    expect(fileContentType('IMAGE/PNG')).toBe('image/png');
+    expect(fileContentType('text/html; charset=utf-8')).toBe('text/html');
+    expect(fileContentType('not a type')).toBe('application/octet-stream');
+    expect(fileContentType(undefined)).toBe('application/octet-stream');
+  });
+
+  it('storedFileHeaders: allowlisted images inline; the rest a download; scripts as bytes', () => {
+    const safety = {
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': "default-src 'none'; sandbox",
+    };
+    expect(storedFileHeaders('Image/PNG', `${HEX}_a.png`)).toEqual({
+      'Content-Type': 'image/png',
+      ...safety,
+    });
+    expect(storedFileHeaders('image/svg+xml', `${HEX}_a b.svg`)).toEqual({
+      'Content-Type': 'image/svg+xml',
+      ...safety,
+      'Content-Disposition': "attachment; filename*=UTF-8''a%20b.svg",
+    });
+    expect(storedFileHeaders('Text/JavaScript; charset=utf-8', `${HEX}_x.js`)).toEqual({
+      'Content-Type': 'application/octet-stream',
+      ...safety,
+      'Content-Disposition': "attachment; filename*=UTF-8''x.js",
+    });
+    expect(storedFileHeaders('text/css', `${HEX}_x.css`)['Content-Type']).toBe('application/octet-stream');
   });
 });

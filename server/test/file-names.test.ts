@@ -280,7 +280,7 @@ describe('serving a stored file', () => {
     }
   });
 
-  it('answers 404 for a foreign name, on download and delete, without looking it up', async () => {
+  it('answers 404 for a foreign name, on download and on delete', async () => {
     for (const name of ['http://127.0.0.1:9/x', 'report.pdf', `${HEX.toUpperCase()}_x.txt`]) {
       const res = await fetch(`${t.url}/files/test-app/${encodeURIComponent(name)}`);
       expect(res.status, name).toBe(404);

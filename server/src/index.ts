@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { normalPath } from '@bds/client/protocol';
 import express from 'express';
 import { noAnalytics, StoredAnalytics } from './analytics/service.ts';
 import { CallerResolver } from './auth/caller.ts';
@@ -15,7 +16,7 @@ import { createFileAdapter, Files } from './files/service.ts';
 import { flushAnswers } from './http/answers.ts';
 import { type AppState, buildApp, createHandler } from './http/app.ts';
 import { RateLimiter, RedisRateLimitStore } from './http/rate-limit.ts';
-import { Router } from './http/router.ts';
+import { belowMount, Router, requestPath } from './http/router.ts';
 import { accountPages } from './http/routes/account-pages.ts';
 import { registerAggregateRoutes } from './http/routes/aggregate.ts';
 import { registerAnalyticsRoutes } from './http/routes/analytics.ts';
@@ -186,7 +187,7 @@ export async function createService(
     jobs.scheduler.poke();
   };
 
-  const handler = createHandler(core, callers, router, state);
+  const handler = createHandler(core, callers, router, state, limiter);
   const app = buildApp(handler);
   state.ready = true;
   jobs.start(options.jobs.runSchedules);
@@ -211,19 +212,22 @@ export async function createService(
         res.json({ status: state.ready ? 'ok' : 'starting' });
       });
       // Requests under the mount path skip Express (which costs more CPU than a primary-key read)
-      // and go straight to the handler, with the mount path stripped as Express would; anything
-      // else, including other spellings of the mount path, still goes through `root`.
-      const mount = options.mountPath.replace(/\/+$/, '');
+      // and go straight to the handler, with the mount path stripped from the normal form of the
+      // path (so `//api/login` and `/api//login` are both `/login`); anything else (and a path
+      // that has no normal form) still goes through `root`.
+      const mount = requestPath(options.mountPath);
       server = http.server;
       http.upgrade((req, socket, head) => live.handleUpgrade(req, socket, head));
       http.handle((req, res) => {
         const url = req.url ?? '/';
-        const rest = url.startsWith(mount) ? url.slice(mount.length) : undefined;
-        if (rest === undefined || (rest !== '' && rest[0] !== '/' && rest[0] !== '?')) {
+        const q = url.indexOf('?');
+        const path = normalPath(q < 0 ? url : url.slice(0, q));
+        const rest = path === undefined ? undefined : belowMount(path, mount);
+        if (rest === undefined) {
           root(req, res);
           return;
         }
-        req.url = rest[0] === '/' ? rest : `/${rest}`;
+        req.url = q < 0 ? rest : rest + url.slice(q);
         handler(req, res).catch((err: unknown) => {
           log.error({ err: err instanceof Error ? err.stack : String(err) }, 'unexpected error');
           if (res.headersSent) res.destroy();

@@ -3,7 +3,7 @@ import { HEADERS, RESPONSE_HEADERS } from '@bds/client/protocol';
 import express from 'express';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
-import type { Caller } from '../kernel/caller.ts';
+import { anonymous, type Caller, MASTER } from '../kernel/caller.ts';
 import { clientAddressOf } from '../kernel/client-address.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
@@ -11,8 +11,8 @@ import { type Logger, writeRequestLine } from '../kernel/log.ts';
 import { jsonProblem } from '../kernel/validate.ts';
 import { answerAtEndOfTurn } from './answers.ts';
 import { badMethod, checkKeys, credentialsFromHeaders, liftBodyCredentials } from './credentials.ts';
-import { RateLimited } from './rate-limit.ts';
-import type { ApiResponse, Method, Router } from './router.ts';
+import { RateLimited, type RateLimiter } from './rate-limit.ts';
+import { type ApiResponse, type Method, type Router, requestPath } from './router.ts';
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 const CREDENTIAL_HEADERS = Object.entries(HEADERS)
@@ -33,6 +33,7 @@ const CORS_HEADERS = {
 /** A route that reads the request body itself (an upload) and writes its own answer; answers the status. */
 export type StreamHandler = (req: IncomingMessage, res: ServerResponse, ctx: Ctx) => Promise<number>;
 
+/** Every hook below gets the path below the mount path in its normal form (router.ts `requestPath`). */
 export interface AppState {
   ready: boolean;
   inFlight: number;
@@ -162,12 +163,27 @@ export function createHandler(
   callers: CallerResolver,
   router: Router,
   state: AppState,
+  limiter?: RateLimiter,
 ): RequestHandler {
   const { log } = core;
   const addressOf = clientAddressOf(core.options.trustProxy);
   /** The client's address (kernel/client-address.ts, option `trustProxy`). */
   const clientIp = (req: IncomingMessage) =>
     addressOf(req.socket.remoteAddress, req.headers['x-forwarded-for']);
+
+  /**
+   * Who a request served without keys (a page, a download) is for the rate limits: the master
+   * key, when it is sent and right, is never limited; anyone else is counted by address.
+   */
+  function keylessCaller(req: IncomingMessage): Caller {
+    const creds = credentialsFromHeaders(req.headers);
+    if (creds.masterKey === undefined) return anonymous();
+    try {
+      return checkKeys(creds, core.options).master ? MASTER : anonymous();
+    } catch {
+      return anonymous();
+    }
+  }
 
   /** The keys checked (constant time) and the caller resolved: the same for every kind of request. */
   function identify(creds: ReturnType<typeof credentialsFromHeaders>): Caller | Promise<Caller> {
@@ -179,33 +195,50 @@ export function createHandler(
     });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<Outcome> {
+  async function handle(req: IncomingMessage, res: ServerResponse, written: string): Promise<Outcome> {
     const url = req.url ?? '/';
     if (req.method === 'OPTIONS') {
       res.writeHead(204, CORS_HEADERS);
       res.end();
       return { status: 204 };
     }
-    if (path === '/health' && req.method === 'GET') {
-      const status = state.ready ? 200 : 503;
-      send(res, status, { status: state.ready ? 'ok' : 'starting' });
-      return { status };
-    }
     let caller: Caller | undefined;
     let streaming = false;
     try {
+      // The one normal form: pages, downloads, uploads, idempotency, the rate limits and the router
+      // see only it, so no spelling of a path gets past a rule that the router then dispatches.
+      const path = requestPath(written);
+      if (path === '/health' && req.method === 'GET') {
+        const status = state.ready ? 200 : 503;
+        send(res, status, { status: state.ready ? 'ok' : 'starting' });
+        return { status };
+      }
+      const stream = state.streamed?.(req.method ?? '', path);
+      // Pages and downloads are served without keys and no route of the router has their paths:
+      // they are counted here, by address, when a rule names them (routed requests are counted by
+      // the router, uploads below once their caller is known).
+      if (!stream && limiter?.names(req.method ?? '', path) && !router.has(path)) {
+        const waiting = limiter.check({
+          method: req.method ?? '',
+          path,
+          ctx: ctxOf(keylessCaller(req), 'rest', clientIp(req)),
+        });
+        if (waiting) await waiting;
+      }
       if (state.pages && path.startsWith('/apps/') && (await state.pages(req, res, path))) {
         return { status: res.statusCode };
       }
       const opened = state.open?.(req, res, path);
       const served = opened === undefined ? undefined : await opened;
       if (served !== undefined) return { status: served };
-      const stream = state.streamed?.(req.method ?? '', path);
       if (stream) {
         streaming = true;
         caller = await identify(credentialsFromHeaders(req.headers));
+        const ctx = ctxOf(caller, 'rest', clientIp(req));
+        const waiting = limiter?.check({ method: req.method ?? '', path, ctx });
+        if (waiting) await waiting;
         await state.beforeDispatch?.(req, path);
-        return { status: await stream(req, res, ctxOf(caller, 'rest')), caller };
+        return { status: await stream(req, res, ctx), caller };
       }
       const raw = await readBody(req, core.options.maxUploadSize);
       let body = parseJson(raw);
@@ -244,11 +277,12 @@ export function createHandler(
       return { status, caller };
     } catch (err) {
       // A refused body is not read to its end: the connection cannot carry another request.
+      const closing = streaming || (err instanceof BdsError && err.code === ErrorCode.OBJECT_TOO_LARGE);
       const headers: Record<string, string> | undefined =
-        streaming || (err instanceof BdsError && err.code === ErrorCode.OBJECT_TOO_LARGE)
-          ? { Connection: 'close' }
-          : err instanceof RateLimited
-            ? { 'Retry-After': String(err.retryAfter) }
+        err instanceof RateLimited
+          ? { 'Retry-After': String(err.retryAfter), ...(closing ? { Connection: 'close' } : {}) }
+          : closing
+            ? { Connection: 'close' }
             : undefined;
       if (res.headersSent) {
         res.destroy();
@@ -263,7 +297,7 @@ export function createHandler(
     const started = performance.now();
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    // The path only: a query string may carry a password (GET /login).
+    // The path only, as written: a query string may carry a password (GET /login).
     const path = q < 0 ? url : url.slice(0, q);
     try {
       const outcome = await handle(req, res, path);

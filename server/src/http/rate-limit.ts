@@ -95,15 +95,18 @@ export class RedisRateLimitStore implements RateLimitStore {
 /** A request as the limiter sees it. */
 export interface LimitedRequest {
   method: string;
+  /** The path below the mount path, in its normal form (router.ts `requestPath`). */
   path: string;
   ctx: Ctx;
 }
 
 /**
- * Option `rateLimit`: per route pattern (a regular expression over the path below the mount path),
- * methods, a window in seconds and a maximum of requests per IP, user or session. A request over
- * the limit answers 429 with code 155 and `Retry-After`. The master key is not limited. Batch
- * members are counted one by one, so a batch cannot get around a limit.
+ * Option `rateLimit`: per route pattern (a regular expression over the normal form of the path
+ * below the mount path, so `/login/`, `//login` and `/%6Cogin` are all `/login`), methods, a window
+ * in seconds and a maximum of requests per IP, user or session. A request over the limit answers
+ * 429 with code 155 and `Retry-After`. The master key is not limited. Every request is counted
+ * once: routed ones (batch members one by one, so a batch cannot get around a limit) by the
+ * router, pages, downloads and uploads by the entry point (app.ts).
  */
 export class RateLimiter {
   private readonly rules: Array<RateLimitRule & { pattern: RegExp }>;
@@ -128,8 +131,7 @@ export class RateLimiter {
     let now: number | undefined;
     for (let i = 0; i < this.rules.length; i++) {
       const rule = this.rules[i]!;
-      if (rule.methods && !rule.methods.includes(req.method as never)) continue;
-      if (!rule.pattern.test(req.path)) continue;
+      if (!applies(rule, req.method, req.path)) continue;
       const who = keyOf(rule.by, req.ctx);
       if (who === undefined) continue;
       now ??= this.now();
@@ -138,6 +140,11 @@ export class RateLimiter {
       pending = pending ? pending.then(() => this.count(rule, key, at)) : this.count(rule, key, at);
     }
     return pending;
+  }
+
+  /** Whether some rule names this method and (normal) path, whoever sends it. */
+  names(method: string, path: string): boolean {
+    return this.rules.some((rule) => applies(rule, method, path));
   }
 
   private async count(rule: RateLimitRule, key: string, now: number): Promise<void> {
@@ -150,6 +157,10 @@ export class RateLimiter {
       retryAfter,
     );
   }
+}
+
+function applies(rule: RateLimitRule & { pattern: RegExp }, method: string, path: string): boolean {
+  return (!rule.methods || rule.methods.includes(method as never)) && rule.pattern.test(path);
 }
 
 function keyOf(by: RateLimitRule['by'], ctx: Ctx): string | undefined {

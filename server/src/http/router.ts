@@ -1,3 +1,4 @@
+import { normalPath, pathSegments } from '@bds/client/protocol';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 
@@ -6,7 +7,7 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 /** A request as the route handlers see it: credentials resolved, body parsed. Batch builds these too. */
 export interface ApiRequest {
   method: Method;
-  /** Path below the mount path, e.g. `/classes/Post/abc`. */
+  /** Path below the mount path in its normal form (`normalPath`), e.g. `/classes/Post/abc`. */
   path: string;
   params: Record<string, string>;
   query: Record<string, unknown>;
@@ -78,8 +79,20 @@ export class Router {
     return list;
   }
 
+  /** Whether some route, of any method, has this path (a path no route has is not the router's). */
+  has(path: string): boolean {
+    const parts = segmentsOf(path);
+    return this.candidatesFor(parts.length, parts[0] ?? '').some((route) =>
+      literalsMatch(route.segments, parts),
+    );
+  }
+
+  /**
+   * The route for a path, matched on its decoded segments (`pathSegments`: empty ones dropped, each
+   * decoded once), with its parameters.
+   */
   match(method: string, path: string): { handler: Handler; params: Record<string, string> } | undefined {
-    const parts = path.split('/').filter(Boolean);
+    const parts = segmentsOf(path);
     const candidates = this.candidatesFor(parts.length, parts[0] ?? '');
     let pathMatched = false;
     for (const route of candidates) {
@@ -90,7 +103,7 @@ export class Router {
       for (let i = 0; i < parts.length; i++) {
         const seg = route.segments[i]!;
         if (seg.charCodeAt(0) !== 58 /* : */) continue;
-        params[seg.slice(1)] = decodedSegment(parts[i]!);
+        params[seg.slice(1)] = parts[i]!;
       }
       return { handler: route.handler, params };
     }
@@ -99,24 +112,63 @@ export class Router {
     return undefined;
   }
 
+  /**
+   * Runs a request (a direct one, or a batch member as written in the batch): its path is put in
+   * its normal form first, so the `before` hook (the rate limits) and the handler see the spelling
+   * of the route it is dispatched to.
+   */
   async dispatch(req: Omit<ApiRequest, 'params'>): Promise<ApiResponse> {
-    const found = this.match(req.method, req.path);
-    if (!found) throw new BdsError(ErrorCode.INVALID_JSON, `Unknown route: ${req.method} ${req.path}`, 404);
-    const waiting = this.before?.(req);
-    if (waiting) await waiting;
+    const path = requestPath(req.path);
+    const found = this.match(req.method, path);
+    if (!found) throw new BdsError(ErrorCode.INVALID_JSON, `Unknown route: ${req.method} ${path}`, 404);
     const request = req as ApiRequest;
+    request.path = path;
+    const waiting = this.before?.(request);
+    if (waiting) await waiting;
     request.params = found.params;
     return found.handler(request);
   }
 }
 
-/** A path segment with its %-escapes decoded (most segments have none). */
-function decodedSegment(part: string): string {
-  if (!part.includes('%')) return part;
+/**
+ * The normal form of a request path (`normalPath`), the one spelling every rule about paths
+ * decides on; a malformed %-escape answers 400 with code 107, naming the segment.
+ */
+export function requestPath(path: string): string {
+  const normal = normalPath(path);
+  if (normal === undefined) throw malformed(path);
+  return normal;
+}
+
+/**
+ * The path below the mount path (both in normal form), or undefined when `path` is not under it.
+ * `mount` is the normal mount path (`requestPath`); `/` mounts at the root.
+ */
+export function belowMount(path: string, mount: string): string | undefined {
+  if (mount === '/') return path;
+  if (path === mount) return '/';
+  return path.startsWith(mount) && path.charCodeAt(mount.length) === 47 /* / */
+    ? path.slice(mount.length)
+    : undefined;
+}
+
+function segmentsOf(path: string): string[] {
+  const parts = pathSegments(path);
+  if (parts === undefined) throw malformed(path);
+  return parts;
+}
+
+function malformed(path: string): BdsError {
+  const segment = path.split('/').find((part) => !decodes(part)) ?? path;
+  return new BdsError(ErrorCode.INVALID_JSON, `Malformed path segment: ${segment}`, 400);
+}
+
+function decodes(part: string): boolean {
   try {
-    return decodeURIComponent(part);
+    decodeURIComponent(part);
+    return true;
   } catch {
-    throw new BdsError(ErrorCode.INVALID_JSON, `Malformed path segment: ${part}`, 400);
+    return false;
   }
 }
 

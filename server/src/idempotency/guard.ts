@@ -34,14 +34,17 @@ export class IdempotencyGuard {
     this.sweeper.unref();
   }
 
-  /** Throws 159 when `req` repeats a request id seen within the ttl on a matching path. */
+  /**
+   * Throws 159 when `req` repeats a request id seen within the ttl on a matching path. `path` is
+   * the normal form (below the mount path), so `classes//Post/` is matched as `classes/Post`.
+   */
   async claim(req: IncomingMessage, path: string): Promise<void> {
     const header =
       req.headers[HEADERS.requestId.toLowerCase()] ??
       req.headers[compatHeader(HEADERS.requestId).toLowerCase()];
     if (header === undefined) return;
     const id = String(header);
-    const relative = path.replace(/^\/+/, '');
+    const relative = path.slice(1);
     if (!this.patterns.some((p) => p.test(relative))) return;
     if (!REQUEST_ID.test(id)) {
       throw new BdsError(

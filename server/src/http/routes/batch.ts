@@ -1,10 +1,10 @@
-import { isObject } from '@bds/client/protocol';
+import { isObject, normalPath } from '@bds/client/protocol';
 import { z } from 'zod';
 import type { Core } from '../../data/core.ts';
 import type { Ctx } from '../../kernel/context.ts';
 import { BdsError, ErrorCode, toBdsError } from '../../kernel/errors.ts';
 import { parseInput } from '../../kernel/validate.ts';
-import type { ApiRequest, Method, Router } from '../router.ts';
+import { type ApiRequest, belowMount, type Method, type Router, requestPath } from '../router.ts';
 
 const BATCH_SHAPE = 'A batch takes {requests: [{method, path, body}]}.';
 const batchBody = z.object(
@@ -49,7 +49,8 @@ export function registerBatchRoute(router: Router, core: Core): void {
       );
     }
     // Every member is checked before any runs: a malformed batch changes nothing.
-    const subs = body.requests.map((r, i) => parseSubRequest(r, i, core.options.mountPath));
+    const mount = requestPath(core.options.mountPath);
+    const subs = body.requests.map((r, i) => parseSubRequest(r, i, mount));
 
     const member: Ctx = { ...req.ctx, source: 'batch' };
     const run = (sub: SubRequest) => {
@@ -85,13 +86,22 @@ export function registerBatchRoute(router: Router, core: Core): void {
   });
 }
 
-function parseSubRequest(raw: unknown, index: number, mountPath: string): SubRequest {
+/**
+ * A member's path below the mount path: its normal form first, then the mount path taken off, so
+ * `/api//login`, `//api/login` and `login` are all `/login`. A path without a normal form (a
+ * malformed %-escape) is left as written: dispatching it answers that member with 400.
+ */
+function memberPath(given: string, mount: string): string {
+  const normal = normalPath(given);
+  if (normal === undefined) return given;
+  return belowMount(normal, mount) ?? normal;
+}
+
+function parseSubRequest(raw: unknown, index: number, mount: string): SubRequest {
   const { method, path: given, body: rawBody } = parseInput(member(index), raw, ErrorCode.INVALID_JSON);
-  let path = given;
-  const base = mountPath.replace(/\/+$/, '');
-  if (base && (path === base || path.startsWith(`${base}/`))) path = path.slice(base.length);
-  if (!path.startsWith('/')) path = `/${path}`;
-  const [pathname, search] = path.split('?', 2) as [string, string | undefined];
+  const q = given.indexOf('?');
+  const path = memberPath(q < 0 ? given : given.slice(0, q), mount);
+  const search = q < 0 ? '' : given.slice(q + 1);
   const query: Record<string, unknown> = search ? Object.fromEntries(new URLSearchParams(search)) : {};
   let body = rawBody;
   if (method === 'GET') {
@@ -104,5 +114,5 @@ function parseSubRequest(raw: unknown, index: number, mountPath: string): SubReq
     Object.assign(query, body ?? {});
     body = undefined;
   }
-  return { method, path: pathname, query, body };
+  return { method, path, query, body };
 }

@@ -121,12 +121,13 @@ export async function createService(
   await schemas.load();
   const core: Core = { options, store, schemas, events: bus ?? new InProcessEventBus(log), log, redis };
   const data = new Data(core);
-  const callers = new CallerResolver(data);
+  const clock = extra.clock ?? systemClock;
+  const callers = new CallerResolver(data, clock);
   const cloud = await Cloud.start(data, log);
   const jobs = new Jobs(
     data,
     cloud,
-    extra.clock ?? systemClock,
+    clock,
     log,
     redis ? new RedisTickLock(redis, new StoreTickLock(data)) : undefined,
   );
@@ -169,7 +170,7 @@ export async function createService(
   registerCloudRoutes(router, cloud, jobs);
   registerHookRoutes(router, cloud.webhooks);
   // After the caller resolver: its caches follow a write event before realtime decides it.
-  const live = new LiveQuery(data, callers);
+  const live = new LiveQuery(data, callers, clock);
   registerLiveRoutes(router, live);
   registerSecurityRoutes(router, data, callers);
   // Events were lost between instances (one was away longer than the stream keeps them): every

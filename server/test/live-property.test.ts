@@ -30,7 +30,9 @@ type Who = number | 'anonymous' | 'master';
 const WHO: Who[] = [0, 1, 2, 'anonymous', 'master'];
 
 const WHERES = [{}, { room: 'a' }, { n: { $gt: 2 } }];
-const KEYSETS: Array<string[] | undefined> = [undefined, ['room', 'secret']];
+// A subscription may not name a field that protectedFields may hide from it (live-seams.test.ts):
+// the keys name visible fields only; without keys, the hidden field is still checked to be stripped.
+const KEYSETS: Array<string[] | undefined> = [undefined, ['room', 'n']];
 
 /** ACLs by index: no ACL, public, a user, a role, nobody (master only), a user and a role. */
 const aclArb = fc.oneof(

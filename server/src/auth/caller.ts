@@ -1,5 +1,6 @@
 import type { Data } from '../data/data.ts';
 import { type Caller, makeCaller } from '../kernel/caller.ts';
+import { type Clock, systemClock } from '../kernel/clock.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { WriteEvent } from '../kernel/events.ts';
 import type { HeldRole } from '../storage/adapter.ts';
@@ -8,6 +9,21 @@ import type { HeldRole } from '../storage/adapter.ts';
 const MAX_CACHED = 10_000;
 
 export const invalidSession = () => new BdsError(ErrorCode.INVALID_SESSION_TOKEN, 'Invalid session token');
+
+/**
+ * The one rule of a session's validity, asked by REST (the resolver below) and realtime alike: a
+ * session is live at `now` when it is known (not revoked or deleted: `undefined` otherwise) and has
+ * not expired (`expiresAt` is the first instant at which it no longer counts).
+ */
+export function sessionIsLive(session: { readonly expiresAt: number } | undefined, now: number): boolean {
+  return session !== undefined && session.expiresAt > now;
+}
+
+/** A live session's caller and the instant its session expires (Infinity: never). */
+export interface ResolvedSession {
+  caller: Caller;
+  expiresAt: number;
+}
 
 interface CachedSession {
   userId: string;
@@ -29,7 +45,11 @@ export class CallerResolver {
   /** Bumped on every invalidation: an answer computed across one is not cached. */
   private generation = 0;
 
-  constructor(private readonly data: Data) {
+  constructor(
+    private readonly data: Data,
+    /** The service's time (tests inject one): the instant a session is checked at. */
+    readonly clock: Clock = systemClock,
+  ) {
     data.core.events.subscribe((event) => this.onWrite(event));
     data.core.store.onRollback(async () => this.forgetAll());
   }
@@ -67,18 +87,23 @@ export class CallerResolver {
     if (init.master) return makeCaller({ isMaster: true, installationId });
     if (init.sessionToken === undefined) return makeCaller({ installationId });
     const known = installationId === null ? this.sessions.get(init.sessionToken) : undefined;
-    if (known?.caller && known.expiresAt > Date.now()) return known.caller;
-    return this.resolveSession(init.sessionToken, installationId);
+    if (known?.caller && sessionIsLive(known, this.clock.now())) return known.caller;
+    return this.resolveSession(init.sessionToken, installationId).then((live) => live.caller);
   }
 
-  private async resolveSession(sessionToken: string, installationId: string | null): Promise<Caller> {
+  /**
+   * The caller of a session token and when its session expires (realtime ends the token's
+   * subscriptions then); 209 when the session is not live now.
+   */
+  async resolveSession(sessionToken: string, installationId: string | null = null): Promise<ResolvedSession> {
     const session = await this.session(sessionToken);
-    if (!session || session.expiresAt <= Date.now()) throw invalidSession();
-    if (installationId === null && session.caller) return session.caller;
+    if (!session || !sessionIsLive(session, this.clock.now())) throw invalidSession();
+    const { expiresAt } = session;
+    if (installationId === null && session.caller) return { caller: session.caller, expiresAt };
     const generation = this.generation;
     const caller = await this.forUser(session.userId, { sessionToken, installationId });
     if (installationId === null && generation === this.generation) session.caller = caller;
-    return caller;
+    return { caller, expiresAt };
   }
 
   /** A user as caller, with its roles (also for the service's own work on a user's behalf). */

@@ -179,6 +179,23 @@ export async function secureQuery(
   return walk(where, schema);
 }
 
+/**
+ * Refuses, as a where on them is refused, any of `fields` (top-level names, or the first segment of
+ * a dotted path) that protectedFields may hide from the caller on this class: naming a field to
+ * watch, pick or include would reveal as much as querying it (realtime's keys, watch and include).
+ */
+export function refuseHiddenFields(
+  core: Core,
+  caller: Caller,
+  schema: ClassSchema,
+  fields: Iterable<string>,
+): void {
+  if (caller.isMaster) return;
+  const { unqueryable } = viewOf(core, caller, schema);
+  if (unqueryable.size === 0) return;
+  for (const path of fields) refuseUnqueryable(schema, unqueryable, path.split('.')[0]);
+}
+
 /** Whether a where holds a subquery (`$inQuery`, `$select`...) or `$relatedTo`. */
 function hasSubquery(node: QueryNode): boolean {
   switch (node.type) {

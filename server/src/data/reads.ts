@@ -52,10 +52,29 @@ export class Reads {
     if (verdicts.every((v) => !v.allowed && v.layer === 'system')) throw denial(verdicts[0]!);
   }
 
+  /**
+   * The query the class's beforeFind answers for a find with these parameters; `undefined` when
+   * the class has no find trigger. Realtime runs it once per subscribe and keeps its answer.
+   */
+  async beforeFind(
+    ctx: Ctx,
+    className: string,
+    params: Record<string, unknown>,
+  ): Promise<FindQuery | undefined> {
+    const triggers = this.core.readTriggers;
+    if (!triggers?.hasFind(className)) return undefined;
+    return triggers.beforeFind(ctx, findQueryOf(className, params));
+  }
+
+  /**
+   * `answered`: what `beforeFind` already answered for these parameters (a realtime snapshot): the
+   * trigger is not run again, its answer is the query.
+   */
   async find(
     ctx: Ctx,
     className: string,
     params: Record<string, unknown>,
+    answered?: FindQuery,
   ): Promise<{ results: Row[]; count?: number }> {
     this.checkRoute(ctx, className, 'find');
     const { caller } = ctx;
@@ -65,7 +84,7 @@ export class Reads {
     let query: FindQuery | undefined;
     if (triggers) {
       // The rewritten query is parsed and secured like the caller's own: it can only narrow.
-      query = await triggers.beforeFind(ctx, findQueryOf(className, params));
+      query = answered ?? (await triggers.beforeFind(ctx, findQueryOf(className, params)));
       opts = parseFindOptions(paramsOf(query, params), this.limitsFor(caller), options.maxLimit);
     }
     const where = await this.secureFind(caller, className, opts);

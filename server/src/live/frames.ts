@@ -10,6 +10,8 @@ export const LiveCode = {
   INVALID_QUERY: 4,
   RESUME_WINDOW_EXCEEDED: 5,
   PERMISSION: 119,
+  /** The class's beforeFind refused the subscription (REST answers a find the same). */
+  SCRIPT_FAILED: 141,
   INVALID_SESSION: 209,
   TOO_MANY: 155,
 } as const;
@@ -179,5 +181,24 @@ export function parseSubscription(frame: Record<string, unknown>): SubscriptionR
     sessionToken: typeof token === 'string' && token !== '' ? token : undefined,
     snapshot,
     since: typeof since === 'string' ? since : undefined,
+  };
+}
+
+/**
+ * A subscription as its class's beforeFind answered it (PROTOCOL "Cloud code module"): the where,
+ * keys and include it answered replace the caller's, checked as a frame's are; `watch` stays the
+ * caller's. A list may come back as a comma-separated string (the wire form of a find's).
+ */
+export function narrowedBy(
+  request: SubscriptionRequest,
+  answered: { where: Record<string, unknown>; keys?: unknown; include?: unknown },
+): SubscriptionRequest {
+  const list = (value: unknown) =>
+    typeof value === 'string' ? (value === '' ? undefined : value.split(',')) : value;
+  return {
+    ...request,
+    where: answered.where,
+    keys: pathList(list(answered.keys), request.requestId, LiveText.keys),
+    include: pathList(list(answered.include), request.requestId, LiveText.include) ?? [],
   };
 }

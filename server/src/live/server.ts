@@ -3,11 +3,14 @@ import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { decideAcl } from '../access/acl.ts';
 import { decideClass } from '../access/class.ts';
-import type { CallerResolver } from '../auth/caller.ts';
+import { type CallerResolver, type ResolvedSession, sessionIsLive } from '../auth/caller.ts';
 import type { ServiceOptions } from '../config/options.ts';
+import { refuseHiddenFields } from '../data/authorize.ts';
+import type { Core } from '../data/core.ts';
 import type { Data } from '../data/data.ts';
 import { resolveForMemory } from '../data/resolve.ts';
 import type { Caller } from '../kernel/caller.ts';
+import type { Clock } from '../kernel/clock.ts';
 import { ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { WriteEvent } from '../kernel/events.ts';
@@ -17,6 +20,7 @@ import { classNameProblem } from '../kernel/names.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
 import type { ClassSchema } from '../kernel/schema.ts';
+import type { FindQuery } from '../kernel/triggers.ts';
 import { compileMatcher, type RowMatcher } from '../query/match.ts';
 import { parseWhere } from '../query/parse.ts';
 import {
@@ -25,6 +29,7 @@ import {
   FrameError,
   LiveCode,
   LiveText,
+  narrowedBy,
   parseFrame,
   parseSubscription,
   type RequestId,
@@ -46,6 +51,9 @@ type LiveOptions = ServiceOptions['liveQuery'];
 /** A connection past this many bytes waiting to be sent is dropped (a client that does not read). */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
+/** The longest delay a timer takes (Node's limit is 2^31 - 1 ms); a later expiry is reached in steps. */
+const MAX_TIMER_MS = 24 * 60 * 60 * 1000;
+
 interface Connection {
   readonly id: number;
   readonly ws: WebSocket;
@@ -65,10 +73,15 @@ interface Connection {
 
 /** What a subscription holds once its query is checked for its caller. */
 interface Prepared {
+  /** As the class's beforeFind answered it at subscribe, when the class has one. */
   request: SubscriptionRequest;
   caller: Caller;
+  /** When the caller's session expires (Infinity: never, or no session). */
+  expiresAt: number;
   /** The where as parsed (re-secured when the caller changes). */
   parsed: QueryNode;
+  /** What the class's beforeFind answered at subscribe (the snapshot runs it, not the trigger again). */
+  answered: FindQuery | undefined;
   /** Schema the matchers were compiled for; recompiled when the class's schema changes. */
   schema: ClassSchema | undefined;
   matcher: RowMatcher;
@@ -126,6 +139,12 @@ export class LiveQuery {
   private readonly corked = new Set<Connection>();
   private readonly byClass = new Map<string, ClassSubscriptions<Subscription, Caller>>();
   private readonly byToken = new Map<string, Set<Subscription>>();
+  /** When the session of each token in `byToken` expires, as the caller resolver last answered (finite only). */
+  private readonly expiries = new Map<string, number>();
+  /** The earliest of `expiries`, or earlier (one may have gone since); Infinity when none. */
+  private nextExpiry = Number.POSITIVE_INFINITY;
+  private expiryTimer: unknown;
+  private expiryTimerAt = Number.POSITIVE_INFINITY;
   private readonly ids = new EventIds();
   private readonly retention: Retention;
   readonly trace: DeliveryTrace;
@@ -142,6 +161,8 @@ export class LiveQuery {
   constructor(
     private readonly data: Data,
     private readonly callers: CallerResolver,
+    /** The time sessions expire by (the resolver's, so REST and realtime agree on the instant). */
+    private readonly clock: Clock = callers.clock,
   ) {
     const { options, log } = data.core;
     this.opts = options.liveQuery;
@@ -470,15 +491,22 @@ export class LiveQuery {
     return names.includes('*') || names.includes(className);
   }
 
-  /** The caller of a subscription: master set at connect, else its own token or the connection's. */
-  private async callerOf(conn: Connection, token: string | null, requestId: RequestId): Promise<Caller> {
-    if (conn.master) return this.callers.resolve({ master: true, installationId: conn.installationId });
+  /**
+   * The caller of a subscription: master set at connect, else its own token or the connection's,
+   * with the instant that session expires.
+   */
+  private async callerOf(
+    conn: Connection,
+    token: string | null,
+    requestId: RequestId,
+  ): Promise<ResolvedSession> {
+    const installationId = conn.installationId;
+    if (conn.master || token === null) {
+      const caller = await this.callers.resolve({ master: conn.master, installationId });
+      return { caller, expiresAt: Number.POSITIVE_INFINITY };
+    }
     try {
-      return await this.callers.resolve({
-        master: false,
-        sessionToken: token ?? undefined,
-        installationId: conn.installationId,
-      });
+      return await this.callers.resolveSession(token, installationId);
     } catch (err) {
       if (err instanceof BdsError && err.code === ErrorCode.INVALID_SESSION_TOKEN) {
         throw new FrameError(LiveCode.INVALID_SESSION, LiveText.invalidSession, requestId);
@@ -488,16 +516,18 @@ export class LiveQuery {
   }
 
   /**
-   * Checks a subscription for its caller with the deciders: CLP find (119), a where on a field
-   * hidden from the caller or any invalid where or keys (4), then compiles the matchers.
+   * Checks a subscription for its caller with the deciders: CLP find (119), the class's beforeFind
+   * (141 when it refuses; what it answers replaces the query), a field hidden from the caller named
+   * anywhere or any invalid where or keys (4), then compiles the matchers.
    */
   private async prepare(
     conn: Connection,
-    request: SubscriptionRequest,
+    asked: SubscriptionRequest,
     token: string | null,
   ): Promise<Prepared> {
-    const { requestId, className } = request;
-    const caller = await this.callerOf(conn, token, requestId);
+    const { requestId, className } = asked;
+    const session = await this.callerOf(conn, token, requestId);
+    const { caller } = session;
     if (className === '_Session' && !caller.isMaster) {
       throw new FrameError(LiveCode.PERMISSION, LiveText.sessionClass, requestId);
     }
@@ -506,6 +536,8 @@ export class LiveQuery {
     if (!verdict.allowed) {
       throw new FrameError(LiveCode.PERMISSION, verdict.message ?? 'Permission denied.', requestId);
     }
+    const answered = await this.beforeFind(caller, asked);
+    const request = answered ? narrowedBy(asked, answered) : asked;
     const { includeDepth, includeCount } = core.options.requestComplexity;
     if (!caller.isMaster) {
       const tooDeep = request.include.find(
@@ -536,10 +568,51 @@ export class LiveQuery {
         requestId,
       );
     }
-    return this.compile(request, caller, parsed);
+    return this.compile({ request, parsed, answered }, session);
   }
 
-  private async compile(request: SubscriptionRequest, caller: Caller, parsed: QueryNode): Promise<Prepared> {
+  /**
+   * The class's beforeFind, run once at subscribe as for a find with the subscription's where, keys
+   * and include (and the snapshot's limit); its answer is what the subscription keeps. `undefined`
+   * when the class has none.
+   */
+  private async beforeFind(caller: Caller, request: SubscriptionRequest): Promise<FindQuery | undefined> {
+    try {
+      return await this.data.reads.beforeFind(
+        ctxOf(caller, 'rest'),
+        request.className,
+        this.findParams(request),
+      );
+    } catch (err) {
+      if (err instanceof BdsError && err.code === ErrorCode.SCRIPT_FAILED) {
+        throw new FrameError(LiveCode.SCRIPT_FAILED, err.message, request.requestId);
+      }
+      throw err;
+    }
+  }
+
+  /** A subscription as the parameters of a find (its snapshot, and what its beforeFind is asked). */
+  private findParams(request: SubscriptionRequest): Record<string, unknown> {
+    const params: Record<string, unknown> = {
+      where: request.where,
+      limit: this.data.core.options.maxLimit,
+    };
+    if (request.keys) params.keys = request.keys.join(',');
+    if (request.include.length) params.include = request.include.join(',');
+    return params;
+  }
+
+  /**
+   * The subscription secured and compiled for a caller: at subscribe and update, and again when its
+   * caller (a role or session change) or its class's schema (a CLP change) moves. A failure refuses
+   * the subscribe, or ends a subscription that no longer holds, with its code.
+   */
+  private async compile(
+    query: Pick<Prepared, 'request' | 'parsed' | 'answered'>,
+    session: ResolvedSession,
+  ): Promise<Prepared> {
+    const { request, parsed } = query;
+    const { caller } = session;
     const { requestId, className } = request;
     const core = this.data.core;
     const schema = core.schemas.get(className);
@@ -547,12 +620,13 @@ export class LiveQuery {
     const verdict = decideClass({ className, schema, op: 'find', caller });
     try {
       const effective = schema ?? EMPTY_SCHEMA(className);
-      // As a find: protected fields refused in the where (as REST refuses them), subqueries secured and resolved.
-      const resolved = await resolveForMemory(core, caller, effective, parsed);
+      const resolved = await secureSubscription(core, caller, effective, request, parsed);
       return {
         request,
         caller,
+        expiresAt: session.expiresAt,
         parsed,
+        answered: query.answered,
         schema,
         matcher: compileMatcher(resolved, effective),
         clpMatcher:
@@ -593,6 +667,7 @@ export class LiveQuery {
         this.byToken.set(sub.token, tokens);
       }
       tokens.add(sub);
+      this.noteExpiry(sub.token, state.expiresAt);
     }
   }
 
@@ -608,7 +683,10 @@ export class LiveQuery {
       const tokens = this.byToken.get(sub.token);
       if (tokens) {
         tokens.delete(sub);
-        if (tokens.size === 0) this.byToken.delete(sub.token);
+        if (tokens.size === 0) {
+          this.byToken.delete(sub.token);
+          this.expiries.delete(sub.token);
+        }
       }
     }
   }
@@ -686,6 +764,15 @@ export class LiveQuery {
 
   /** The bus listener: synchronous, in publish order; the deciding happens in the queue. */
   private onWrite(event: WriteEvent): void {
+    if (
+      event.className === '_SCHEMA' &&
+      typeof event.objectId === 'string' &&
+      this.byClass.has(event.objectId)
+    ) {
+      // A CLP change may hide a field a subscription names: checked now, not at the next event.
+      const className = event.objectId;
+      this.enqueue(() => this.recheckClass(className));
+    }
     if (event.className === '_Role') this.generation++;
     if (event.className === '_Session' && event.op !== 'create') {
       this.generation++;
@@ -723,6 +810,76 @@ export class LiveQuery {
     for (const sub of [...subs]) this.endWith(sub, LiveCode.INVALID_SESSION, LiveText.sessionEnded);
   }
 
+  /** Remembers when a token's session expires, and wakes the expiry timer sooner when needed. */
+  private noteExpiry(token: string, expiresAt: number): void {
+    if (expiresAt === Number.POSITIVE_INFINITY) this.expiries.delete(token);
+    else this.expiries.set(token, expiresAt);
+    if (expiresAt < this.nextExpiry) {
+      this.nextExpiry = expiresAt;
+      this.armExpiryTimer();
+    }
+  }
+
+  /**
+   * Ends, as a logout does (209), the subscriptions of every session that is no longer live by the
+   * service's clock (the rule REST asks, `sessionIsLive`). A session that seems due is asked of the
+   * caller resolver first: one whose expiry was moved later lives on with its new expiry.
+   */
+  private async expireSessions(): Promise<void> {
+    const now = this.clock.now();
+    const due = [...this.expiries].filter(([, expiresAt]) => !sessionIsLive({ expiresAt }, now));
+    for (const [token] of due) {
+      try {
+        const { expiresAt } = await this.callers.resolveSession(token);
+        if (this.expiries.has(token)) this.noteExpiry(token, expiresAt);
+      } catch (err) {
+        if (err instanceof BdsError && err.code === ErrorCode.INVALID_SESSION_TOKEN) this.sessionEnded(token);
+        else
+          this.log.error(
+            { err: err instanceof Error ? err.message : String(err) },
+            'realtime session check failed',
+          );
+      }
+    }
+    let next = Number.POSITIVE_INFINITY;
+    for (const expiresAt of this.expiries.values()) if (expiresAt < next) next = expiresAt;
+    this.nextExpiry = next;
+    this.armExpiryTimer();
+  }
+
+  /** A timer at the earliest expiry, so a session ends on time even when no event comes. */
+  private armExpiryTimer(): void {
+    const at = this.nextExpiry;
+    if (at === this.expiryTimerAt) return;
+    if (this.expiryTimer !== undefined) this.clock.clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    this.expiryTimerAt = Number.POSITIVE_INFINITY;
+    if (at === Number.POSITIVE_INFINITY || this.closing) return;
+    this.expiryTimerAt = at;
+    this.expiryTimer = this.clock.setTimeout(
+      () => {
+        this.expiryTimer = undefined;
+        this.expiryTimerAt = Number.POSITIVE_INFINITY;
+        this.enqueue(() => this.expireSessions());
+      },
+      Math.min(Math.max(0, at - this.clock.now()), MAX_TIMER_MS),
+    );
+  }
+
+  /** After a schema change of a class: each of its subscriptions checked again for its caller (4 ends one that no longer holds). */
+  private async recheckClass(className: string): Promise<void> {
+    const subs = this.byClass.get(className);
+    if (!subs) return;
+    for (const sub of [...subs.all]) {
+      if (!sub.active || sub.ended) continue;
+      try {
+        if (await this.refresh(sub)) await this.current(sub);
+      } catch (err) {
+        this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'realtime delivery failed');
+      }
+    }
+  }
+
   /**
    * One event for the subscriptions of its class. Only the candidates are decided: subscriptions
    * without an indexed equality, and those whose indexed key the row holds before or after the
@@ -735,6 +892,13 @@ export class LiveQuery {
    * must be refreshed (which may end it) before this event.
    */
   private async fanOut(event: LiveEvent): Promise<void> {
+    // A session that expired since the last check ends before this event is decided.
+    if (
+      this.nextExpiry !== Number.POSITIVE_INFINITY &&
+      !sessionIsLive({ expiresAt: this.nextExpiry }, this.clock.now())
+    ) {
+      await this.expireSessions();
+    }
     const subs = this.byClass.get(event.className);
     if (!subs && this.opts.traceSize === 0) return;
     const entry = this.trace.begin(event.eventId, event.op, event.objectId, event.at, subs?.size ?? 0);
@@ -872,10 +1036,11 @@ export class LiveQuery {
       return true;
     }
     try {
-      const caller = await this.callerOf(sub.conn, sub.token, sub.requestId);
+      const session = await this.callerOf(sub.conn, sub.token, sub.requestId);
       if (sub.ended || sub.state !== state) return !sub.ended;
-      if (caller !== state.caller)
-        this.setState(sub, await this.compile(state.request, caller, state.parsed));
+      if (session.caller !== state.caller) this.setState(sub, await this.compile(state, session));
+      else state.expiresAt = session.expiresAt;
+      if (sub.token && !sub.ended) this.noteExpiry(sub.token, session.expiresAt);
       sub.generation = generation;
       return !sub.ended;
     } catch (err) {
@@ -897,7 +1062,7 @@ export class LiveQuery {
     const schema = this.data.core.schemas.get(state.request.className);
     if (schema === state.schema) return state;
     try {
-      this.setState(sub, await this.compile(state.request, state.caller, state.parsed));
+      this.setState(sub, await this.compile(state, state));
       return sub.state;
     } catch (err) {
       if (err instanceof FrameError) this.endWith(sub, err.code, err.message);
@@ -1084,15 +1249,14 @@ export class LiveQuery {
   /** The rows the subscriber may see that match, as a find by that caller answers them. */
   private async snapshot(sub: Subscription, state: Prepared): Promise<void> {
     const { request, caller } = state;
-    const params: Record<string, unknown> = {
-      where: request.where,
-      limit: this.data.core.options.maxLimit,
-    };
-    if (request.keys) params.keys = request.keys.join(',');
-    if (request.include.length) params.include = request.include.join(',');
     let results: Row[] = [];
     try {
-      ({ results } = await this.data.reads.find(ctxOf(caller, 'rest'), request.className, params));
+      ({ results } = await this.data.reads.find(
+        ctxOf(caller, 'rest'),
+        request.className,
+        this.findParams(request),
+        state.answered,
+      ));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.endWith(
@@ -1139,6 +1303,7 @@ export class LiveQuery {
   close(graceMs = 2000): Promise<void> {
     this.closing ??= (async () => {
       for (const timer of this.timers) clearInterval(timer);
+      if (this.expiryTimer !== undefined) this.clock.clearTimeout(this.expiryTimer);
       this.unsubscribe?.();
       const conns = [...this.connections];
       const closed = conns.map(
@@ -1179,6 +1344,27 @@ export class LiveQuery {
   traceOf(className: string): { className: string; retainedEvents: number; events: TraceEntry[] } {
     return { className, retainedEvents: this.retention.size, events: this.trace.of(className) };
   }
+}
+
+/**
+ * The one check of everything a subscription names, for its caller, as a find by that caller:
+ * every field of `keys`, `watch` and `include` (a dotted path by its field) must be one the caller
+ * may query (protectedFields, `_User` secrets: the decider REST asks), and the where is secured and
+ * its subqueries resolved. A hidden field anywhere answers the text a where on it answers.
+ */
+async function secureSubscription(
+  core: Core,
+  caller: Caller,
+  schema: ClassSchema,
+  request: SubscriptionRequest,
+  parsed: QueryNode,
+): Promise<QueryNode> {
+  refuseHiddenFields(core, caller, schema, [
+    ...(request.keys ?? []),
+    ...(request.watch ?? []),
+    ...request.include,
+  ]);
+  return resolveForMemory(core, caller, schema, parsed);
 }
 
 function sameValue(a: unknown, b: unknown): boolean {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createService, type Service } from '../../src/index.ts';
+import { type Clock, createService, type Service } from '../../src/index.ts';
 import type { SqlDriver } from '../../src/storage/sql/driver.ts';
 
 export const KEYS = {
@@ -144,7 +144,10 @@ export async function freshSchema(
  * Starts the real service in-process on a random port with a fresh temporary data dir.
  * `postgresTestBase` (a PostgreSQL URI) puts it in a fresh schema of that database whatever the run.
  */
-export async function startService(options: Record<string, unknown> = {}): Promise<TestService> {
+export async function startService(
+  options: Record<string, unknown> = {},
+  extra: { clock?: Clock } = {},
+): Promise<TestService> {
   const { postgresTestBase, ...overrides } = options;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bds-test-'));
   const base = (postgresTestBase as string | undefined) ?? TEST_DATABASE_URL;
@@ -152,17 +155,20 @@ export async function startService(options: Record<string, unknown> = {}): Promi
   const schema = base && overrides.databaseURI === undefined ? await freshSchema(base) : undefined;
   let service: Service;
   try {
-    service = await createService({
-      ...KEYS,
-      dataDir,
-      ...(schema ? { databaseURI: schema.uri, databasePoolSize: 4 } : {}),
-      port: 0,
-      host: '127.0.0.1',
-      logLevel: 'warn',
-      // Suites sign up and log in far more often than a person would; the limits have their own test.
-      rateLimit: [],
-      ...overrides,
-    });
+    service = await createService(
+      {
+        ...KEYS,
+        dataDir,
+        ...(schema ? { databaseURI: schema.uri, databasePoolSize: 4 } : {}),
+        port: 0,
+        host: '127.0.0.1',
+        logLevel: 'warn',
+        // Suites sign up and log in far more often than a person would; the limits have their own test.
+        rateLimit: [],
+        ...overrides,
+      },
+      extra,
+    );
   } catch (err) {
     await schema?.drop();
     throw err;

@@ -98,7 +98,7 @@ export interface StartedBff {
   responses: RecordedResponse[];
   /** Every log line the bff wrote. */
   logs: string[];
-  /** The configured key values (master, REST, JavaScript, webhook) that must never leak. */
+  /** The configured key values (master, REST, JavaScript, webhook, client when set) that must never leak. */
   secrets: string[];
   /** An anonymous client (no cookie until it logs in through POST /bff/login). */
   request: BffFetch;
@@ -147,6 +147,8 @@ export async function startBff(opts: StartBffOptions = {}): Promise<StartedBff> 
     restAPIKey: KEYS.restAPIKey,
     javascriptKey: KEYS.javascriptKey,
     webhookKey: WEBHOOK_KEY,
+    // A service started with a client key gets it in the console's app too (and in the leak scan).
+    ...(typeof opts.service?.clientKey === 'string' ? { clientKey: opts.service.clientKey } : {}),
   }));
   let bff: Bff;
   try {
@@ -169,6 +171,8 @@ export async function startBff(opts: StartBffOptions = {}): Promise<StartedBff> 
   }
   const { url } = await bff.listen(0, '127.0.0.1');
   const responses: RecordedResponse[] = [];
+  const configuredKeys = [KEYS.masterKey, KEYS.restAPIKey, KEYS.javascriptKey, WEBHOOK_KEY];
+  if (typeof opts.service?.clientKey === 'string') configuredKeys.push(opts.service.clientKey);
 
   const makeFetch = (): BffFetch => {
     const jar = new Map<string, string>();
@@ -235,7 +239,7 @@ export async function startBff(opts: StartBffOptions = {}): Promise<StartedBff> 
     service,
     responses,
     logs,
-    secrets: [KEYS.masterKey, KEYS.restAPIKey, KEYS.javascriptKey, WEBHOOK_KEY],
+    secrets: configuredKeys,
     request: makeFetch(),
     anonymous: makeFetch,
     async login(username, password = TEST_PASSWORD, totp) {
@@ -250,7 +254,7 @@ export async function startBff(opts: StartBffOptions = {}): Promise<StartedBff> 
     async close() {
       await bff.close();
       await service.close();
-      const leaks = findLeaks(responses, [KEYS.masterKey, KEYS.restAPIKey, KEYS.javascriptKey, WEBHOOK_KEY]);
+      const leaks = findLeaks(responses, configuredKeys);
       if (leaks.length) throw new Error(`configured keys leaked:\n${leaks.join('\n')}`);
     },
   };

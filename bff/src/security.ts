@@ -1,12 +1,11 @@
 import type { Request, RequestHandler } from 'express';
 import helmet from 'helmet';
+import { consoleRequestRefusal, SAFE_METHODS } from './capabilities.ts';
 import { type ConsoleUser, consoleUserOf } from './context.ts';
 import { BffCode, sendError } from './errors.ts';
 
 /** Header the SPA sets on every state-changing request; a cross-site form cannot set it. */
 export const CSRF_HEADER = 'X-Console-CSRF';
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Security headers with a strict CSP: no inline script or style, no eval, no framing. */
 export function securityHeaders(): RequestHandler {
@@ -73,27 +72,16 @@ export const csrfGuard: RequestHandler = (req, res, next) => {
   next();
 };
 
-/**
- * POST routes that change nothing, which read-only console users may call: the Security API's
- * questions (explain, evaluate as a viewpoint, whose writes are dry runs rolled back in the
- * service, and the impact preview), and the API console, which itself refuses anything but GET
- * to read-only users.
- */
-export const READ_ONLY_POSTS: readonly RegExp[] = [
-  /^\/apps\/[^/]+\/security\/(?:explain|evaluate|impact)\/?$/,
-  /^\/apps\/[^/]+\/api-console(?:\/curl)?\/?$/,
-];
+export { READ_ONLY_POSTS } from './capabilities.ts';
 
 /**
- * Read-only console users cannot change anything. Mounted on the /bff/ router after the session
- * middleware (login and logout are registered before it), so every route added later is covered.
+ * Console users without the `write` capability cannot change anything (capabilities.ts says which
+ * requests are changes). Mounted on the /bff/ router after the session middleware (login and
+ * logout are registered before it), so every route added later is covered.
  */
 export const readOnlyGuard: RequestHandler = (req, res, next) => {
-  if (SAFE_METHODS.has(req.method)) return next();
-  if (req.method === 'POST' && READ_ONLY_POSTS.some((route) => route.test(req.path))) return next();
-  if (consoleUserOf(req).role === 'read-only') {
-    return sendError(res, 403, BffCode.forbidden, 'Read-only console users cannot change anything.');
-  }
+  const refusal = consoleRequestRefusal(consoleUserOf(req).role, req.method, req.path);
+  if (refusal) return sendError(res, 403, BffCode.forbidden, refusal);
   next();
 };
 

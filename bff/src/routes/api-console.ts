@@ -2,7 +2,8 @@ import { BdsClientError, type Client, ConnectionError, type Result } from '@bds/
 import { HEADERS } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
-import type { BffContext, ConsoleUser } from '../context.ts';
+import { apiConsoleRefusal } from '../capabilities.ts';
+import type { BffContext } from '../context.ts';
 import { type AppScope, appRoute, BffError, bodyOf, Code, hideCredentials, parse, unwrap } from './http.ts';
 import { jsonObject, objectId } from './schemas-edge.ts';
 
@@ -16,8 +17,10 @@ import { jsonObject, objectId } from './schemas-edge.ts';
  *   key, no session), so every read path works as a real client's would; writes go to
  *   /security/evaluate as dry runs.
  *
- * Admin console users may send any method; read-only console users GET only (checked here, not
- * by the foundation's guard, because the outer request is always a POST).
+ * What a console user may send is capabilities.ts's `apiConsoleRefusal` (checked here, not by the
+ * foundation's guard, because the outer request is always a POST): without `write`, GET only and
+ * no GET that changes something; without `readSecrets`, no path that hands out secrets, no query
+ * on a secret field (appRoute), and the answer filtered (appRoute).
  */
 
 export const API_CONSOLE_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
@@ -127,13 +130,7 @@ export const EVALUATE_PATHS =
   '/classes/<C>, /classes/<C>/<id>, /users, /users/<id>, /users/me (as a user), /roles, /roles/<id>, ' +
   '/installations, /installations/<id>, /sessions, /sessions/<id>';
 
-/** GETs that change something on the service: refused to read-only console users. */
-const GETS_THAT_WRITE: Array<[RegExp, string]> = [
-  [/^\/login$/, 'GET /login signs in and creates a session'],
-  [/^\/apps\/[^/]+\/verify_email$/, 'GET /apps/<id>/verify_email spends a verification token'],
-];
-
-export const READ_ONLY_REFUSAL = 'Read-only console users may send GET requests only.';
+export { READ_ONLY_REFUSAL } from '../capabilities.ts';
 
 /** What the console shows for one call. */
 export interface ApiCallAnswer {
@@ -149,18 +146,6 @@ export interface ApiCallAnswer {
   wouldHave?: unknown;
   /** How the bff sent it: with the master key, through /security/evaluate, or with application keys only. */
   via: 'master-key' | 'security-evaluate' | 'application-keys';
-}
-
-/** The read-only rule of the API console: GET only, and no GET that writes. */
-function checkRole(user: ConsoleUser, raw: unknown): void {
-  if (user.role === 'admin') return;
-  const method = (raw as { method?: unknown } | null)?.method;
-  if (method !== 'GET') throw new BffError(403, Code.FORBIDDEN, READ_ONLY_REFUSAL);
-  const path = (raw as { path?: unknown }).path;
-  for (const [pattern, why] of GETS_THAT_WRITE) {
-    if (typeof path === 'string' && pattern.test(path))
-      throw new BffError(403, Code.FORBIDDEN, `${why}: read-only console users cannot send it.`);
-  }
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
@@ -342,8 +327,9 @@ export function registerApiConsoleRoutes(router: express.Router, ctx: BffContext
   router.post(
     '/apps/:appId/api-console',
     appRoute(ctx, {}, async (s) => {
-      const raw = bodyOf(s.req);
-      checkRole(s.user, raw);
+      const raw = bodyOf(s.req) as { method?: unknown; path?: unknown } | null;
+      const refusal = apiConsoleRefusal(s.user.role, raw?.method, raw?.path);
+      if (refusal) throw new BffError(403, Code.FORBIDDEN, refusal);
       const call = parse(apiCallBody, raw, 'API call');
       return send(s, call);
     }),

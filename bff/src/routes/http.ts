@@ -12,6 +12,7 @@ import {
 import { CREDENTIAL_FIELDS } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
+import { answerFor, type Capability, CHANGE_REFUSAL, queryRefusal, roleMay } from '../capabilities.ts';
 import { type BffContext, type ConsoleUser, consoleUserOf } from '../context.ts';
 
 /** Protocol codes the bff itself answers with (same table as the service). */
@@ -158,41 +159,64 @@ export interface AppScope extends RouteScope {
 
 type Handler<S> = (scope: S) => Promise<unknown>;
 
-function send(ctx: BffContext, res: express.Response, status: number, body: unknown): void {
+/**
+ * Every answer of a route leaves here: without the configured keys, and shown to the console user
+ * as their role may see it (`answerFor`: a role without `readSecrets` gets no secret). A request
+ * that failed before its user was known is answered as to a user without capabilities.
+ */
+function send(
+  ctx: BffContext,
+  res: express.Response,
+  status: number,
+  body: unknown,
+  user?: ConsoleUser,
+): void {
   if (res.headersSent) return;
-  res.status(status).json(redactSecrets(body, secretsOf(ctx)));
+  res.status(status).json(redactSecrets(answerFor(user?.role, body), secretsOf(ctx)));
 }
 
-function fail(ctx: BffContext, res: express.Response, err: unknown): void {
+function fail(ctx: BffContext, res: express.Response, err: unknown, user?: ConsoleUser): void {
   const a = errorAnswer(err);
-  send(ctx, res, a.status, { code: a.code, error: redactText(a.error, secretsOf(ctx)) });
+  send(ctx, res, a.status, { code: a.code, error: redactText(a.error, secretsOf(ctx)) }, user);
 }
 
 export function mayOpen(user: ConsoleUser, appId: string): boolean {
   return user.apps === undefined || user.apps.includes(appId);
 }
 
-export function requireAdmin(user: ConsoleUser): void {
-  if (user.role !== 'admin') {
-    throw new BffError(403, Code.FORBIDDEN, 'Read-only console users cannot make changes.');
-  }
+/** Throws the console's 403 when `user`'s role lacks `capability`; `refusal` is the text. */
+export function demand(user: ConsoleUser, capability: Capability, refusal = CHANGE_REFUSAL): void {
+  if (!roleMay(user.role, capability)) throw new BffError(403, Code.FORBIDDEN, refusal);
+}
+
+/**
+ * Refuses a request whose query parameters (in its URL, or in a JSON body's `query` member: the API
+ * console, the Security API's evaluate) compare or sort on a secret field its user may not read.
+ */
+export function demandQueryAllowed(user: ConsoleUser, req: express.Request): void {
+  const body = req.body as { query?: unknown } | undefined;
+  const refusal = queryRefusal(user.role, req.query) ?? queryRefusal(user.role, body?.query);
+  if (refusal) throw new BffError(403, Code.FORBIDDEN, refusal);
 }
 
 /** A route that is not about one app (`/apps`, `/audit`). */
 export function plain(ctx: BffContext, fn: Handler<RouteScope>): express.RequestHandler {
   return async (req, res) => {
+    let known: ConsoleUser | undefined;
     try {
       const user = consoleUserOf(req);
+      known = user;
+      demandQueryAllowed(user, req);
       const body = await fn({ req, res, user, ctx });
-      send(ctx, res, 200, body);
+      send(ctx, res, 200, body, user);
     } catch (err) {
-      fail(ctx, res, err);
+      fail(ctx, res, err, known);
     }
   };
 }
 
 export interface AppRouteOptions {
-  /** Changes something: admin only (the foundation also enforces this centrally). */
+  /** Changes something: needs the `write` capability (the foundation's guard refuses it too). */
   write?: boolean;
   /** HTTP status of a successful answer. */
   status?: number;
@@ -205,9 +229,12 @@ export function appRoute(
   fn: Handler<AppScope>,
 ): express.RequestHandler {
   return async (req, res) => {
+    let known: ConsoleUser | undefined;
     try {
       const user = consoleUserOf(req);
-      if (options.write) requireAdmin(user);
+      known = user;
+      if (options.write) demand(user, 'write');
+      demandQueryAllowed(user, req);
       const appId = String(req.params.appId ?? '');
       if (!ctx.apps.has(appId)) throw new BffError(404, Code.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
       if (!mayOpen(user, appId)) {
@@ -224,9 +251,9 @@ export function appRoute(
           after: redactSecrets(after ?? null, secretsOf(ctx)),
         });
       const body = await fn({ req, res, user, ctx, appId, client, audit });
-      send(ctx, res, options.status ?? 200, body);
+      send(ctx, res, options.status ?? 200, body, user);
     } catch (err) {
-      fail(ctx, res, err);
+      fail(ctx, res, err, known);
     }
   };
 }

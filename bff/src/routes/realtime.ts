@@ -4,10 +4,12 @@ import type { Client } from '@bds/client';
 import type express from 'express';
 import WebSocket from 'ws';
 import { z } from 'zod';
+import { answerFor } from '../capabilities.ts';
 import { type BffContext, consoleUserOf } from '../context.ts';
 import {
   BffError,
   Code,
+  demandQueryAllowed,
   errorAnswer,
   hideCredentials,
   mayOpen,
@@ -165,6 +167,7 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
 
   const checkApp = (req: express.Request) => {
     const user = consoleUserOf(req);
+    demandQueryAllowed(user, req);
     const appId = param(req, 'appId');
     if (!ctx.apps.has(appId)) throw new BffError(404, Code.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
     if (!mayOpen(user, appId)) {
@@ -176,10 +179,10 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
   // The delivery trace of a class (master-only on the service; any console user of the app may read it).
   router.get(`${base}/trace/:className`, async (req, res) => {
     try {
-      const { client } = checkApp(req);
+      const { user, client } = checkApp(req);
       const c = parse(className, param(req, 'className'), 'class name');
       const trace = unwrap(await client.request('GET', `/live/trace/${encodeURIComponent(c)}`, master));
-      res.json(redactSecrets(trace, secrets()));
+      res.json(redactSecrets(answerFor(user.role, trace), secrets()));
     } catch (err) {
       const a = errorAnswer(err);
       res.status(a.status).json({ code: a.code, error: redactText(a.error, secrets()) });
@@ -217,7 +220,7 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
 
     const emit = (event: string, data: unknown) => {
       if (ended) return;
-      const safe = redactSecrets(hideCredentials(data), keys);
+      const safe = redactSecrets(answerFor(user.role, hideCredentials(data)), keys);
       res.write(`event: ${event}\ndata: ${JSON.stringify(safe)}\n\n`);
     };
 

@@ -1,7 +1,7 @@
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { type AppScope, appRoute, BffError, bodyOf, Code, hideCredentials, parse, unwrap } from './http.ts';
+import { type AppScope, appRoute, bodyOf, demand, hideCredentials, parse, unwrap } from './http.ts';
 import { acl, className, jsonObject, objectId } from './schemas-edge.ts';
 
 /**
@@ -70,9 +70,8 @@ export function registerSecurityRoutes(router: express.Router, ctx: BffContext):
       const request = parse(evaluateBody, bodyOf(s.req), 'evaluate request');
       // A dry run stores nothing, but its before-write triggers run (a webhook trigger calls out):
       // read-only console users evaluate reads only.
-      if (request.method !== 'GET' && s.user.role !== 'admin') {
-        throw new BffError(403, Code.FORBIDDEN, 'Read-only console users may evaluate reads (GET) only.');
-      }
+      if (request.method !== 'GET')
+        demand(s.user, 'write', 'Read-only console users may evaluate reads (GET) only.');
       return proxy(s, '/security/evaluate', request);
     }),
   );

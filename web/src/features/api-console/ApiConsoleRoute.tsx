@@ -136,7 +136,11 @@ function ApiConsole({ appId }: { appId: string }) {
             </label>
           </div>
           {!canWrite && (
-            <p className="text-xs text-slate-500">Read-only console users may send GET requests only.</p>
+            <p className="text-xs text-slate-500">
+              Read-only console users may send GET requests only. Paths that hand out secrets (/devMailbox,
+              sessions, /aggregate) are refused, and answers show session tokens, keys and reset links as
+              [FILTERED].
+            </p>
           )}
           <label className="block text-sm">
             Query (JSON)

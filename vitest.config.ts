@@ -7,6 +7,7 @@ export default defineConfig({
       'client/test/**/*.test.ts',
       'bff/test/**/*.test.ts',
       'web/test/**/*.test.ts',
+      'bench/test/**/*.test.ts',
     ],
     testTimeout: 20_000,
     hookTimeout: 30_000,

@@ -1,8 +1,21 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import path from 'node:path';
+import { seeded } from '../server/test/helpers/seeded.ts';
 
 /** Settings shared by the bench driver (run.ts) and its child processes (service.ts, baseline.ts). */
+
+/** A number from the environment, or `fallback`; anything else than a number >= `min` stops the bench. */
+export function numberFromEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) {
+    console.error(`bench: ${name} must be a number >= ${min}, got "${raw}"`);
+    process.exit(1);
+  }
+  return value;
+}
 
 export const BENCH_KEYS = {
   appId: 'bench-app',
@@ -21,18 +34,64 @@ export const N_RANGE = 100_000;
  * rows are readable only by `role:Readers` and their owner; the caller is a user in Readers.
  */
 export const PRIVATE_CLASS = 'PrivateItem';
-export const PRIVATE_ROWS = 20_000;
+/** Rows of the private class: 20,000; BENCH_PRIVATE_ROWS makes it smaller for the harness's own test. */
+export const PRIVATE_ROWS = Math.round(numberFromEnv('BENCH_PRIVATE_ROWS', 20_000, 20));
 export const READER = { username: 'bench-reader', password: 'bench-reader-password' };
+/** The users who own the private rows, one after the other. */
+export const OWNERS = 100;
+/** How many ids of the private class (its first rows) the signed-in workloads pick from. */
+export const SIGNED_IN_IDS = 1_000;
+
+const TAGS = ['red', 'green', 'blue', 'cyan', 'magenta', 'yellow', 'black', 'white'];
+
+/**
+ * The rows of the bench class, in order. Drawn from a seeded generator, so the service and the
+ * incumbent (bench/incumbent.ts) store the same values and answer the same finds and counts.
+ */
+export function* benchItemRows(count: number): Generator<{ n: number; name: string; tags: string[] }> {
+  const random = seeded(1);
+  for (let i = 0; i < count; i++) {
+    yield {
+      n: Math.floor(random() * N_RANGE),
+      name: `item ${i}`,
+      tags: [TAGS[i % TAGS.length]!, TAGS[(i * 7) % TAGS.length]!],
+    };
+  }
+}
+
+/**
+ * The rows of the private class, in order (issue 11's shape): a `score` (no index), even rows
+ * public-read, odd rows readable by role:Readers and their owner, `owners[i % owners.length]`.
+ */
+export function* privateItemRows(
+  owners: string[],
+): Generator<{ score: number; label: string; ACL: Record<string, { read?: boolean; write?: boolean }> }> {
+  const random = seeded(2);
+  for (let i = 0; i < PRIVATE_ROWS; i++) {
+    const owner = owners[i % owners.length]!;
+    yield {
+      score: random() * PRIVATE_ROWS,
+      label: `row ${i}`,
+      ACL:
+        i % 2 === 0
+          ? { '*': { read: true } }
+          : { 'role:Readers': { read: true }, [owner]: { read: true, write: true } },
+    };
+  }
+}
 
 /** What the signed-in workloads need from the service child. */
 export interface SignedIn {
   sessionToken: string;
-  /** 1,000 ids of the private class, half of them private (role or owner only). */
+  /** The ids of the first SIGNED_IN_IDS rows of the private class, half of them private (role or owner only). */
   ids: string[];
-  /** Milliseconds one password hash takes (median of a few), for the login's share of the hash-only limit. */
-  hashMs: number;
+  /**
+   * Milliseconds one password hash takes (median of a few), for the login's share of the hash-only
+   * limit. Only from the service, and not with BENCH_HASH_PROBE=0.
+   */
+  hashMs?: number;
   /** Hashes per second with one hash running per core (what the cores sustain together, measured). */
-  parallelHashesPerSecond: number;
+  parallelHashesPerSecond?: number;
 }
 
 /** Messages a child sends to the driver over the IPC channel. */
@@ -130,6 +189,29 @@ export async function freshPostgresSchema(): Promise<{ uri: string; drop(): Prom
   const uri = new URL(DATABASE_URL);
   uri.searchParams.set('options', `-c search_path=${name}`);
   return { uri: uri.toString(), drop: () => run(`DROP SCHEMA IF EXISTS "${name}" CASCADE`) };
+}
+
+/**
+ * A fresh PostgreSQL database `name` on the server of DATABASE_URL (dropped first if a killed run
+ * left it), for the incumbent, which wants a database of its own.
+ */
+export async function freshPostgresDatabase(name: string): Promise<{ uri: string; drop(): Promise<void> }> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  const { default: pg } = await import('pg');
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await run(`CREATE DATABASE "${name}"`);
+  const uri = new URL(DATABASE_URL);
+  uri.pathname = `/${name}`;
+  return { uri: uri.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
 /** Removes the keys a run left in Redis under its prefix. */

@@ -209,7 +209,9 @@ const scenarios: Scenario[] = [
           query: { where: nestedInQuery(30) },
           status: 400,
           code: 102,
-          expect: { error: 'Invalid where: it is too complex for the store. Nest fewer subqueries and conditions.' },
+          expect: {
+            error: 'Invalid where: it is too complex for the store. Nest fewer subqueries and conditions.',
+          },
           notContains: ['Expression tree', 'maximum depth'],
         }),
       ]),

@@ -71,7 +71,10 @@ describe.skipIf(ON_POSTGRES)('store limits in the service’s words', () => {
   });
 
   it('changes nothing: the row is still there and a simpler where still runs', async () => {
-    const res = await t.request('GET', '/classes/Thing', { as: 'master', query: { where: nestedInQuery(5) } });
+    const res = await t.request('GET', '/classes/Thing', {
+      as: 'master',
+      query: { where: nestedInQuery(5) },
+    });
     expect(res.status).toBe(200);
     expect((await t.request('GET', '/classes/Thing', { as: 'master' })).json.results).toHaveLength(1);
   });

@@ -189,7 +189,10 @@ describe('$vectorSearch', () => {
       });
     expect(await search([1, 0])).toMatchObject({
       status: 400,
-      json: { code: 102, error: '$vectorSearch: queryVector has 2 dimensions but Plain.v holds vectors of 3.' },
+      json: {
+        code: 102,
+        error: '$vectorSearch: queryVector has 2 dimensions but Plain.v holds vectors of 3.',
+      },
     });
     // A filter that keeps no vector at all answers no results, as any empty search does.
     expect(await search([1, 0], { name: 'none' })).toMatchObject({ status: 200, json: { results: [] } });

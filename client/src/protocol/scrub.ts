@@ -6,7 +6,7 @@ export const FILTERED = '[FILTERED]';
 /** The fields of a user that hold a credential: what the console never shows (a subset of SECRET_KEYS). */
 export const CREDENTIAL_FIELDS = ['password', 'sessionToken', 'authData'] as const;
 
-/** Keys whose values are replaced by `[FILTERED]`, matched case-insensitively (SPEC rule 1). */
+/** Keys whose values are replaced by `[FILTERED]`, matched case-insensitively (SPEC rule 1, and ID tokens). */
 export const SECRET_KEYS: readonly string[] = [
   'password',
   'token',
@@ -15,6 +15,9 @@ export const SECRET_KEYS: readonly string[] = [
   'access_token',
   'refreshToken',
   'refresh_token',
+  // An auth provider's ID token (OpenID Connect), wherever a payload is logged outside authData.
+  'id_token',
+  'idToken',
   'authData',
   'masterKey',
   'master_key',

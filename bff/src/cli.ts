@@ -1,8 +1,8 @@
 import { type Bff, createBff } from './index.ts';
 import { type BffOptions, loadBffOptions, OptionError } from './options.ts';
 
-/** Validated options or exit code 2 with a message naming the bad option. */
-export function optionsOrExit(load: () => BffOptions): BffOptions {
+/** Validated options (or what else `load` checks) or exit code 2 with a message naming the bad option. */
+export function optionsOrExit<T = BffOptions>(load: () => T): T {
   try {
     return load();
   } catch (err) {

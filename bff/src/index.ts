@@ -96,7 +96,10 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
   const registerApiRoutes = deps.registerApiRoutes ?? defaultApiRoutes;
   const filters = openSavedFilters(options.dataDir);
   const ctx: BffContext = { apps, audit, filters };
-  const sessions = createSessions(options, deps.now);
+  const sessions = createSessions(options, deps.now, {
+    info: (message) => logger.info(message),
+    error: (message) => logger.error(message),
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -170,6 +173,7 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
       );
       if (ownAudit) audit.close();
       filters.close();
+      sessions.close();
     },
   };
 }

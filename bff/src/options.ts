@@ -37,6 +37,26 @@ export const consoleUserSchema = z.strictObject({
     .optional(),
 });
 
+/**
+ * What a list of console users may not hold, wherever it comes from (the options or the data
+ * dir's users file): a username twice, or an app the console does not have.
+ */
+export function consoleUserProblems(
+  users: ConsoleUserConfig[],
+  appIds: ReadonlySet<string>,
+): Array<{ path: (string | number)[]; message: string }> {
+  const problems: Array<{ path: (string | number)[]; message: string }> = [];
+  const names = new Set<string>();
+  users.forEach((user, i) => {
+    if (names.has(user.username)) problems.push({ path: [i, 'username'], message: 'is a duplicate' });
+    names.add(user.username);
+    user.apps?.forEach((id, j) => {
+      if (!appIds.has(id)) problems.push({ path: [i, 'apps', j], message: `unknown app "${id}"` });
+    });
+  });
+  return problems;
+}
+
 const optionsSchema = z
   .strictObject({
     port: z.coerce.number().int().min(0).max(65535).default(4040),
@@ -84,22 +104,9 @@ const optionsSchema = z
         ctx.addIssue({ code: 'custom', path: ['apps', i, 'id'], message: 'is a duplicate' });
       ids.add(app.id);
     });
-    const names = new Set<string>();
-    o.consoleUsers.forEach((user, i) => {
-      if (names.has(user.username)) {
-        ctx.addIssue({ code: 'custom', path: ['consoleUsers', i, 'username'], message: 'is a duplicate' });
-      }
-      names.add(user.username);
-      user.apps?.forEach((id, j) => {
-        if (!ids.has(id)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['consoleUsers', i, 'apps', j],
-            message: `unknown app "${id}"`,
-          });
-        }
-      });
-    });
+    for (const problem of consoleUserProblems(o.consoleUsers, ids)) {
+      ctx.addIssue({ code: 'custom', path: ['consoleUsers', ...problem.path], message: problem.message });
+    }
     if (o.absoluteTimeoutSeconds < o.idleTimeoutSeconds) {
       ctx.addIssue({
         code: 'custom',

@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { getIronSession, type IronSession } from 'iron-session';
 import { Secret, TOTP } from 'otpauth';
 import { z } from 'zod';
+import { ConsoleUserDirectory } from './console-users.ts';
 import { type ConsoleUser, consoleUserOf } from './context.ts';
 import { BffCode, sendError } from './errors.ts';
 import type { BffOptions, ConsoleUserConfig } from './options.ts';
@@ -38,19 +39,13 @@ interface SessionRecord {
   credential: string;
 }
 
-/** A fingerprint of what a console user logs in with (password hash and MFA secret). */
-export function credentialOf(user: Pick<ConsoleUserConfig, 'passwordHash' | 'mfaSecret'>): string {
-  return createHash('sha256')
-    .update(`${user.passwordHash}\0${user.mfaSecret ?? ''}`)
-    .digest('base64url')
-    .slice(0, 22);
-}
+export { credentialOf } from './console-users.ts';
 
 /**
  * Server-side console sessions: the cookie names a record, and a cookie is only good while its
  * record lives. Logout deletes that session's record (other browsers of the user stay logged in),
  * "sign out everywhere" deletes every record of the user, and a record whose user is gone or
- * whose credential changed (password or MFA secret replaced in the config) is dropped. Kept in
+ * whose credential changed (password or MFA secret replaced) is dropped. Kept in
  * memory and written through to a 0600 file on every change (logins and logouts, not requests),
  * so sessions survive a restart and revocations stay revoked; a lost or unreadable file ends
  * every session (fail closed).
@@ -195,13 +190,49 @@ export interface Sessions {
   registerAdminRoutes(router: Router): void;
   /** Sets req.consoleUser or answers 401. */
   requireUser: RequestHandler;
+  /** Stops following the console users file. */
+  close(): void;
 }
 
-/** `now`: the clock of the idle and absolute timeouts and the login throttle (tests inject one). */
-export function createSessions(options: BffOptions, now: () => number = Date.now): Sessions {
+/** Where the sessions report changes of the console users and problems of their file. */
+export interface SessionLog {
+  info(message: string): void;
+  error(message: string): void;
+}
+
+/**
+ * `now`: the clock of the idle and absolute timeouts and the login throttle (tests inject one).
+ * The console users are the options' and the data dir's users file's (console-users.ts): a user
+ * removed or changed there loses every session at once.
+ */
+export function createSessions(
+  options: BffOptions,
+  now: () => number = Date.now,
+  log: SessionLog = { info() {}, error() {} },
+): Sessions {
   const password = resolveSessionSecret(options);
-  const users = new Map(options.consoleUsers.map((u) => [u.username, u]));
-  const credentials = new Map(options.consoleUsers.map((u) => [u.username, credentialOf(u)]));
+  const users = new ConsoleUserDirectory({
+    configured: options.consoleUsers,
+    dataDir: options.dataDir,
+    appIds: new Set(options.apps.map((a) => a.id)),
+    now,
+    onChange(change) {
+      let ended = 0;
+      for (const name of [...change.removed, ...change.changed]) {
+        ended += store.deleteUser(name);
+        lastTotpStep.delete(name);
+      }
+      const said = (label: string, names: string[]) => (names.length ? [`${label} ${names.join(', ')}`] : []);
+      log.info(
+        `console users changed: ${[
+          ...said('added', change.added),
+          ...said('removed', change.removed),
+          ...said('changed', change.changed),
+        ].join('; ')} (${ended} session${ended === 1 ? '' : 's'} ended)`,
+      );
+    },
+    onProblem: (message) => log.error(message),
+  });
   const throttle = new LoginThrottle(options.loginThrottle, now);
   const lastTotpStep = new Map<string, number>();
   const idleMs = options.idleTimeoutSeconds * 1000;
@@ -209,8 +240,9 @@ export function createSessions(options: BffOptions, now: () => number = Date.now
   const touchEveryMs = Math.min(60_000, Math.floor(idleMs / 10));
   const store = new SessionStore(
     options.dataDir,
-    (r) => credentials.get(r.username) === r.credential && now() - r.createdAt <= absoluteMs,
+    (r) => users.credential(r.username) === r.credential && now() - r.createdAt <= absoluteMs,
   );
+  users.watch();
 
   const open = (req: Request, res: Response): Promise<IronSession<SessionData>> =>
     getIronSession<SessionData>(req, res, {
@@ -233,12 +265,14 @@ export function createSessions(options: BffOptions, now: () => number = Date.now
     const session = await open(req, res);
     if (!session.username) return NOT_LOGGED_IN;
     const t = now();
-    // The record names the user. Records whose user is gone or whose credential changed were
-    // dropped when the store loaded (console users do not change while the bff runs).
+    // The record names the user. A change of the users file ends the sessions of the users it
+    // removed or changed; the credential is compared too, so a session never outlives its login.
+    users.refresh();
     const record = typeof session.sid === 'string' ? store.get(session.sid) : undefined;
     const user = record ? users.get(record.username) : undefined;
     if (
       !user ||
+      users.credential(user.username) !== record!.credential ||
       typeof session.lastSeen !== 'number' ||
       t - record!.createdAt > absoluteMs ||
       t - session.lastSeen > idleMs
@@ -281,6 +315,7 @@ export function createSessions(options: BffOptions, now: () => number = Date.now
         `Too many login attempts; try again in ${wait} second${wait === 1 ? '' : 's'}.`,
       );
     }
+    users.refresh();
     const user = users.get(username);
     const ok = await verifyPassword(given, user?.passwordHash);
     if (!ok || !user) {
@@ -302,7 +337,7 @@ export function createSessions(options: BffOptions, now: () => number = Date.now
     if (typeof session.sid === 'string') store.delete(session.sid);
     const t = now();
     session.username = user.username;
-    session.sid = store.create(user.username, t, credentials.get(user.username)!);
+    session.sid = store.create(user.username, t, users.credential(user.username)!);
     session.lastSeen = t;
     await session.save();
     res.json({ user: publicUser(user) });
@@ -310,6 +345,7 @@ export function createSessions(options: BffOptions, now: () => number = Date.now
 
   return {
     requireUser,
+    close: () => users.close(),
     registerRoutes(router) {
       router.post('/login', login);
       router.post('/logout', async (req, res) => {

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main as startService } from '../../server/src/cli.ts';
 import { seedDemoData } from '../../server/src/demo.ts';
 import { optionsOrExit } from './cli.ts';
+import { readUsersFile, USERS_FILE, type UsersFile, usersFileOf, writeUsersFile } from './console-users.ts';
 import { type Bff, createBff } from './index.ts';
-import { type ConsoleUserConfig, validateBffOptions } from './options.ts';
+import { type ConsoleUserConfig, OptionError, validateBffOptions } from './options.ts';
 import { hashPassword } from './passwords.ts';
 
 /**
@@ -15,21 +15,22 @@ import { hashPassword } from './passwords.ts';
  * (port 4040, BDS_CONSOLE_PORT) pointing at it, in one process. Console users live in
  * <dataDir>/console-users.json, written on first start: the admin named by BDS_CONSOLE_USER +
  * BDS_CONSOLE_PASSWORD, else a demo user with a generated password (kept there to be printed).
+ * The bff follows that file while it runs (`npm run console:user` changes it).
  */
-export const USERS_FILE = 'console-users.json';
+export { USERS_FILE };
 
-interface UsersFile {
-  consoleUsers: ConsoleUserConfig[];
-  /** Only for the generated demo user, printed at every start. */
-  demoLogin?: { username: string; password: string };
-}
-
+/** The users file, with the first admin written into it when it has none yet. */
 async function consoleUsers(dataDir: string): Promise<UsersFile> {
-  const file = path.join(dataDir, USERS_FILE);
+  const file = usersFileOf(dataDir);
   const envUser = process.env.BDS_CONSOLE_USER;
   const envPassword = process.env.BDS_CONSOLE_PASSWORD;
-  let stored: UsersFile | undefined;
-  if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as UsersFile;
+  const stored = optionsOrExit(() => {
+    try {
+      return readUsersFile(file);
+    } catch (err) {
+      throw new OptionError(USERS_FILE, (err as Error).message);
+    }
+  });
   if (stored && (!envUser || stored.consoleUsers.some((u) => u.username === envUser))) return stored;
   let users: UsersFile;
   if (envUser && envPassword) {
@@ -50,8 +51,7 @@ async function consoleUsers(dataDir: string): Promise<UsersFile> {
       demoLogin: { username: 'demo', password },
     };
   }
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(file, `${JSON.stringify(users, null, 2)}\n`, { mode: 0o600 });
+  writeUsersFile(file, users);
   return users;
 }
 
@@ -123,10 +123,14 @@ const options = optionsOrExit(() =>
         webhookKey: so.webhookKey,
       },
     ],
-    consoleUsers: users.consoleUsers,
   }),
 );
-bff = await createBff(options);
+// The bff reads its console users from <dataDir>/console-users.json itself, and follows it.
+bff = await createBff(options).catch((err: unknown) =>
+  optionsOrExit<Bff>(() => {
+    throw err;
+  }),
+);
 const listening = await bff.listen();
 bffServer = listening.server;
 bffServer.on('request', (_req, res: ServerResponse) => {

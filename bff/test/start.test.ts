@@ -214,12 +214,16 @@ describe('npm start shutdown', () => {
 });
 
 describe('console:user CLI', () => {
-  const run = (args: string[], env: Record<string, string> = {}) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'bff/src/cli/console-user.ts', ...args], {
+  // `add` writes into the data dir's users file: a fresh one per call, never the repository's ./data.
+  const run = (args: string[], env: Record<string, string> = {}) => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'bds-cli-'));
+    dirs.push(dataDir);
+    return spawnSync(process.execPath, ['--import', 'tsx', 'bff/src/cli/console-user.ts', ...args], {
       cwd: ROOT,
-      env: { ...process.env, BDS_CONSOLE_PASSWORD: '', ...env },
+      env: { ...process.env, BDS_CONSOLE_PASSWORD: '', BDS_DATA_DIR: dataDir, ...env },
       encoding: 'utf8',
     });
+  };
 
   it('prints a scrypt entry the bff accepts', async () => {
     const res = run(['add', 'alice', '--read-only'], { BDS_CONSOLE_PASSWORD: 'alice password 123' });

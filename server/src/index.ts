@@ -170,7 +170,7 @@ export async function createService(
   registerCloudRoutes(router, cloud, jobs);
   registerHookRoutes(router, cloud.webhooks);
   // After the caller resolver: its caches follow a write event before realtime decides it.
-  const live = new LiveQuery(data, callers, clock);
+  const live = new LiveQuery(data, callers, clock, cloud.triggers);
   registerLiveRoutes(router, live);
   registerSecurityRoutes(router, data, callers);
   // Events were lost between instances (one was away longer than the stream keeps them): every

@@ -21,8 +21,8 @@ export interface CloudRequest {
   /** Save and delete triggers, login triggers: `{className, objectId, …fields}`. */
   object?: Row;
   original?: Row;
-  /** Find triggers. */
-  query?: FindQuery;
+  /** Find triggers; beforeSubscribe (the subscription's, with `watch`). */
+  query?: FindQuery & { watch?: string };
   /** afterFind. */
   results?: Row[];
   /** The caller's `_User` row (wire JSON, never the password), or undefined. */
@@ -38,6 +38,13 @@ export interface CloudRequest {
   functionName?: string;
   jobName?: string;
   triggerName?: string;
+  /** Realtime triggers (the incumbent's fields): beforeConnect's `event`, `useMasterKey`, `clientKey`; both give the `sessionToken`; beforeSubscribe's `op` and `requestId`. */
+  event?: 'connect';
+  useMasterKey?: boolean;
+  clientKey?: string;
+  sessionToken?: string;
+  op?: 'subscribe' | 'update';
+  requestId?: number | string;
 }
 
 export type Handler = (request: CloudRequest) => unknown;
@@ -61,10 +68,13 @@ export const CLASS_TRIGGERS = [
   'afterDelete',
   'beforeFind',
   'afterFind',
+  'beforeSubscribe',
 ] as const;
 export type ClassTrigger = (typeof CLASS_TRIGGERS)[number];
 export const ACCOUNT_TRIGGERS = ['beforeLogin', 'afterLogin', 'afterLogout'] as const;
 export type AccountTrigger = (typeof ACCOUNT_TRIGGERS)[number];
+/** beforeConnect is about no class: kept under this name, as the incumbent keeps it. */
+export const CONNECT_CLASS = '@Connect';
 
 const NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 const CLASS = /^_?[A-Za-z][A-Za-z0-9_]{0,119}$/;
@@ -82,6 +92,8 @@ export interface CloudDefinitions {
   beforeLogin(handler: Handler): void;
   afterLogin(handler: Handler): void;
   afterLogout(handler: Handler): void;
+  beforeConnect(handler: Handler): void;
+  beforeSubscribe(className: string, handler: Handler): void;
 }
 
 /** In-process cloud code: what the module registered. One handler per name or class and trigger. */
@@ -92,7 +104,7 @@ export class CloudRegistry {
   /** Classes with at least one trigger: most requests ask about a class without any. */
   private readonly classesWithTriggers = new Set<string>();
 
-  trigger(className: string, name: ClassTrigger | AccountTrigger): Handler | undefined {
+  trigger(className: string, name: ClassTrigger | AccountTrigger | 'beforeConnect'): Handler | undefined {
     return this.triggers.get(`${className}.${name}`);
   }
 
@@ -137,12 +149,14 @@ export class CloudRegistry {
       this.triggers.set(key, handlerOf(`cloud.${trigger}(${className})`, handler));
       this.classesWithTriggers.add(className);
     };
-    const onAccount = (trigger: AccountTrigger) => (handler: Handler) => {
-      const key = `_User.${trigger}`;
-      if (this.triggers.has(key)) throw new Error(`cloud.${trigger} is registered twice.`);
-      this.triggers.set(key, handlerOf(`cloud.${trigger}`, handler));
-      this.classesWithTriggers.add('_User');
-    };
+    const onAccount =
+      (trigger: AccountTrigger | 'beforeConnect', className = '_User') =>
+      (handler: Handler) => {
+        const key = `${className}.${trigger}`;
+        if (this.triggers.has(key)) throw new Error(`cloud.${trigger} is registered twice.`);
+        this.triggers.set(key, handlerOf(`cloud.${trigger}`, handler));
+        this.classesWithTriggers.add(className);
+      };
     return {
       define: (fn, handler, rules = {}) => {
         const n = name('cloud.define', fn);
@@ -163,6 +177,8 @@ export class CloudRegistry {
       beforeLogin: onAccount('beforeLogin'),
       afterLogin: onAccount('afterLogin'),
       afterLogout: onAccount('afterLogout'),
+      beforeConnect: onAccount('beforeConnect', CONNECT_CLASS),
+      beforeSubscribe: onClass('beforeSubscribe'),
     };
   }
 }

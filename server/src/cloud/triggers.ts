@@ -11,7 +11,7 @@ import type { Logger } from '../kernel/log.ts';
 import type { Row } from '../kernel/records.ts';
 import type { AccountTriggers, FindQuery, ReadTriggers } from '../kernel/triggers.ts';
 import { type Invocation, type Invoker, messageOf } from './invoke.ts';
-import type { CloudRegistry, CloudRequest } from './registry.ts';
+import { type CloudRegistry, type CloudRequest, CONNECT_CLASS } from './registry.ts';
 
 /** Fields of a row that the service assigns: a trigger's answer never writes them. */
 const ASSIGNED = new Set(['className', 'objectId', 'createdAt', 'updatedAt']);
@@ -58,6 +58,44 @@ function bodyFrom(write: PendingWrite, body: Record<string, unknown>, answer: Ro
       out[key] = value;
   }
   return out;
+}
+
+/** What a realtime connect tells beforeConnect (the incumbent's request fields). */
+export interface LiveConnectDetails {
+  installationId: string | null;
+  useMasterKey: boolean;
+  /** The client key the connect frame gave (clientKey, javascriptKey or restAPIKey). */
+  clientKey: string | undefined;
+  sessionToken: string | undefined;
+}
+
+/** A subscription query as realtime triggers see and answer it: a find's wire query, with `watch`. */
+export type LiveQueryWire = FindQuery & { watch?: string };
+
+/** What a subscribe or update frame tells beforeSubscribe (the incumbent's request fields). */
+export interface LiveSubscribeDetails {
+  op: 'subscribe' | 'update';
+  requestId: number | string;
+  sessionToken: string | undefined;
+  query: LiveQueryWire;
+}
+
+/**
+ * A find or subscribe trigger's answer as the query to run: an object with a where object; the
+ * class stays the caller's. Anything else fails the call (141).
+ */
+function queryAnswered<Q extends { className: string }>(
+  triggerName: string,
+  result: unknown,
+  className: string,
+): Q {
+  if (!isObject(result) || (result.where !== undefined && !isObject(result.where))) {
+    throw new BdsError(
+      ErrorCode.SCRIPT_FAILED,
+      `${triggerName} must leave or answer a query object with a where object.`,
+    );
+  }
+  return { ...result, where: (result.where as Record<string, unknown>) ?? {}, className } as unknown as Q;
 }
 
 /**
@@ -198,18 +236,7 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
       triggerName: 'beforeFind',
     });
     const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
-    const result = isObject(answer) ? answer : request.query;
-    if (!isObject(result) || (result.where !== undefined && !isObject(result.where))) {
-      throw new BdsError(
-        ErrorCode.SCRIPT_FAILED,
-        'beforeFind must leave or answer a query object with a where object.',
-      );
-    }
-    return {
-      ...(result as unknown as FindQuery),
-      where: (result.where as Record<string, unknown>) ?? {},
-      className: query.className,
-    };
+    return queryAnswered('beforeFind', isObject(answer) ? answer : request.query, query.className);
   }
 
   async afterFind(ctx: Ctx, query: FindQuery, rows: Row[]): Promise<Row[]> {
@@ -219,6 +246,49 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
     const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
     const results = Array.isArray(answer) ? answer : request.results;
     return Array.isArray(results) ? results : [];
+  }
+
+  // ---- realtime --------------------------------------------------------------------------------
+
+  hasBeforeConnect(): boolean {
+    return this.registry.trigger(CONNECT_CLASS, 'beforeConnect') !== undefined;
+  }
+
+  /**
+   * beforeConnect, before a realtime connection is accepted: throwing refuses it (141 with the
+   * text, as the incumbent answers); what it returns is ignored.
+   */
+  async beforeConnect(call: Invocation, details: LiveConnectDetails): Promise<void> {
+    const handler = this.registry.trigger(CONNECT_CLASS, 'beforeConnect');
+    if (!handler) return;
+    const request = await this.invoker.request(call, {
+      ...details,
+      event: 'connect',
+      triggerName: 'beforeConnect',
+    });
+    await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+  }
+
+  hasBeforeSubscribe(className: string): boolean {
+    return this.registry.hasClassTriggers(className, ['beforeSubscribe']);
+  }
+
+  /**
+   * beforeSubscribe, at each subscribe and update of a subscription: throwing refuses it (141);
+   * like beforeFind it edits `request.query` or answers a new one, which realtime then checks as
+   * the subscriber's own, so it can only narrow.
+   */
+  async beforeSubscribe(call: Invocation, details: LiveSubscribeDetails): Promise<LiveQueryWire> {
+    const { query } = details;
+    const handler = this.registry.trigger(query.className, 'beforeSubscribe');
+    if (!handler) return query;
+    const request = await this.invoker.request(call, {
+      ...details,
+      query: structuredClone(query),
+      triggerName: 'beforeSubscribe',
+    });
+    const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+    return queryAnswered('beforeSubscribe', isObject(answer) ? answer : request.query, query.className);
   }
 
   // ---- accounts --------------------------------------------------------------------------------

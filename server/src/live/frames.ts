@@ -50,6 +50,8 @@ export const LiveText = {
   frameTooLarge: (bytes: number, limit: number) =>
     `Frame too large: ${bytes} bytes; the limit is ${limit} bytes.`,
   tooManySubscriptions: (limit: number) => `Too many subscriptions: at most ${limit} per connection.`,
+  /** The incumbent's text (its frame schema's) for a query property it does not know; the SDKs compare it. */
+  additionalProperties: 'Additional properties not allowed',
   shuttingDown: 'The service is shutting down.',
   internal: 'Internal server error.',
 } as const;
@@ -69,6 +71,8 @@ export class FrameError extends Error {
     readonly code: number,
     message: string,
     readonly requestId?: RequestId,
+    /** Whether the client should connect again (the SDKs do when told so). */
+    readonly reconnect = false,
   ) {
     super(message);
   }
@@ -123,6 +127,9 @@ export interface SubscriptionRequest {
 
 const MAX_LIST = 100;
 
+/** What a subscription's query may hold (PROTOCOL "Realtime frames"; `fields` is the old name of `keys`). */
+const QUERY_PROPERTIES = new Set(['className', 'where', 'keys', 'fields', 'watch', 'include']);
+
 function pathList(
   value: unknown,
   requestId: RequestId,
@@ -156,6 +163,10 @@ export function parseSubscription(frame: Record<string, unknown>): SubscriptionR
   if (query.masterKey !== undefined) {
     throw new FrameError(LiveCode.PERMISSION, LiveText.masterKeyOnSubscribe, requestId);
   }
+  // As the incumbent answers it (1, reconnect: true), which is what the SDKs act on.
+  if (Object.keys(query).some((key) => !QUERY_PROPERTIES.has(key))) {
+    throw new FrameError(LiveCode.MALFORMED, LiveText.additionalProperties, requestId, true);
+  }
   const where = query.where ?? {};
   if (!isObject(where)) {
     throw new FrameError(LiveCode.INVALID_QUERY, 'Invalid where: it must be a JSON object.', requestId);
@@ -185,20 +196,48 @@ export function parseSubscription(frame: Record<string, unknown>): SubscriptionR
 }
 
 /**
- * A subscription as its class's beforeFind answered it (PROTOCOL "Cloud code module"): the where,
- * keys and include it answered replace the caller's, checked as a frame's are; `watch` stays the
+ * A subscription as a trigger answered it (its class's beforeSubscribe, then beforeFind; PROTOCOL
+ * "Cloud code module"): the where, keys and include it answered replace the caller's, checked as a
+ * frame's are; `watch` too when the answer has one (a find's never does), else it stays the
  * caller's. A list may come back as a comma-separated string (the wire form of a find's).
  */
 export function narrowedBy(
   request: SubscriptionRequest,
-  answered: { where: Record<string, unknown>; keys?: unknown; include?: unknown },
+  answered: { where: Record<string, unknown>; keys?: unknown; include?: unknown; watch?: unknown },
 ): SubscriptionRequest {
-  const list = (value: unknown) =>
-    typeof value === 'string' ? (value === '' ? undefined : value.split(',')) : value;
   return {
     ...request,
     where: answered.where,
-    keys: pathList(list(answered.keys), request.requestId, LiveText.keys),
-    include: pathList(list(answered.include), request.requestId, LiveText.include) ?? [],
+    keys: pathList(listOf(answered.keys), request.requestId, LiveText.keys),
+    watch:
+      answered.watch === undefined
+        ? request.watch
+        : pathList(listOf(answered.watch), request.requestId, LiveText.watch),
+    include: pathList(listOf(answered.include), request.requestId, LiveText.include) ?? [],
+  };
+}
+
+/** A list of field names from its wire form: a list, or a comma-separated string. */
+function listOf(value: unknown): unknown {
+  return typeof value === 'string' ? (value === '' ? undefined : value.split(',')) : value;
+}
+
+/**
+ * A subscription in the form realtime triggers get it: the wire form of a find's query (lists
+ * comma-separated, as the incumbent's `Parse.Query` JSON has them), with only what it holds.
+ */
+export function wireQueryOf(request: SubscriptionRequest): {
+  className: string;
+  where: Record<string, unknown>;
+  keys?: string;
+  watch?: string;
+  include?: string;
+} {
+  return {
+    className: request.className,
+    where: request.where,
+    ...(request.keys ? { keys: request.keys.join(',') } : {}),
+    ...(request.watch ? { watch: request.watch.join(',') } : {}),
+    ...(request.include.length > 0 ? { include: request.include.join(',') } : {}),
   };
 }

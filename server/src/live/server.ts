@@ -1,15 +1,18 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { normalPath } from '@bds/client/protocol';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { decideAcl } from '../access/acl.ts';
 import { decideClass } from '../access/class.ts';
 import { type CallerResolver, type ResolvedSession, sessionIsLive } from '../auth/caller.ts';
+import type { CloudTriggers } from '../cloud/triggers.ts';
 import type { ServiceOptions } from '../config/options.ts';
 import { refuseHiddenFields } from '../data/authorize.ts';
 import type { Core } from '../data/core.ts';
 import type { Data } from '../data/data.ts';
 import { resolveForMemory } from '../data/resolve.ts';
 import type { Caller } from '../kernel/caller.ts';
+import { clientAddressOf } from '../kernel/client-address.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
@@ -35,6 +38,7 @@ import {
   type RequestId,
   requestIdOf,
   type SubscriptionRequest,
+  wireQueryOf,
 } from './frames.ts';
 import { ClassSubscriptions, type IndexSpec, indexSpecOf } from './index.ts';
 import { EventIds, type LiveEvent, Retention } from './retention.ts';
@@ -47,6 +51,12 @@ import {
 } from './trace.ts';
 
 type LiveOptions = ServiceOptions['liveQuery'];
+
+/** The realtime triggers of cloud code (cloud/triggers.ts): beforeConnect and beforeSubscribe. */
+export type LiveTriggers = Pick<
+  CloudTriggers,
+  'hasBeforeConnect' | 'beforeConnect' | 'hasBeforeSubscribe' | 'beforeSubscribe'
+>;
 
 /** A connection past this many bytes waiting to be sent is dropped (a client that does not read). */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
@@ -61,6 +71,8 @@ interface Connection {
   master: boolean;
   sessionToken: string | undefined;
   installationId: string | null;
+  /** The client's address at the upgrade (kernel/client-address.ts); cloud code sees it as `request.ip`. */
+  readonly ip: string | null;
   /** By requestId: pending (being prepared) and active subscriptions. */
   readonly subs: Map<RequestId, Subscription>;
   lastFrameAt: number;
@@ -157,16 +169,28 @@ export class LiveQuery {
   private closing: Promise<void> | undefined;
   private readonly opts: LiveOptions;
   private readonly log: Logger;
+  /**
+   * The paths the endpoint answers at, in normal form: `liveQuery.path`, and the mount path, where
+   * the stock SDKs look by default (their server URL with `ws:`).
+   */
+  private readonly paths: ReadonlySet<string>;
+  private readonly addressOf: ReturnType<typeof clientAddressOf>;
 
   constructor(
     private readonly data: Data,
     private readonly callers: CallerResolver,
     /** The time sessions expire by (the resolver's, so REST and realtime agree on the instant). */
     private readonly clock: Clock = callers.clock,
+    /** Cloud code's beforeConnect and beforeSubscribe (none without a cloud module). */
+    private readonly triggers?: LiveTriggers,
   ) {
     const { options, log } = data.core;
     this.opts = options.liveQuery;
     this.log = log;
+    this.paths = new Set(
+      [options.liveQuery.path, options.mountPath].flatMap((path) => normalPath(path) ?? []),
+    );
+    this.addressOf = clientAddressOf(options.trustProxy);
     this.retention = new Retention(this.opts.retentionMaxEvents, this.opts.retentionMs);
     this.trace = new DeliveryTrace(this.opts.traceSize);
     this.wss = new WebSocketServer({
@@ -201,21 +225,27 @@ export class LiveQuery {
     };
   }
 
-  /** The `upgrade` of the HTTP server: takes requests for `liveQuery.path`. */
+  /**
+   * The `upgrade` of the HTTP server: takes requests for `liveQuery.path` and the mount path,
+   * decided on the normal form of the path (so `/api/` and `//api` are `/api`, as REST routes them).
+   */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const path = (req.url ?? '').split('?')[0];
-    if (path !== this.opts.path || !this.enabled) return false;
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
+    const path = normalPath(query < 0 ? url : url.slice(0, query));
+    if (path === undefined || !this.paths.has(path) || !this.enabled) return false;
     if (this.closing) {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return true;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws));
+    const ip = this.addressOf(req.socket.remoteAddress, req.headers['x-forwarded-for']) ?? null;
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, ip));
     return true;
   }
 
   // --- connections and frames ---------------------------------------------------------------
 
-  private onConnection(ws: WebSocket): void {
+  private onConnection(ws: WebSocket, ip: string | null): void {
     if (this.closing) {
       ws.close(1001, LiveText.shuttingDown);
       return;
@@ -227,6 +257,7 @@ export class LiveQuery {
       master: false,
       sessionToken: undefined,
       installationId: null,
+      ip,
       subs: new Map(),
       lastFrameAt: Date.now(),
       alive: true,
@@ -322,7 +353,7 @@ export class LiveQuery {
 
   private fail(conn: Connection, err: unknown, requestId: RequestId | undefined): void {
     if (err instanceof FrameError) {
-      this.sendError(conn, errorFrame(err.code, err.message, err.requestId ?? requestId));
+      this.sendError(conn, errorFrame(err.code, err.message, err.requestId ?? requestId, err.reconnect));
       return;
     }
     this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'realtime frame failed');
@@ -383,13 +414,34 @@ export class LiveQuery {
     }
     const sessionToken = str(frame.sessionToken) || undefined;
     const installationId = str(frame.installationId) || null;
+    let caller: Caller | undefined;
     if (sessionToken !== undefined && !master) {
       try {
-        await this.callers.resolve({ master: false, sessionToken, installationId });
+        caller = await this.callers.resolve({ master: false, sessionToken, installationId });
       } catch (err) {
         if (err instanceof BdsError && err.code === ErrorCode.INVALID_SESSION_TOKEN) {
           return refuse(LiveCode.INVALID_SESSION, LiveText.invalidSession);
         }
+        conn.connecting = false;
+        throw err;
+      }
+    }
+    // Cloud code's beforeConnect, once the keys and the session checked out, before the connection
+    // is accepted: a throw refuses it with its code (141) and text, as the incumbent does.
+    if (this.triggers?.hasBeforeConnect()) {
+      caller ??= await this.callers.resolve({ master, installationId });
+      try {
+        await this.triggers.beforeConnect(
+          { caller, context: {}, ip: conn.ip },
+          {
+            installationId,
+            useMasterKey: master,
+            clientKey: str(frame.clientKey) ?? str(frame.javascriptKey) ?? str(frame.restAPIKey),
+            sessionToken,
+          },
+        );
+      } catch (err) {
+        if (err instanceof BdsError) return refuse(err.code, err.message);
         conn.connecting = false;
         throw err;
       }
@@ -399,7 +451,7 @@ export class LiveQuery {
     conn.master = master;
     conn.sessionToken = sessionToken;
     conn.installationId = installationId;
-    this.send(conn, { op: 'connected', clientId: conn.id });
+    this.send(conn, { op: 'connected', ...frameHead(conn) });
   }
 
   private unsubscribeFrame(conn: Connection, frame: Record<string, unknown>): void {
@@ -413,7 +465,7 @@ export class LiveQuery {
       );
     }
     this.end(sub);
-    this.send(conn, { op: 'unsubscribed', clientId: conn.id, requestId });
+    this.send(conn, { op: 'unsubscribed', ...frameHead(conn), requestId });
   }
 
   private async subscribe(
@@ -464,7 +516,7 @@ export class LiveQuery {
         throw new FrameError(LiveCode.PERMISSION, LiveText.classNotLive(request.className), requestId);
       }
       generation = this.generation;
-      state = await this.prepare(conn, request, token);
+      state = await this.prepare(conn, request, token, op);
     } catch (err) {
       // A failed subscribe frees its id; a failed update leaves the subscription as it was.
       if (op === 'subscribe' && conn.subs.get(requestId) === target) conn.subs.delete(requestId);
@@ -479,7 +531,7 @@ export class LiveQuery {
       target.generation = generation;
       target.active = true;
       this.register(target);
-      this.send(conn, { op: 'subscribed', clientId: conn.id, requestId });
+      this.send(conn, { op: 'subscribed', ...frameHead(conn), requestId });
       if (request.snapshot) await this.snapshot(target, state);
       if (request.since !== undefined) await this.replay(target, request.since);
     });
@@ -516,18 +568,22 @@ export class LiveQuery {
   }
 
   /**
-   * Checks a subscription for its caller with the deciders: CLP find (119), the class's beforeFind
-   * (141 when it refuses; what it answers replaces the query), a field hidden from the caller named
-   * anywhere or any invalid where or keys (4), then compiles the matchers.
+   * Checks a subscription for its caller: the class's beforeSubscribe first (141 when it refuses;
+   * what it answers replaces the query, which every check below then judges), then the deciders:
+   * CLP find (119), the class's beforeFind (141 when it refuses; what it answers replaces the
+   * query), a field hidden from the caller named anywhere or any invalid where or keys (4), then
+   * compiles the matchers.
    */
   private async prepare(
     conn: Connection,
-    asked: SubscriptionRequest,
+    frame: SubscriptionRequest,
     token: string | null,
+    op: 'subscribe' | 'update',
   ): Promise<Prepared> {
-    const { requestId, className } = asked;
+    const { requestId, className } = frame;
     const session = await this.callerOf(conn, token, requestId);
     const { caller } = session;
+    const asked = await this.beforeSubscribe(conn, caller, token, op, frame);
     if (className === '_Session' && !caller.isMaster) {
       throw new FrameError(LiveCode.PERMISSION, LiveText.sessionClass, requestId);
     }
@@ -569,6 +625,39 @@ export class LiveQuery {
       );
     }
     return this.compile({ request, parsed, answered }, session);
+  }
+
+  /**
+   * The class's beforeSubscribe (cloud code), run at each subscribe and update with the incumbent's
+   * request (`op`, `requestId`, `query`, `sessionToken`, `user`, ...); the where, keys, watch and
+   * include it answers replace the frame's. The frame as it was when the class has none.
+   */
+  private async beforeSubscribe(
+    conn: Connection,
+    caller: Caller,
+    token: string | null,
+    op: 'subscribe' | 'update',
+    request: SubscriptionRequest,
+  ): Promise<SubscriptionRequest> {
+    const triggers = this.triggers;
+    if (!triggers?.hasBeforeSubscribe(request.className)) return request;
+    try {
+      const answered = await triggers.beforeSubscribe(
+        { caller, context: {}, ip: conn.ip },
+        {
+          op,
+          requestId: request.requestId,
+          sessionToken: token ?? undefined,
+          query: wireQueryOf(request),
+        },
+      );
+      return narrowedBy(request, answered);
+    } catch (err) {
+      if (err instanceof BdsError && err.code === ErrorCode.SCRIPT_FAILED) {
+        throw new FrameError(LiveCode.SCRIPT_FAILED, err.message, request.requestId);
+      }
+      throw err;
+    }
   }
 
   /**
@@ -1185,18 +1274,20 @@ export class LiveQuery {
       beforeReadable: readable(before),
       afterReadable: readable(after),
     });
+    // A watch lets through only a change of a watched field; a new row "changes" the ones it holds.
+    const watchedUnchanged = () => {
+      const watch = state.request.watch;
+      return !!watch && !watch.some((f) => !sameValue(event.before?.[f], event.after?.[f]));
+    };
     switch (event.op) {
       case 'create':
-        return after === null ? result('create') : result(null, after);
+        if (after !== null) return result(null, after);
+        return watchedUnchanged() ? result(null, 'kind') : result('create');
       case 'delete':
         return before === null ? result('delete') : result(null, before);
       default: {
         if (before === null && after === null) {
-          const watch = state.request.watch;
-          if (watch && !watch.some((f) => !sameValue(event.before?.[f], event.after?.[f]))) {
-            return result(null, 'kind');
-          }
-          return result('update');
+          return watchedUnchanged() ? result(null, 'kind') : result('update');
         }
         if (after === null) return result('enter');
         if (before === null) return result('leave');
@@ -1242,7 +1333,10 @@ export class LiveQuery {
       object = await present(event.after!, 'after');
       if (event.before && beforeReadable) original = await present(event.before, 'before');
     }
-    const head = `{"op":${JSON.stringify(kind)},"clientId":${sub.conn.id},"requestId":${JSON.stringify(sub.requestId)},"eventId":${JSON.stringify(event.eventId)}`;
+    const { conn } = sub;
+    const installation =
+      conn.installationId === null ? '' : `,"installationId":${JSON.stringify(conn.installationId)}`;
+    const head = `{"op":${JSON.stringify(kind)},"clientId":${conn.id}${installation},"requestId":${JSON.stringify(sub.requestId)},"eventId":${JSON.stringify(event.eventId)}`;
     return `${head},"object":${object}${original === undefined ? '' : `,"original":${original}`}}`;
   }
 
@@ -1271,7 +1365,7 @@ export class LiveQuery {
     if (sub.ended) return;
     this.send(sub.conn, {
       op: 'snapshot',
-      clientId: sub.conn.id,
+      ...frameHead(sub.conn),
       requestId: sub.requestId,
       results: results.map((row) => ({ className: request.className, ...row })),
     });
@@ -1481,6 +1575,17 @@ class EventContext {
 /** The socket under a `ws` WebSocket (not part of its typed API; undefined once it is gone). */
 function socketOf(ws: WebSocket): { cork(): void; uncork(): void } | undefined {
   return (ws as unknown as { _socket?: { cork(): void; uncork(): void } | null })._socket ?? undefined;
+}
+
+/**
+ * What opens every frame a connection gets but errors: its clientId, and its installationId when
+ * the connect frame gave one (the SDKs hand both to the app with each event, as the incumbent sends
+ * them). Event frames are written as text in `frameFor`, in the same order.
+ */
+function frameHead(conn: Connection): { clientId: number; installationId?: string } {
+  return conn.installationId === null
+    ? { clientId: conn.id }
+    : { clientId: conn.id, installationId: conn.installationId };
 }
 
 /** The group of a plain subscription (no CLP row condition): its caller; null for a special one. */

@@ -29,9 +29,15 @@ function audienceWhere(where: Record<string, unknown> | undefined, channels: str
   return { $and: parts };
 }
 
-/** Push: the live audience count, sending (audited), the status list, and the installations. */
+/** Push: whether the service is configured to send, the live audience count, sending (audited), the status list, and the installations. */
 export function registerPushRoutes(router: express.Router, ctx: BffContext): void {
   const base = '/apps/:appId';
+
+  // Whether the service can send at all: the section says so when it opens, not after a send.
+  router.get(
+    `${base}/push/setup`,
+    appRoute(ctx, {}, async (s) => ({ configured: await s.client.serverSupports('push.immediatePush') })),
+  );
 
   router.get(
     `${base}/push/audience`,

@@ -30,6 +30,16 @@ export interface Installation {
   createdAt: string;
 }
 
+/** Whether the service is configured to send pushes (the `push` option). */
+export function usePushSetup(appId: string) {
+  return useQuery({
+    queryKey: ['apps', appId, 'push', 'setup'],
+    queryFn: ({ signal }) =>
+      api.get<{ configured: boolean }>(`/apps/${seg(appId)}/push/setup`, undefined, signal),
+    staleTime: 60_000,
+  });
+}
+
 export function useAudience(appId: string, audience: Audience, enabled: boolean) {
   return useQuery({
     queryKey: ['apps', appId, 'push', 'audience', audience],

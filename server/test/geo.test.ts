@@ -49,14 +49,14 @@ function geo(
   };
 }
 
-function bad(name: string, where: unknown, text: string, className = 'Place'): Scenario {
+function bad(name: string, where: unknown, text: string, className = 'Place', code = 102): Scenario {
   return {
     name,
     method: 'GET',
     path: `/classes/${className}`,
     query: { where: JSON.stringify(where) },
     status: 400,
-    code: 102,
+    code,
     errorContains: text,
   };
 }
@@ -200,6 +200,17 @@ const scenarios: Scenario[] = [
     'samoa',
   ]),
   geo('$within.$box with nothing inside', { loc: { $within: { $box: [gp(0, 0), gp(1, 1)] } } }, []),
+  // Corners given north-east first are read the other way round, as the incumbent does.
+  geo('$within.$box north-east corner first', { loc: { $within: { $box: [gp(38, -118), gp(33, -123)] } } }, [
+    'sf',
+    'oak',
+    'la',
+  ]),
+  geo(
+    '$within.$box across the antimeridian, north-east corner first',
+    { loc: { $within: { $box: [gp(-10, -170), gp(-20, 170)] } } },
+    ['fiji', 'samoa'],
+  ),
   // $geoWithin
   geo('$geoWithin.$polygon (GeoPoints)', { loc: { $geoWithin: { $polygon: BAY_POLYGON } } }, ['sf', 'oak']),
   geo(
@@ -299,16 +310,14 @@ const scenarios: Scenario[] = [
     'expected a GeoPoint',
   ),
   bad('$box with one corner', { loc: { $within: { $box: [SF] } } }, '$box'),
-  bad(
-    '$box south-west above north-east',
-    { loc: { $within: { $box: [gp(38, -123), gp(33, -118)] } } },
-    'south-west',
-  ),
   bad('$within without $box', { loc: { $within: { $polygon: BAY_POLYGON } } }, '$box'),
+  // A malformed polygon is 107 (INVALID_JSON), as the incumbent answers withinPolygon.
   bad(
     '$geoWithin.$polygon with two points',
     { loc: { $geoWithin: { $polygon: [SF, gp(0, 0)] } } },
     'at least 3',
+    'Place',
+    107,
   ),
   bad(
     '$geoWithin with neither $polygon nor $centerSphere',

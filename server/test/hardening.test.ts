@@ -46,7 +46,7 @@ const scenarios: Scenario[] = [
     path: '/classes/Thing',
     query: { where: { constructor: 1 } },
     status: 400,
-    code: 102,
+    code: 105,
     errorContains: 'constructor is a reserved name',
   }),
   bad({
@@ -55,7 +55,7 @@ const scenarios: Scenario[] = [
     path: '/classes/Thing',
     query: { where: { toString: 'x' } },
     status: 400,
-    code: 102,
+    code: 105,
   }),
   bad({
     name: 'where on hasOwnProperty',
@@ -63,7 +63,7 @@ const scenarios: Scenario[] = [
     path: '/classes/Thing',
     query: { where: { hasOwnProperty: { $exists: true } } },
     status: 400,
-    code: 102,
+    code: 105,
   }),
   bad({
     name: 'order by constructor',
@@ -71,7 +71,7 @@ const scenarios: Scenario[] = [
     path: '/classes/Thing',
     query: { order: 'constructor' },
     status: 400,
-    code: 102,
+    code: 105,
     errorContains: 'Invalid order: "constructor"',
   }),
   bad({

@@ -108,10 +108,12 @@ describe.skipIf(!ON_POSTGRES)("geo on PostgreSQL's own types (point, polygon, Gi
       // The native values are the very numbers written: (longitude, latitude).
       const id = await post(t, 'Place', {
         loc: gp(37.7749, -122.4194),
+        // Closed, as a Polygon is stored (its first vertex again at the end).
         area: polygon([
           [1e-7, -0.5],
           [10, 20.25],
           [-3.125, 179.9999999],
+          [1e-7, -0.5],
         ]),
       });
       expect(
@@ -119,7 +121,9 @@ describe.skipIf(!ON_POSTGRES)("geo on PostgreSQL's own types (point, polygon, Gi
           `SELECT "point:loc"[0] AS x, "point:loc"[1] AS y, "polygon:area"::text AS area FROM "${schema}"."Place" WHERE "objectId" = $1`,
           [id],
         ),
-      ).toEqual([{ x: -122.4194, y: 37.7749, area: '((-0.5,1e-07),(20.25,10),(179.9999999,-3.125))' }]);
+      ).toEqual([
+        { x: -122.4194, y: 37.7749, area: '((-0.5,1e-07),(20.25,10),(179.9999999,-3.125),(-0.5,1e-07))' },
+      ]);
       // A write that clears or changes the field changes its native column.
       await t.request('PUT', `/classes/Place/${id}`, {
         as: 'master',
@@ -205,6 +209,7 @@ describe.skipIf(!ON_POSTGRES)("geo on PostgreSQL's own types (point, polygon, Gi
           [0, 10],
           [10, 10],
           [10, 0],
+          [0, 0],
         ]),
       });
       await post(first, 'Place', { loc: gp(-10, -20) });
@@ -232,7 +237,7 @@ describe.skipIf(!ON_POSTGRES)("geo on PostgreSQL's own types (point, polygon, Gi
         ),
       ).toEqual([
         { loc: '(-20,-10)', area: null },
-        { loc: '(20,10)', area: '((0,0),(10,0),(10,10),(0,10))' },
+        { loc: '(20,10)', area: '((0,0),(10,0),(10,10),(0,10),(0,0))' },
         { loc: null, area: null },
       ]);
       for (const t of started) {
@@ -265,6 +270,7 @@ describe.skipIf(!ON_POSTGRES)("geo on PostgreSQL's own types (point, polygon, Gi
         [48, 2],
         [49, 2],
         [49, 3],
+        [48, 2],
       ]);
       const id = await post(t, 'Place', { name: 'Paris', loc, area });
       const fieldsOf = (row: Record<string, unknown>) => Object.keys(row).sort();

@@ -181,7 +181,7 @@ describe('the where language: SQL and the in-memory matcher agree on the shared 
       const sql = await sqlAnswer(className, where);
       const memory = await matcherAnswer(className, where);
       if (kase.error) {
-        const refusal = { status: 400, code: 102, error: kase.error };
+        const refusal = { status: 400, code: kase.code ?? 102, error: kase.error };
         expect(sql).toEqual(refusal);
         expect(memory).toEqual(refusal);
         return;

@@ -181,8 +181,9 @@ export interface QueryCase {
   className?: 'Item' | 'Odd';
   /** The labels of the matching rows; ignored when `error` is set. */
   expect?: string[];
-  /** Both refuse the where with a 102 and exactly this text. */
+  /** Both refuse the where with `code` (102 unless told) and exactly this text. */
   error?: string;
+  code?: number;
   /** A known difference: what SQL answers today (labels, or `500` for an internal error) and why it is wrong. */
   known?: { sql: string[] | 500; why: string };
 }
@@ -198,11 +199,14 @@ const odd = (name: string, where: Record<string, unknown>, expect: string[]): Qu
   expect,
   className: 'Odd',
 });
-const refused = (name: string, where: Record<string, unknown>, error: string): QueryCase => ({
+const refused = (name: string, where: Record<string, unknown>, error: string, code = 102): QueryCase => ({
   name,
   where,
   error,
+  code,
 });
+/** A key that names no field: 105 (INVALID_KEY_NAME), as the incumbent answers. */
+const INVALID_KEY_NAME = 105;
 
 export const QUERY_CASES: QueryCase[] = [
   c('an empty where matches every row', {}, ALL),
@@ -438,6 +442,7 @@ export const QUERY_CASES: QueryCase[] = [
     'a key named like a prototype member is refused',
     { 'obj.constructor': { $exists: true } },
     'Invalid where: invalid key name "obj.constructor" (constructor is a reserved name).',
+    INVALID_KEY_NAME,
   ),
   // GeoPoint, Polygon, File, Bytes.
   c('GeoPoint equality', { loc: SF }, ['r1']),
@@ -476,6 +481,29 @@ export const QUERY_CASES: QueryCase[] = [
     'r1',
   ]),
   c('$geoIntersects.$point elsewhere', { area: { $geoIntersects: { $point: gp(0, 0) } } }, []),
+  // The boundary is inside: a point on an edge or at a vertex, north and east included.
+  c('$geoIntersects.$point on a north edge', { area: { $geoIntersects: { $point: gp(38.5, -122.5) } } }, [
+    'r1',
+  ]),
+  c('$geoIntersects.$point on an east edge', { area: { $geoIntersects: { $point: gp(37.5, -122) } } }, [
+    'r1',
+  ]),
+  c('$geoIntersects.$point at a vertex', { area: { $geoIntersects: { $point: gp(38.5, -122) } } }, ['r1']),
+  c(
+    '$geoWithin.$polygon with the point at a vertex',
+    { loc: { $geoWithin: { $polygon: [gp(36, -124), gp(37.7749, -124), SF] } } },
+    ['r1'],
+  ),
+  c(
+    '$geoWithin.$polygon with the point on a north edge',
+    { loc: { $geoWithin: { $polygon: [gp(36, -124), gp(37.7749, -124), gp(37.7749, -122), gp(36, -122)] } } },
+    ['r1'],
+  ),
+  c(
+    '$within.$box with its north-east corner first',
+    { loc: { $within: { $box: [gp(38, -118), gp(33, -123)] } } },
+    ['r1', 'r2'],
+  ),
   c('Polygon equality', { area: BAY }, ['r1']),
   c('Polygon $exists', { area: { $exists: true } }, ['r1', 'r3']),
   c('File equality compares by name', { file: file('a.txt') }, ['r1']),
@@ -532,11 +560,13 @@ export const QUERY_CASES: QueryCase[] = [
     'a field named like an Object.prototype member is refused',
     { toString: 'x' },
     'Invalid where: invalid key name "toString" (toString is a reserved name).',
+    INVALID_KEY_NAME,
   ),
   refused(
     '$exists on such a field is refused too',
     { constructor: { $exists: false } },
     'Invalid where: invalid key name "constructor" (constructor is a reserved name).',
+    INVALID_KEY_NAME,
   ),
   // Refused by both with the same 102.
   refused(

@@ -120,7 +120,7 @@ describe('security review: hidden _User columns and secrets', () => {
       });
       expect(where.status, `${col} ${where.text}`).toBe(400);
       expect(where.json).toEqual({
-        code: 102,
+        code: 105,
         error: `Invalid where: invalid key name "${col}" (field names start with a letter and hold only letters, digits and _).`,
       });
       for (const param of ['keys', 'order', 'excludeKeys', 'include']) {
@@ -129,7 +129,7 @@ describe('security review: hidden _User columns and secrets', () => {
           query: { [param]: col },
         });
         expect(r.status, `${param}=${col}: ${r.text}`).toBe(400);
-        expect(r.json).toEqual({ code: 102, error: `Invalid ${param}: "${col}".` });
+        expect(r.json).toEqual({ code: 105, error: `Invalid ${param}: "${col}".` });
       }
     }
   });
@@ -578,7 +578,7 @@ describe('security review: crafted names cannot inject SQL', () => {
           query: { [param]: name },
         });
         expect(r.status, `${param}=${name} ${r.text}`).toBe(400);
-        expect(r.json).toEqual({ code: 102, error: `Invalid ${param}: ${JSON.stringify(name)}.` });
+        expect(r.json).toEqual({ code: 105, error: `Invalid ${param}: ${JSON.stringify(name)}.` });
       }
       const w = await t.request('GET', '/classes/Doc', {
         sessionToken: alice.token,
@@ -586,7 +586,7 @@ describe('security review: crafted names cannot inject SQL', () => {
       });
       expect(w.status, w.text).toBe(400);
       expect(w.json).toEqual({
-        code: 102,
+        code: 105,
         error: `Invalid where: invalid key name ${JSON.stringify(name)} (field names start with a letter and hold only letters, digits and _).`,
       });
       const sub = await t.request('GET', '/classes/Doc', {
@@ -600,14 +600,14 @@ describe('security review: crafted names cannot inject SQL', () => {
         query: { where: { title: { $select: { query: { className: 'Doc', where: {} }, key: name } } } },
       });
       expect(sel.status, sel.text).toBe(400);
-      expect(sel.json).toEqual({ code: 102, error: `Invalid where: $select key ${JSON.stringify(name)}.` });
+      expect(sel.json).toEqual({ code: 105, error: `Invalid where: $select key ${JSON.stringify(name)}.` });
       const rel = await t.request('GET', '/classes/Doc', {
         sessionToken: alice.token,
         query: { where: { $relatedTo: { object: pointer('Doc', ids.public), key: name } } },
       });
       expect(rel.status, rel.text).toBe(400);
       expect(rel.json).toEqual({
-        code: 102,
+        code: 105,
         error: `Invalid where: $relatedTo key ${JSON.stringify(name)}.`,
       });
       const cls = await t.request('GET', `/classes/${encodeURIComponent(name)}`, {

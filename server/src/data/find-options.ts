@@ -30,6 +30,9 @@ function splitList(value: unknown): string[] {
   return items.map((s) => s.trim()).filter(Boolean);
 }
 
+/** A key that names no field: 105, as an invalid key of a where (query/parse.ts). */
+const INVALID_KEY = { code: ErrorCode.INVALID_KEY_NAME };
+
 /** `keys`, `excludeKeys`, `include`: key paths (or `*`). */
 const listParam = (name: string) =>
   z.preprocess(
@@ -37,6 +40,7 @@ const listParam = (name: string) =>
     z.array(
       z.string().refine((item) => item === '*' || !keyPathProblem(item), {
         error: (iss) => `Invalid ${name}: ${JSON.stringify(iss.input)}.`,
+        params: INVALID_KEY,
       }),
     ),
   );
@@ -61,7 +65,18 @@ const intParam = (name: string) => {
   );
 };
 
-const orderKey = (item: string) => (item.startsWith('-') ? item.slice(1) : item);
+/**
+ * The field an order item sorts on. `_created_at` and `_updated_at` (the incumbent's column names,
+ * which its SDKs may send) are `createdAt` and `updatedAt`.
+ */
+const ORDER_ALIASES: Readonly<Record<string, string>> = {
+  _created_at: 'createdAt',
+  _updated_at: 'updatedAt',
+};
+const orderKey = (item: string) => {
+  const key = item.startsWith('-') ? item.slice(1) : item;
+  return Object.hasOwn(ORDER_ALIASES, key) ? ORDER_ALIASES[key]! : key;
+};
 const orderParam = z.preprocess(
   splitList,
   z.array(
@@ -69,6 +84,7 @@ const orderParam = z.preprocess(
       .string()
       .refine((item) => !keyPathProblem(orderKey(item)), {
         error: (iss) => `Invalid order: ${JSON.stringify(iss.input)}.`,
+        params: INVALID_KEY,
       })
       .transform(
         (item): OrderKey => ({ path: orderKey(item).split('.') as Path, descending: item.startsWith('-') }),

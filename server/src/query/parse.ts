@@ -12,6 +12,7 @@ import {
   type SubQuery,
   type WireValue,
 } from '../kernel/query.ts';
+import { closedRing } from './geo.ts';
 import { MAX_REGEX_LENGTH, prepareRegex, type RegexSpec, RegexTooLarge } from './regex.ts';
 
 export interface QueryLimits {
@@ -32,7 +33,16 @@ const COMPARISONS: Record<string, Comparison> = {
   $gte: 'gte',
 };
 
-/** Parses a `where` JSON value into the query AST; any problem is a 102 with a clear text. */
+/**
+ * A key of a where that can name no field (`$foo`, `_password`, `a-b`): 105, as the incumbent
+ * answers (the SDKs test for it); every other problem of a where is a 102.
+ */
+const invalidKeyName = (message: string) => new BdsError(ErrorCode.INVALID_KEY_NAME, message);
+
+/** A malformed geometry operand of `$geoWithin` (`withinPolygon`): 107, as the incumbent answers. */
+const invalidGeometry = (message: string) => new BdsError(ErrorCode.INVALID_JSON, message);
+
+/** Parses a `where` JSON value into the query AST; any problem is a 102 with a clear text (105, 107: see above). */
 export function parseWhere(where: unknown, limits: QueryLimits = {}): QueryNode {
   return new WhereParser(limits).parseRoot(where, 0);
 }
@@ -53,7 +63,7 @@ class WhereParser {
       } else if (key === '$relatedTo') {
         children.push(parseRelatedTo(value));
       } else if (key.startsWith('$')) {
-        throw invalidQuery(`Invalid where: unknown top-level operator ${key}.`);
+        throw invalidKeyName(`Invalid where: unknown top-level operator ${key}.`);
       } else {
         children.push(...this.parseField(key, value, sub));
       }
@@ -79,7 +89,7 @@ class WhereParser {
 
   private parseField(key: string, value: unknown, sub: number): QueryNode[] {
     const problem = keyPathProblem(key);
-    if (problem) throw invalidQuery(`Invalid where: invalid key name ${JSON.stringify(key)} (${problem}).`);
+    if (problem) throw invalidKeyName(`Invalid where: invalid key name ${JSON.stringify(key)} (${problem}).`);
     const path: Path = key.split('.');
     if (!isOperatorObject(value)) {
       return [{ type: 'compare', path, op: 'eq', value: parseValue(value, key) }];
@@ -164,7 +174,7 @@ class WhereParser {
     }
     const selectedKey = operand.key;
     if (keyPathProblem(selectedKey))
-      throw invalidQuery(`Invalid where: ${op} key ${JSON.stringify(selectedKey)}.`);
+      throw invalidKeyName(`Invalid where: ${op} key ${JSON.stringify(selectedKey)}.`);
     const query = this.parseSubQuery(operand.query, op, key, sub + 1);
     return { type: 'select', path, query, key: selectedKey, not: op === '$dontSelect' };
   }
@@ -254,7 +264,7 @@ export function parseValue(value: unknown, key: string): WireValue {
         coords.length >= 3 &&
         coords.every((c) => Array.isArray(c) && c.length === 2 && c.every((n) => typeof n === 'number'));
       if (!ok) throw invalidQuery(`Invalid where: ${key} has a Polygon without [latitude, longitude] pairs.`);
-      return { __type: 'Polygon', coordinates: coords };
+      return { __type: 'Polygon', coordinates: closedRing(coords as number[][]) };
     }
     case 'Object':
       return { __type: 'Pointer', ...parsePointer(value, key) };
@@ -303,7 +313,13 @@ function parseRelatedTo(value: unknown): QueryNode {
     throw invalidQuery('Invalid where: $relatedTo takes {object: <pointer>, key: <relation field>}.');
   }
   if (value.key.includes('.') || keyPathProblem(value.key)) {
-    throw invalidQuery(`Invalid where: $relatedTo key ${JSON.stringify(value.key)}.`);
+    throw invalidKeyName(`Invalid where: $relatedTo key ${JSON.stringify(value.key)}.`);
+  }
+  // An owner not saved yet (a pointer without an objectId, as an SDK sends for a new object) holds
+  // nothing: no row is related to it, as the incumbent answers.
+  const { className, objectId } = value.object;
+  if (objectId === undefined && typeof className === 'string' && isValidClassName(className)) {
+    return { type: 'or', children: [] };
   }
   return { type: 'relatedTo', owner: parsePointer(value.object, '$relatedTo'), key: value.key };
 }
@@ -359,13 +375,11 @@ function parseWithin(path: Path, key: string, operand: unknown): QueryNode {
   if (!isObject(operand) || !Array.isArray(operand.$box) || operand.$box.length !== 2) {
     throw invalidQuery(`Invalid where: $within on ${key} takes {$box: [southwest, northeast]}.`);
   }
-  const southwest = parseGeoPoint(operand.$box[0], key);
-  const northeast = parseGeoPoint(operand.$box[1], key);
-  if (southwest.latitude > northeast.latitude) {
-    throw invalidQuery(
-      `Invalid where: $box on ${key} has its south-west corner above its north-east corner.`,
-    );
-  }
+  const first = parseGeoPoint(operand.$box[0], key);
+  const second = parseGeoPoint(operand.$box[1], key);
+  // Corners given north-east first (the first above the second) are read the other way round, as
+  // the incumbent does; with the south-west corner first, one east of the other crosses the antimeridian.
+  const [southwest, northeast] = first.latitude > second.latitude ? [second, first] : [first, second];
   return { type: 'withinBox', path, southwest, northeast };
 }
 
@@ -378,9 +392,17 @@ function parseGeoWithin(path: Path, key: string, operand: unknown): QueryNode {
       );
     }
     if (!Array.isArray(raw) || raw.length < 3) {
-      throw invalidQuery(`Invalid where: $geoWithin.$polygon on ${key} takes at least 3 GeoPoints.`);
+      throw invalidGeometry(`Invalid where: $geoWithin.$polygon on ${key} takes at least 3 GeoPoints.`);
     }
-    return { type: 'withinPolygon', path, polygon: raw.map((p) => parseGeoPoint(p, key)) };
+    const polygon = raw.map((point) => {
+      try {
+        return parseGeoPoint(point, key);
+      } catch (err) {
+        if (err instanceof BdsError) throw invalidGeometry(err.message);
+        throw err;
+      }
+    });
+    return { type: 'withinPolygon', path, polygon };
   }
   if (isObject(operand) && operand.$centerSphere !== undefined) {
     const cs = operand.$centerSphere;

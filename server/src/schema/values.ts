@@ -2,6 +2,7 @@ import { foreignFileNameText, isIssuedFileName, isObject } from '@bds/client/pro
 import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
 import { isValidClassName } from '../kernel/names.ts';
 import type { FieldDef } from '../kernel/schema.ts';
+import { closedRing } from '../query/geo.ts';
 import { normaliseIso } from '../query/parse.ts';
 
 /** The type a plain (non-operation) wire value gives a new field. */
@@ -124,7 +125,7 @@ export function normaliseValue(value: unknown, field: string): unknown {
         );
       if (!ok)
         throw incorrectType(`${field} holds a Polygon that needs at least 3 [latitude, longitude] pairs.`);
-      return { __type: 'Polygon', coordinates: coords };
+      return { __type: 'Polygon', coordinates: closedRing(coords as number[][]) };
     }
     default:
       throw incorrectType(`Unknown __type ${JSON.stringify(value.__type)} for ${field}.`);

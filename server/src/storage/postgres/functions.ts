@@ -95,7 +95,10 @@ RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 `;
 
-/** Ray casting over [latitude, longitude] vertices, as query/geo.ts pointInPolygon: 1 inside, else 0. */
+/**
+ * A point on the boundary (a vertex or an edge: zero cross product), or inside by ray casting, over
+ * [latitude, longitude] vertices, with the arithmetic of query/geo.ts pointInPolygon: 1 inside, else 0.
+ */
 const POLYGON = `
 CREATE OR REPLACE FUNCTION bds_point_in_polygon(lat double precision, lng double precision, polygon jsonb)
 RETURNS integer LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
@@ -112,6 +115,10 @@ BEGIN
   FOR i IN 0 .. n - 1 LOOP
     yi := (polygon -> i ->> 0)::double precision; xi := (polygon -> i ->> 1)::double precision;
     yj := (polygon -> j ->> 0)::double precision; xj := (polygon -> j ->> 1)::double precision;
+    IF lat >= least(yi, yj) AND lat <= greatest(yi, yj) AND lng >= least(xi, xj) AND lng <= greatest(xi, xj)
+      AND (xj - xi) * (lat - yi) - (yj - yi) * (lng - xi) = 0 THEN
+      RETURN 1;
+    END IF;
     IF (yi > lat) <> (yj > lat) AND lng < (xj - xi) * (lat - yi) / (yj - yi) + xi THEN
       inside := NOT inside;
     END IF;

@@ -817,8 +817,9 @@ export function withinBoxBoxes(southwest: GeoPointValue, northeast: GeoPointValu
 }
 
 /**
- * The bounding box of polygon vertices (or of one point). Ray casting (query/geo.ts) finds a point
- * inside only within it: an edge it counts spans the point's latitude, so min <= latitude < max;
+ * The bounding box of polygon vertices (or of one point). A point on the boundary lies within it,
+ * and ray casting (query/geo.ts) finds a point inside only within it: an edge it counts spans the
+ * point's latitude, so min <= latitude < max;
  * east of every vertex no edge is counted, and west of every vertex each edge that spans the
  * latitude is, and a closed ring has an even number of them. Each edge's crossing is computed
  * within about 1e-13 degrees of the edge, which the padding covers.

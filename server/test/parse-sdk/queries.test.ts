@@ -1,0 +1,235 @@
+import ParseSDK from 'parse/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEYS, startService, type TestService } from '../helpers/service.ts';
+
+/**
+ * Queries with the stock `parse` SDK (v8), unchanged, against the real service (the behaviours its
+ * integration suite checks against the incumbent), then the exact answers over REST.
+ */
+
+// The package's "./node" entry exports the Parse object; its typings leave out initialize(), which on
+// Node also takes the master key.
+const Parse = ParseSDK as typeof ParseSDK & {
+  initialize(applicationId: string, javaScriptKey: string, masterKey?: string): void;
+};
+
+let t: TestService;
+
+beforeAll(async () => {
+  // The SDK suite's classes are made by its saves (the incumbent's default allows that).
+  t = await startService({ allowClientClassCreation: true });
+  Parse.initialize(KEYS.appId, KEYS.javascriptKey, KEYS.masterKey);
+  Parse.serverURL = t.url;
+  // One attempt: a failure must show up as a failure, not as a slow retry.
+  Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
+  const numbers = Array.from({ length: 10 }, (_, i) => new Parse.Object('BoxedNumber', { number: i }));
+  await Parse.Object.saveAll(numbers);
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+const gp = (latitude: number, longitude: number) => new Parse.GeoPoint(latitude, longitude);
+
+describe('key names, with the stock Parse JS SDK', () => {
+  it('a where on a key that names no field is 105 (find and first)', async () => {
+    const query = new Parse.Query('BoxedNumber');
+    query.equalTo('$foo', 'bar');
+    await expect(query.find()).rejects.toMatchObject({ code: Parse.Error.INVALID_KEY_NAME });
+    await expect(query.first()).rejects.toMatchObject({ code: Parse.Error.INVALID_KEY_NAME });
+  });
+
+  it('ordering by _password is 105', async () => {
+    const query = new Parse.Query('BoxedNumber');
+    query.ascending('_password');
+    await expect(query.find()).rejects.toMatchObject({ code: Parse.Error.INVALID_KEY_NAME });
+  });
+
+  it('orders by _created_at and _updated_at, the incumbent names of createdAt and updatedAt', async () => {
+    const saved: ParseSDK.Object[] = [];
+    for (let i = 0; i < 4; i++) saved.push(await new Parse.Object('Dated', { orderedDate: true, i }).save());
+    // Updated in the other order: updatedAt then runs backwards.
+    for (const object of [...saved].reverse()) await object.save({ touched: true });
+    const byCreated = await new Parse.Query('Dated').ascending('_created_at').find();
+    expect(byCreated.map((o) => o.get('i'))).toEqual([0, 1, 2, 3]);
+    const byCreatedDesc = await new Parse.Query('Dated').descending('_created_at').find();
+    expect(byCreatedDesc.map((o) => o.get('i'))).toEqual([3, 2, 1, 0]);
+    const byUpdated = await new Parse.Query('Dated').ascending('_updated_at').find();
+    expect(byUpdated.map((o) => o.get('i'))).toEqual([3, 2, 1, 0]);
+  });
+});
+
+describe('geo queries, with the stock Parse JS SDK', () => {
+  const southwestOfSF = gp(37.708813, -122.526398);
+  const northeastOfSF = gp(37.822802, -122.373962);
+
+  beforeAll(async () => {
+    await Parse.Object.saveAll([
+      new Parse.Object('Location', { location: gp(37.776346, -122.394218), name: 'caltrain' }),
+      new Parse.Object('Location', { location: gp(37.325635, -121.945753), name: 'santa clara' }),
+      // On the north-east corner and the north edge, where plain ray casting says outside.
+      new Parse.Object('Location', { location: gp(1, 1), name: 'corner' }),
+      new Parse.Object('Location', { location: gp(1, 0.5), name: 'edge' }),
+      new Parse.Object('Location', { location: gp(0.5, 0.5), name: 'inside' }),
+      new Parse.Object('Location', { location: gp(2, 2), name: 'outside' }),
+    ]);
+  });
+
+  it('withinGeoBox takes its corners in either order', async () => {
+    for (const corners of [
+      [southwestOfSF, northeastOfSF],
+      [northeastOfSF, southwestOfSF],
+    ] as const) {
+      const query = new Parse.Query('Location');
+      query.withinGeoBox('location', corners[0], corners[1]);
+      expect((await query.find()).map((o) => o.get('name'))).toEqual(['caltrain']);
+    }
+  });
+
+  it('withinPolygon counts a point on an edge or a corner as inside', async () => {
+    const query = new Parse.Query('Location');
+    query.withinPolygon('location', [gp(0, 0), gp(0, 1), gp(1, 1), gp(1, 0)]);
+    query.ascending('name');
+    expect((await query.find()).map((o) => o.get('name'))).toEqual(['corner', 'edge', 'inside']);
+  });
+
+  it('a malformed withinPolygon is 107', async () => {
+    for (const points of [1234, [1234], []]) {
+      const query = new Parse.Query('Location');
+      query.withinPolygon('location', points as never);
+      await expect(query.find()).rejects.toMatchObject({ code: Parse.Error.INVALID_JSON });
+    }
+  });
+
+  it('a saved Polygon comes back closed, and equals its open and closed forms', async () => {
+    const openPoints = [
+      [0, 0],
+      [0, 1],
+      [1, 1],
+      [1, 0],
+    ];
+    const closedPoints = [...openPoints, [0, 0]];
+    const polygon = new Parse.Polygon(openPoints);
+    await new Parse.Object('Shape', { polygon }).save();
+    for (const form of [openPoints, closedPoints]) {
+      const query = new Parse.Query('Shape');
+      query.equalTo('polygon', new Parse.Polygon(form));
+      const results = await query.find();
+      expect(results).toHaveLength(1);
+      expect(results[0]!.get('polygon').coordinates).toEqual(closedPoints);
+    }
+  });
+
+  it('polygonContains counts a point on an edge or a corner as inside', async () => {
+    await Parse.Object.saveAll([
+      new Parse.Object('Area', {
+        name: 'unit',
+        polygon: new Parse.Polygon([
+          [0, 0],
+          [0, 1],
+          [1, 1],
+          [1, 0],
+        ]),
+      }),
+      new Parse.Object('Area', {
+        name: 'far',
+        polygon: new Parse.Polygon([
+          [10, 10],
+          [10, 15],
+          [15, 15],
+          [15, 10],
+        ]),
+      }),
+    ]);
+    for (const point of [gp(0.5, 0.5), gp(0, 0), gp(1, 1), gp(0, 0.5), gp(0.5, 1)]) {
+      const query = new Parse.Query('Area');
+      query.polygonContains('polygon', point);
+      expect((await query.find()).map((o) => o.get('name'))).toEqual(['unit']);
+    }
+    const outside = new Parse.Query('Area');
+    outside.polygonContains('polygon', gp(2, 2));
+    expect(await outside.find()).toEqual([]);
+  });
+});
+
+describe('queries over REST: exact codes and texts', () => {
+  const find = (query: Record<string, unknown>, className = 'BoxedNumber') =>
+    t.request('GET', `/classes/${className}`, { as: 'master', query });
+
+  it('a where key, an order key or a keys entry that names no field is 105', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ where: { $foo: 1 } }, 'Invalid where: unknown top-level operator $foo.'],
+      [
+        { where: { _password: 1 } },
+        'Invalid where: invalid key name "_password" (field names start with a letter and hold only letters, digits and _).',
+      ],
+      [
+        { where: { $or: [{ 'a-b': 1 }] } },
+        'Invalid where: invalid key name "a-b" (field names start with a letter and hold only letters, digits and _).',
+      ],
+      [{ order: '_password' }, 'Invalid order: "_password".'],
+      [{ order: '-$foo' }, 'Invalid order: "-$foo".'],
+      [{ keys: '$foo' }, 'Invalid keys: "$foo".'],
+      [{ excludeKeys: 'a-b' }, 'Invalid excludeKeys: "a-b".'],
+      [{ include: '$foo' }, 'Invalid include: "$foo".'],
+    ];
+    for (const [query, error] of cases) {
+      const res = await find(query);
+      expect(res.status, JSON.stringify(query)).toBe(400);
+      expect(res.json).toEqual({ code: 105, error });
+    }
+  });
+
+  it('order=_created_at and -_updated_at sort as createdAt and updatedAt', async () => {
+    const asc = await find({ order: '_created_at', keys: 'number' });
+    const desc = await find({ order: '-_updated_at', keys: 'number' });
+    expect(asc.status).toBe(200);
+    expect(asc.json.results.map((r: { number: number }) => r.number)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(desc.json.results.map((r: { number: number }) => r.number)).toEqual([
+      9, 8, 7, 6, 5, 4, 3, 2, 1, 0,
+    ]);
+  });
+
+  it('a malformed $geoWithin.$polygon is 107 with a clear text', async () => {
+    const cases: Array<[unknown, string]> = [
+      [[], 'Invalid where: $geoWithin.$polygon on location takes at least 3 GeoPoints.'],
+      ['x', 'Invalid where: $geoWithin.$polygon on location takes at least 3 GeoPoints.'],
+      [
+        [
+          { latitude: 0, longitude: 0 },
+          { latitude: 1, longitude: 0 },
+          { latitude: 91, longitude: 0 },
+        ],
+        'Invalid where: location needs a GeoPoint with latitude in [-90, 90] and longitude in [-180, 180].',
+      ],
+    ];
+    for (const [polygon, error] of cases) {
+      const res = await find({ where: { location: { $geoWithin: { $polygon: polygon } } } }, 'Location');
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ code: 107, error });
+    }
+  });
+
+  it('a Polygon is stored with its closing point; one already closed is kept as it is', async () => {
+    const open = [
+      [5, 5],
+      [5, 6],
+      [6, 6],
+    ];
+    const created = await t.request('POST', '/classes/Shape', {
+      as: 'master',
+      body: { polygon: { __type: 'Polygon', coordinates: open } },
+    });
+    expect(created.status).toBe(201);
+    const got = await t.request('GET', `/classes/Shape/${created.json.objectId}`, { as: 'master' });
+    expect(got.json.polygon).toEqual({ __type: 'Polygon', coordinates: [...open, [5, 5]] });
+    const closed = await t.request('PUT', `/classes/Shape/${created.json.objectId}`, {
+      as: 'master',
+      body: { polygon: { __type: 'Polygon', coordinates: [...open, [5, 5]] } },
+    });
+    expect(closed.status).toBe(200);
+    const again = await t.request('GET', `/classes/Shape/${created.json.objectId}`, { as: 'master' });
+    expect(again.json.polygon.coordinates).toEqual([...open, [5, 5]]);
+  });
+});

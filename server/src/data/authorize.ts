@@ -62,6 +62,15 @@ export function rowAccess(
 ): QueryNode | undefined {
   const verdict = classVerdict(core, caller, className, op);
   if (!verdict.allowed) throw denial(verdict);
+  return rowCondition(verdict, caller, op);
+}
+
+/**
+ * What a row must meet for an operation the class layer allowed: the verdict's own condition
+ * (pointer permissions, an installation's own row) and the ACL the operation needs (read; write
+ * for update and delete). `undefined` for master.
+ */
+export function rowCondition(verdict: Verdict, caller: Caller, op: ClassOperation): QueryNode | undefined {
   if (op === 'create' || op === 'addField') return verdict.condition;
   const acl = aclCondition(caller, op === 'update' || op === 'delete' ? 'write' : 'read');
   return acl ? and(acl, verdict.condition) : verdict.condition;

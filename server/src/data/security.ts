@@ -9,7 +9,10 @@ import type { ClassSchema } from '../kernel/schema.ts';
 import { classNotFound } from '../schema/registry.ts';
 import type { HeldRole } from '../storage/adapter.ts';
 import type { Data } from './data.ts';
+import { IMPACT_EXACT_LIMIT, impactOf } from './impact.ts';
 import { parseWriteBody } from './write-body.ts';
+
+export { IMPACT_EXACT_LIMIT, margin } from './impact.ts';
 
 /**
  * The Security API's data side (docs/security-api.md): viewpoints turned into callers, the
@@ -25,13 +28,6 @@ export type Viewpoint =
 
 /** The user id of an ad-hoc role set: no objectId looks like it, so no ACL entry or pointer names it. */
 export const ROLE_SET_USER = '(role set)';
-
-/** Users explained one by one up to this many; above, a uniform sample of this many. */
-export const IMPACT_EXACT_LIMIT = 10_000;
-/** At most this many users are listed per gain or loss. */
-const SAMPLE_SIZE = 20;
-/** At most this many rows per ACL change. */
-const MAX_IMPACT_ROWS = 1000;
 
 const OPERATIONS: readonly ClassOperation[] = [
   'find',
@@ -135,21 +131,6 @@ async function roleSetRoles(data: Data, names: readonly string[]): Promise<HeldR
     frontier = next;
   }
   return [...held.values()];
-}
-
-export interface ImpactCounts {
-  gain: number;
-  lose: number;
-  gainSample: Array<{ objectId: string; username: string }>;
-  loseSample: Array<{ objectId: string; username: string }>;
-}
-
-/** Read and write access of one viewpoint, before and after a change. */
-interface Access {
-  read: boolean;
-  write: boolean;
-  /** Fields the viewpoint can read the class but not see (undefined: it cannot read the class). */
-  hidden?: Set<string>;
 }
 
 export class SecurityQueries {
@@ -282,243 +263,13 @@ export class SecurityQueries {
     return outcome!;
   }
 
-  /** POST /security/impact. */
-  async impact(raw: unknown) {
-    const body = objectBody(raw);
-    const schema = this.schemaOf(body.className);
-    const change = body.change;
-    if (!isObject(change))
-      throw invalid('change must be an object with a kind: acl, clp or protectedFields.');
-    const { schemas } = this.data.core;
-    let proposedSchema = schema;
-    const rows: Row[] = [];
-    let proposedRows: Row[] = [];
-    if (change.kind === 'acl') {
-      const ids = change.objectIds;
-      if (
-        !Array.isArray(ids) ||
-        ids.length === 0 ||
-        ids.length > MAX_IMPACT_ROWS ||
-        ids.some((i) => typeof i !== 'string')
-      )
-        throw invalid(`change.objectIds must list 1 to ${MAX_IMPACT_ROWS} objectIds.`);
-      const acl = change.ACL;
-      if (!isObject(acl)) throw invalid('change.ACL must be an ACL object.');
-      // The proposed ACL is validated as a write of it would be.
-      try {
-        parseWriteBody({ ACL: acl }, 'update', schema.fields);
-      } catch (err) {
-        throw toBdsError(err);
-      }
-      for (const id of new Set(ids as string[])) {
-        const row = await this.data.reads.byId(schema, id);
-        if (!row) throw new BdsError(ErrorCode.OBJECT_NOT_FOUND, `No ${schema.className} row has id ${id}.`);
-        rows.push(row);
-      }
-      proposedRows = rows.map((r) => ({ ...r, ACL: acl }));
-    } else if (change.kind === 'clp' || change.kind === 'protectedFields') {
-      const clp =
-        change.kind === 'clp'
-          ? change.classLevelPermissions
-          : { ...schema.classLevelPermissions, protectedFields: change.protectedFields };
-      if (!isObject(clp)) throw invalid('change.classLevelPermissions must be an object.');
-      if (change.kind === 'protectedFields' && !isObject(change.protectedFields))
-        throw invalid('change.protectedFields must be an object.');
-      // Planned as PUT /schemas would plan it (and refused with the same errors), never applied.
-      proposedSchema = schemas.planUpdate(schema.className, { classLevelPermissions: clp }).schema;
-    } else {
-      throw invalid('change.kind must be acl, clp or protectedFields.');
-    }
-    const fieldNames = new Set<string>();
-    if (change.kind === 'protectedFields') {
-      for (const s of [schema, proposedSchema]) {
-        const pf = s.classLevelPermissions.protectedFields;
-        if (isObject(pf))
-          for (const list of Object.values(pf))
-            if (Array.isArray(list)) for (const f of list) fieldNames.add(String(f));
-      }
-    }
-
-    const accessOf = async (
-      caller: Caller,
-      info: ViewpointInfo,
-      s: ClassSchema,
-      rs: Row[],
-    ): Promise<Access> => {
-      const allowed = async (op: ClassOperation, row?: Row) =>
-        (
-          await this.explainFor(
-            caller,
-            info,
-            s,
-            op,
-            row ? String(row.objectId) : undefined,
-            op === 'create' ? {} : undefined,
-            row,
-          )
-        ).allowed;
-      if (change.kind === 'acl') {
-        let read = false;
-        let write = false;
-        for (const row of rs) {
-          read ||= await allowed('get', row);
-          write ||= await allowed('update', row);
-        }
-        return { read, write };
-      }
-      const read = (await allowed('find')) || (await allowed('get'));
-      const write =
-        (await allowed('create')) || (await allowed('update', undefined)) || (await allowed('delete'));
-      let hidden: Set<string> | undefined;
-      if (fieldNames.size) {
-        const e = await this.explainFor(caller, info, s, 'get', undefined, undefined);
-        const pf = e.layers.find((l) => l.layer === 'protectedFields' && !l.skipped);
-        if (e.allowed && pf) hidden = new Set(pf.hidden);
-      }
-      return { read, write, hidden };
-    };
-    // For an ACL change, a user gains (or loses) on a row when that row changes for it.
-    const compare = async (caller: Caller, info: ViewpointInfo) => {
-      if (change.kind === 'acl') {
-        const out = { readGain: false, readLose: false, writeGain: false, writeLose: false };
-        for (let i = 0; i < rows.length; i++) {
-          const before = await accessOf(caller, info, schema, [rows[i]!]);
-          const after = await accessOf(caller, info, schema, [proposedRows[i]!]);
-          out.readGain ||= !before.read && after.read;
-          out.readLose ||= before.read && !after.read;
-          out.writeGain ||= !before.write && after.write;
-          out.writeLose ||= before.write && !after.write;
-        }
-        return { ...out, before: undefined, after: undefined };
-      }
-      const before = await accessOf(caller, info, schema, []);
-      const after = await accessOf(caller, info, proposedSchema, []);
-      return {
-        readGain: !before.read && after.read,
-        readLose: before.read && !after.read,
-        writeGain: !before.write && after.write,
-        writeLose: before.write && !after.write,
-        before,
-        after,
-      };
-    };
-
-    const { users, total, sampled } = await this.impactUsers();
-    const read = emptyCounts();
-    const write = emptyCounts();
-    const fields = new Map(
-      [...fieldNames].map((f) => [
-        f,
-        {
-          field: f,
-          visibleTo: 0,
-          hiddenFrom: 0,
-          visibleToSample: [] as Sample[],
-          hiddenFromSample: [] as Sample[],
-        },
-      ]),
+  /** POST /security/impact: the impact of a permission draft (data/impact.ts). */
+  impact(raw: unknown) {
+    return impactOf(
+      { data: this.data, userCaller: (id) => this.userCaller(id), exactLimit: this.exactLimit },
+      raw,
     );
-    for (const user of users) {
-      const id = String(user.objectId);
-      const who = { objectId: id, username: String(user.username ?? '') };
-      const caller = await this.userCaller(id);
-      const r = await compare(caller, { kind: 'user', userId: id, username: who.username });
-      count(read, r.readGain, r.readLose, who);
-      count(write, r.writeGain, r.writeLose, who);
-      for (const f of fields.values()) {
-        const seenBefore = r.before?.hidden !== undefined && !r.before.hidden.has(f.field);
-        const seenAfter = r.after?.hidden !== undefined && !r.after.hidden.has(f.field);
-        if (!seenBefore && seenAfter) add(f, 'visibleTo', who);
-        if (seenBefore && !seenAfter) add(f, 'hiddenFrom', who);
-      }
-    }
-    const anon = await compare(anonymous(), { kind: 'anonymous' });
-    const verdict = (gain: boolean, lose: boolean) => (gain ? 'gains' : lose ? 'loses' : 'same');
-    const considered = users.length;
-    const scale = (n: number) => (sampled ? Math.round((n * total) / considered) : n);
-    const scaled = (c: ImpactCounts) => ({ ...c, gain: scale(c.gain), lose: scale(c.lose) });
-    return {
-      users: { total, considered, sampled, bound: sampled ? margin(total, considered) : null },
-      anonymous: {
-        read: verdict(anon.readGain, anon.readLose),
-        write: verdict(anon.writeGain, anon.writeLose),
-      },
-      read: scaled(read),
-      write: scaled(write),
-      fields: [...fields.values()].map((f) => ({
-        ...f,
-        visibleTo: scale(f.visibleTo),
-        hiddenFrom: scale(f.hiddenFrom),
-      })),
-    };
-  }
-
-  /** Every user (up to the exact limit), or a uniform sample of that many. */
-  private async impactUsers(): Promise<{ users: Row[]; total: number; sampled: boolean }> {
-    const { store, schemas } = this.data.core;
-    const schema = schemas.get('_User');
-    if (!schema) return { users: [], total: 0, sampled: false };
-    const total = await store.count(schema, { where: ALL }, schemas.lookup);
-    const order = [{ path: ['objectId'], descending: false }];
-    const limit = this.exactLimit;
-    if (total <= limit) {
-      const users = await store.find(schema, { where: ALL, order, limit: total, skip: 0 }, schemas.lookup);
-      return { users, total, sampled: false };
-    }
-    // A uniform sample of positions (partial Fisher-Yates), read page by page.
-    const positions = Array.from({ length: total }, (_, i) => i);
-    for (let i = 0; i < limit; i++) {
-      const j = i + Math.floor(Math.random() * (total - i));
-      [positions[i], positions[j]] = [positions[j]!, positions[i]!];
-    }
-    const wanted = new Set(positions.slice(0, limit));
-    const users: Row[] = [];
-    for (let skip = 0; skip < total; skip += IMPACT_EXACT_LIMIT) {
-      const page = await store.find(
-        schema,
-        { where: ALL, order, limit: IMPACT_EXACT_LIMIT, skip },
-        schemas.lookup,
-      );
-      page.forEach((row, i) => {
-        if (wanted.has(skip + i)) users.push(row);
-      });
-    }
-    return { users, total, sampled: true };
   }
 }
-
-type Sample = { objectId: string; username: string };
 
 class RolledBack extends Error {}
-
-const emptyCounts = (): ImpactCounts => ({ gain: 0, lose: 0, gainSample: [], loseSample: [] });
-
-function count(c: ImpactCounts, gain: boolean, lose: boolean, who: Sample): void {
-  if (gain) {
-    c.gain++;
-    if (c.gainSample.length < SAMPLE_SIZE) c.gainSample.push(who);
-  }
-  if (lose) {
-    c.lose++;
-    if (c.loseSample.length < SAMPLE_SIZE) c.loseSample.push(who);
-  }
-}
-
-function add(
-  f: { visibleTo: number; hiddenFrom: number; visibleToSample: Sample[]; hiddenFromSample: Sample[] },
-  key: 'visibleTo' | 'hiddenFrom',
-  who: Sample,
-): void {
-  f[key]++;
-  const sample = key === 'visibleTo' ? f.visibleToSample : f.hiddenFromSample;
-  if (sample.length < SAMPLE_SIZE) sample.push(who);
-}
-
-/**
- * The 95% margin, in users, of any count scaled up from a uniform sample of `n` out of `total`:
- * the worst case (a proportion of one half), with the finite population correction.
- */
-export function margin(total: number, n: number): number {
-  const fpc = Math.sqrt((total - n) / (total - 1));
-  return Math.ceil(1.96 * Math.sqrt(0.25 / n) * fpc * total);
-}

@@ -170,8 +170,9 @@ export class LiveQuery {
   private readonly opts: LiveOptions;
   private readonly log: Logger;
   /**
-   * The paths the endpoint answers at, in normal form: `liveQuery.path`, and the mount path, where
-   * the stock SDKs look by default (their server URL with `ws:`).
+   * The paths the endpoint answers at, in normal form: `liveQuery.path`, the mount path, where the
+   * stock SDKs look by default (their server URL with `ws:`), and the server's root, where the
+   * incumbent's own SDK tests connect (it takes every path).
    */
   private readonly paths: ReadonlySet<string>;
   private readonly addressOf: ReturnType<typeof clientAddressOf>;
@@ -188,7 +189,7 @@ export class LiveQuery {
     this.opts = options.liveQuery;
     this.log = log;
     this.paths = new Set(
-      [options.liveQuery.path, options.mountPath].flatMap((path) => normalPath(path) ?? []),
+      [options.liveQuery.path, options.mountPath, '/'].flatMap((path) => normalPath(path) ?? []),
     );
     this.addressOf = clientAddressOf(options.trustProxy);
     this.retention = new Retention(this.opts.retentionMaxEvents, this.opts.retentionMs);
@@ -226,8 +227,9 @@ export class LiveQuery {
   }
 
   /**
-   * The `upgrade` of the HTTP server: takes requests for `liveQuery.path` and the mount path,
-   * decided on the normal form of the path (so `/api/` and `//api` are `/api`, as REST routes them).
+   * The `upgrade` of the HTTP server: takes requests for `liveQuery.path`, the mount path and the
+   * root, decided on the normal form of the path (so `/api/` and `//api` are `/api`, as REST routes
+   * them).
    */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const url = req.url ?? '';
@@ -415,19 +417,21 @@ export class LiveQuery {
     const sessionToken = str(frame.sessionToken) || undefined;
     const installationId = str(frame.installationId) || null;
     let caller: Caller | undefined;
+    let sessionInvalid = false;
     if (sessionToken !== undefined && !master) {
       try {
         caller = await this.callers.resolve({ master: false, sessionToken, installationId });
       } catch (err) {
-        if (err instanceof BdsError && err.code === ErrorCode.INVALID_SESSION_TOKEN) {
-          return refuse(LiveCode.INVALID_SESSION, LiveText.invalidSession);
+        if (!(err instanceof BdsError && err.code === ErrorCode.INVALID_SESSION_TOKEN)) {
+          conn.connecting = false;
+          throw err;
         }
-        conn.connecting = false;
-        throw err;
+        sessionInvalid = true;
       }
     }
-    // Cloud code's beforeConnect, once the keys and the session checked out, before the connection
-    // is accepted: a throw refuses it with its code (141) and text, as the incumbent does.
+    // Cloud code's beforeConnect, once the keys checked out and before any other check passes (as
+    // the incumbent, it also sees a session token that does not resolve, without a user): a throw
+    // refuses the connection with its code (141) and text.
     if (this.triggers?.hasBeforeConnect()) {
       caller ??= await this.callers.resolve({ master, installationId });
       try {
@@ -446,6 +450,7 @@ export class LiveQuery {
         throw err;
       }
     }
+    if (sessionInvalid) return refuse(LiveCode.INVALID_SESSION, LiveText.invalidSession);
     if (conn.closed || conn.connected) return;
     conn.connected = true;
     conn.master = master;
@@ -581,9 +586,20 @@ export class LiveQuery {
     op: 'subscribe' | 'update',
   ): Promise<Prepared> {
     const { requestId, className } = frame;
-    const session = await this.callerOf(conn, token, requestId);
+    let session: ResolvedSession;
+    let asked: SubscriptionRequest;
+    try {
+      session = await this.callerOf(conn, token, requestId);
+      asked = await this.beforeSubscribe(conn, session.caller, token, op, frame);
+    } catch (err) {
+      // A session that does not resolve is refused (209) once the class's beforeSubscribe has run
+      // without a user, as it runs before any check (the incumbent's order); its refusal comes first.
+      if (!(err instanceof FrameError && err.code === LiveCode.INVALID_SESSION)) throw err;
+      const anonymous = await this.callers.resolve({ master: false, installationId: conn.installationId });
+      await this.beforeSubscribe(conn, anonymous, token, op, frame);
+      throw err;
+    }
     const { caller } = session;
-    const asked = await this.beforeSubscribe(conn, caller, token, op, frame);
     if (className === '_Session' && !caller.isMaster) {
       throw new FrameError(LiveCode.PERMISSION, LiveText.sessionClass, requestId);
     }

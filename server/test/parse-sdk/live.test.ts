@@ -214,6 +214,21 @@ describe('realtime with the stock Parse JS SDK', () => {
     expect(errors).toEqual(['This installation may not connect.']);
   });
 
+  it('beforeConnect runs before the session is refused: it sees a token that resolves to no session', async () => {
+    const client = liveClient({
+      sessionToken: 'not-a-session-token',
+      installationId: 'bad-session-installation',
+    });
+    const subscription = client.subscribe(new Parse.Query('Room'));
+    await expect(within(subscription.subscribePromise, 'refused')).rejects.toMatchObject({
+      code: 141,
+      message: 'not allowed to connect',
+    });
+    const [call] = liveTriggerCalls().filter((c) => c.installationId === 'bad-session-installation');
+    expect(call).toMatchObject({ sessionToken: 'not-a-session-token', master: false });
+    expect(call!.user).toBeUndefined();
+  });
+
   it('beforeConnect gets the incumbent request: event, installationId, useMasterKey, clientKey, sessionToken, user, ip', async () => {
     const sessionToken = user.getSessionToken()!;
     const client = liveClient({ sessionToken, installationId: 'shape-installation' });
@@ -276,8 +291,9 @@ describe('realtime with the stock Parse JS SDK', () => {
   });
 
   describe('the frames, over a raw socket', () => {
-    it('the endpoint answers at the mount path and at liveQuery.path, on the normal form of the path', async () => {
-      for (const path of ['/api', '/api/', '//api', '/%61pi', '/api?x=1', '/live', '/live/', '//live']) {
+    it('the endpoint answers at the mount path, at liveQuery.path and at the root, on the normal form of the path', async () => {
+      const paths = ['/api', '/api/', '//api', '/%61pi', '/api?x=1', '/live', '/live/', '//live', '/', '//'];
+      for (const path of paths) {
         const c = await LiveClient.open(t, path);
         c.send({ op: 'connect', applicationId: KEYS.appId, javascriptKey: KEYS.javascriptKey });
         expect(await c.take(), path).toEqual({ op: 'connected', clientId: expect.any(Number) });
@@ -410,6 +426,46 @@ describe('realtime with the stock Parse JS SDK', () => {
       });
       expect(await refused.take()).toEqual(err(141, 'This installation may not connect.'));
       expect((await refused.waitClosed()).code).toBe(1008);
+    });
+
+    it('beforeConnect with a session token that resolves to no session: it runs without a user, then the session is refused (209)', async () => {
+      const c = await LiveClient.open(t);
+      c.send({
+        op: 'connect',
+        applicationId: KEYS.appId,
+        javascriptKey: KEYS.javascriptKey,
+        sessionToken: 'r:0000000000000000000000000000dead',
+        installationId: 'bogus-token-installation',
+      });
+      expect(await c.take()).toEqual(err(209, 'Invalid session token'));
+      const calls = liveTriggerCalls().filter((call) => call.installationId === 'bogus-token-installation');
+      expect(calls).toEqual([
+        expect.objectContaining({ sessionToken: 'r:0000000000000000000000000000dead', user: undefined }),
+      ]);
+    });
+
+    it('beforeSubscribe with a session token that resolves to no session: it runs without a user, then 209', async () => {
+      const c = await LiveClient.connect(t, { installationId: 'bogus-subscribe-installation' });
+      const bogus = { sessionToken: 'r:0000000000000000000000000000dead' };
+      // Its refusal answers first, as for every check.
+      expect(await c.subscribe(1, { className: 'Closed', where: {} }, bogus)).toEqual(
+        err(141, 'Closed takes no subscriptions.', 1),
+      );
+      expect(await c.subscribe(2, { className: 'Narrowed', where: {} }, bogus)).toEqual(
+        err(209, 'Invalid session token', 2),
+      );
+      expect(await c.subscribe(3, { className: 'Room', where: {} }, bogus)).toEqual(
+        err(209, 'Invalid session token', 3),
+      );
+      const calls = liveTriggerCalls().filter(
+        (call) =>
+          call.triggerName === 'beforeSubscribe' && call.installationId === 'bogus-subscribe-installation',
+      );
+      expect(calls.map((call) => [call.query?.className, call.user, call.sessionToken])).toEqual([
+        ['Closed', undefined, bogus.sessionToken],
+        ['Narrowed', undefined, bogus.sessionToken],
+      ]);
+      c.close();
     });
 
     it('beforeSubscribe: a refusal answers 141 before the class permissions are asked; its answer is secured as the caller’s own', async () => {

@@ -42,11 +42,12 @@ export function EventsChart({ counts }: { counts: EventCount[] }) {
           })),
         ],
         axes: [{}, { label: 'events', incrs: COUNT_STEPS }],
+        // The caption reads the scales as drawn (they are set on the first draw, not at creation).
+        hooks: { draw: [(u) => setCaption(axesText(u.scales.x!, u.scales.y!, interval))] },
       },
       fitted.series as uPlot.AlignedData,
       el,
     );
-    setCaption(axesText(plot.scales.x!, plot.scales.y!, interval));
     const resize = new ResizeObserver(() =>
       plot.setSize({ width: Math.max(320, el.clientWidth), height: 280 }),
     );

@@ -26,6 +26,8 @@ export interface Product {
   appId: string;
   /** The in-process service (e.g. to seed many rows fast through service.core.store). */
   service: Service;
+  /** The console's data dir (its sessions, audit log and console users file). */
+  consoleDataDir: string;
   /** Every configured key value: none may ever reach the browser. */
   secrets: { masterKey: string; restAPIKey: string; javascriptKey: string };
   /** A REST call to the service with the master key (to check what the console did). */
@@ -108,6 +110,7 @@ export async function startProduct(
       serviceUrl,
       appId: APP_ID,
       service: s,
+      consoleDataDir: path.join(dataDir, 'console'),
       secrets,
       async rest(method, p, body, as = 'master') {
         const res = await fetch(`${serviceUrl}${p}`, {

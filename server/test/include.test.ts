@@ -291,12 +291,12 @@ const scenarios: Scenario[] = [
     expect: { title: 'p1' },
   },
   {
-    name: 'include with an invalid path is 102',
+    name: 'include with an invalid path is 105',
     method: 'GET',
     path: '/classes/Post/{p1}',
     query: { include: 'author..name' },
     status: 400,
-    code: 102,
+    code: 105,
     errorContains: 'Invalid include',
   },
   // requestComplexity.

@@ -589,7 +589,8 @@ const badScenarios: Scenario[] = [
   bad('$options with an unknown flag', { where: { name: { $regex: 'a', $options: 'g' } } }, 'i, m, x and s'),
   bad('$options without $regex', { where: { name: { $options: 'i' } } }, 'needs $regex'),
   bad('$regex on a Number field', { where: { n: { $regex: '1' } } }, '$regex needs a String field'),
-  bad('a relation queried by value', { where: { rel: 'x' } }, 'query it with $relatedTo'),
+  // A relation compared with pointers reads its join table (as $relatedTo); it has no order.
+  bad('a relation ordered by value', { where: { rel: { $gt: 'x' } } }, 'query it with $relatedTo'),
   bad('$relatedTo without an object', { where: { $relatedTo: { key: 'members' } } }, '$relatedTo takes'),
   bad(
     '$select without a key',

@@ -5,6 +5,7 @@ import type { QueryNode } from '../src/kernel/query.ts';
 import type { ClassSchema } from '../src/kernel/schema.ts';
 import {
   compileMatcher,
+  type RelationNode,
   replaceNodes,
   type UnresolvedNode,
   unresolvedNodes,
@@ -128,20 +129,35 @@ async function matcherAnswer(className: string, where: unknown): Promise<Answer>
  * rows of their class, $relatedTo asks the service.
  */
 async function resolveLookups(className: string, node: QueryNode): Promise<QueryNode> {
-  const answers = new Map<UnresolvedNode, QueryNode>();
-  for (const pending of unresolvedNodes(node)) answers.set(pending, await lookup(className, pending));
-  return replaceNodes(node, (pending) => answers.get(pending)!);
+  const answers = new Map<UnresolvedNode | RelationNode, QueryNode>();
+  const schema = classes[className]?.schema;
+  for (const pending of unresolvedNodes(node, schema)) answers.set(pending, await lookup(className, pending));
+  return replaceNodes(node, (pending) => answers.get(pending)!, schema);
 }
 
-async function lookup(className: string, node: UnresolvedNode): Promise<QueryNode> {
+/** The objectIds of the rows of `className` the service finds for `where`, as an `in` node. */
+async function askService(className: string, where: unknown): Promise<QueryNode> {
+  const res = await t.request('GET', `/classes/${className}`, {
+    as: 'master',
+    query: { where: JSON.stringify(where), keys: 'objectId', limit: '1000' },
+  });
+  const values = res.json.results.map((r: WireRow) => r.objectId);
+  return { type: 'in', path: ['objectId'], values, not: false };
+}
+
+async function lookup(className: string, node: UnresolvedNode | RelationNode): Promise<QueryNode> {
   if (node.type === 'relatedTo') {
-    const related = { $relatedTo: { object: ptr(node.owner.className, node.owner.objectId), key: node.key } };
-    const res = await t.request('GET', `/classes/${className}`, {
-      as: 'master',
-      query: { where: JSON.stringify(related), keys: 'objectId', limit: '1000' },
+    return askService(className, {
+      $relatedTo: { object: ptr(node.owner.className, node.owner.objectId), key: node.key },
     });
-    const values = res.json.results.map((r: WireRow) => r.objectId);
-    return { type: 'in', path: ['objectId'], values, not: false };
+  }
+  // A condition on a Relation field: the rows its join table names.
+  if (node.type === 'compare') {
+    const op = node.op === 'eq' ? '$eq' : '$ne';
+    return askService(className, { [node.path[0]!]: { [op]: node.value } });
+  }
+  if (node.type === 'in') {
+    return askService(className, { [node.path[0]!]: { [node.not ? '$nin' : '$in']: node.values } });
   }
   const inner = classes[node.query.className];
   const matches = inner

@@ -569,9 +569,16 @@ export const QUERY_CASES: QueryCase[] = [
     INVALID_KEY_NAME,
   ),
   // Refused by both with the same 102.
+  // A Relation field compared with pointers: the rows whose relation holds them (as $relatedTo).
+  c('a relation equal to a pointer it holds', { friends: ptr('Person', '{ann}') }, ['r1']),
+  c('a relation equal to a pointer it lacks', { friends: ptr('Person', '{bob}') }, []),
+  c('a relation equal to a pointer of another class', { friends: ptr('Item', '{ann}') }, []),
+  c('a relation $in', { friends: { $in: [ptr('Person', '{bob}'), ptr('Person', '{ann}')] } }, ['r1']),
+  c('a relation $ne', { friends: { $ne: ptr('Person', '{ann}') } }, except('r1')),
+  c('a relation $nin', { friends: { $nin: [ptr('Person', '{ann}')] } }, except('r1')),
   refused(
-    'a relation is queried with $relatedTo',
-    { friends: ptr('Person', '{ann}') },
+    'a relation is not ordered',
+    { friends: { $gt: ptr('Person', '{ann}') } },
     'Invalid where: friends is a relation; query it with $relatedTo.',
   ),
   refused(

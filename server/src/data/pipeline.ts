@@ -24,6 +24,7 @@ import type { Reads } from './reads.ts';
 import {
   CHOSEN_OBJECT_ID,
   initialValues,
+  mayChooseObjectId,
   type ParsedWrite,
   parseWriteBody,
   takeChosenObjectId,
@@ -172,8 +173,11 @@ export class WritePipeline {
     this.checkRoute(ctx, className, 'create');
     const { caller } = ctx;
     rowAccess(this.core, caller, className, 'create');
-    // A master-key create may choose its objectId (an import that keeps its ids).
-    const chosen = options.objectId ? undefined : takeChosenObjectId(body, caller.isMaster);
+    // A master-key create may choose its objectId (an import that keeps its ids); any caller may
+    // with the option allowCustomObjectId.
+    const chosen = options.objectId
+      ? undefined
+      : takeChosenObjectId(body, mayChooseObjectId(caller.isMaster, this.core.options));
     if (chosen) body = chosen.body;
     if (className === '_Installation' && isObject(body)) {
       body = { ...body, installationId: installationIdForCreate(caller, body) };
@@ -303,12 +307,23 @@ export class WritePipeline {
     if (!result) throw notFound();
     this.emit(ctx, 'update', className, objectId, result.before, result.after);
     const answer: { updatedAt: string } & Row = { updatedAt: result.after.updatedAt as string };
-    // Values produced by operations (Increment, Add...) come back to the caller.
+    // Values produced by operations (Increment, Add...) come back to the caller; below an Object
+    // field as the object of the keys they changed (`{"obj": {"number": 20}}`), as the incumbent answers.
     let returning = false;
     for (const w of parsed.writes) {
-      if (w.kind === 'set' || w.kind === 'delete' || w.subPath.length > 0) continue;
-      answer[w.field] = result.after[w.field] ?? null;
+      if (w.kind === 'set' || w.kind === 'delete') continue;
       returning = true;
+      if (w.subPath.length === 0) {
+        answer[w.field] = result.after[w.field] ?? null;
+        continue;
+      }
+      let stored: unknown = result.after[w.field];
+      let echoed = (answer[w.field] = isObject(answer[w.field]) ? answer[w.field] : {}) as Row;
+      for (const [i, key] of w.subPath.entries()) {
+        stored = isObject(stored) && Object.hasOwn(stored, key) ? stored[key] : undefined;
+        if (i === w.subPath.length - 1) echoed[key] = stored ?? null;
+        else echoed = (echoed[key] = isObject(echoed[key]) ? echoed[key] : {}) as Row;
+      }
     }
     // A write-only row must not become readable through the values its operations produced.
     // The write may have committed already: a failing check withholds the values, never answers an error.
@@ -457,7 +472,7 @@ export class WritePipeline {
 
   /** The validate step of an update (before and after the before-triggers, as for a create). */
   private validateUpdate(ctx: Ctx, className: string, schema: ClassSchema, body: unknown): ParsedWrite {
-    const parsed = parseWriteBody(body, 'update', schema.fields);
+    const parsed = parseWriteBody(body, 'update', schema.fields, className);
     this.checkAddField(ctx, schema, parsed);
     checkAccountFields(className, parsed);
     return parsed;

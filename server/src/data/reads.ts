@@ -3,6 +3,7 @@ import { aclCondition } from '../access/acl.ts';
 import type { Caller } from '../kernel/caller.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode, notFound } from '../kernel/errors.ts';
+import { keyPathProblem } from '../kernel/names.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
 import { type ClassSchema, USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
@@ -76,6 +77,10 @@ export class Reads {
     params: Record<string, unknown>,
     answered?: FindQuery,
   ): Promise<{ results: Row[]; count?: number }> {
+    if (params.redirectClassNameForKey !== undefined) {
+      const { redirectClassNameForKey: key, ...rest } = params;
+      return this.findRedirected(ctx, className, key, rest);
+    }
     this.checkRoute(ctx, className, 'find');
     const { caller } = ctx;
     const { schemas, store, options } = this.core;
@@ -98,6 +103,32 @@ export class Reads {
     }
     if (!opts.count) return { results };
     return { results, count: await store.count(schema, spec, schemas.lookup) };
+  }
+
+  /**
+   * `redirectClassNameForKey=<relation field>` (what an SDK sends to query a relation whose target
+   * class it does not know): the find runs on the relation's target class, checked as any find of
+   * that class, and each row names it as `className`, as the incumbent answers. A key that is not a
+   * Relation field leaves the class as it is.
+   */
+  private async findRedirected(
+    ctx: Ctx,
+    className: string,
+    key: unknown,
+    params: Record<string, unknown>,
+  ): Promise<{ results: Row[]; count?: number }> {
+    checkClassName(className);
+    if (typeof key !== 'string' || keyPathProblem(key)) {
+      throw new BdsError(
+        ErrorCode.INVALID_KEY_NAME,
+        `Invalid redirectClassNameForKey: ${JSON.stringify(key)}.`,
+      );
+    }
+    const def = this.core.schemas.get(className)?.fields[key];
+    const target = def?.type === 'Relation' && def.targetClass ? def.targetClass : className;
+    const found = await this.find(ctx, target, params);
+    for (const row of found.results) row.className = target;
+    return found;
   }
 
   /**

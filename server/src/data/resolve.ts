@@ -3,7 +3,7 @@ import { invalidQuery } from '../kernel/errors.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { ClassSchema } from '../kernel/schema.ts';
 import { checkInQueryField, resolvePath } from '../query/fields.ts';
-import { replaceNodes, type UnresolvedNode, unresolvedNodes } from '../query/match.ts';
+import { type RelationNode, replaceNodes, type UnresolvedNode, unresolvedNodes } from '../query/match.ts';
 import { secureQuery } from './authorize.ts';
 import type { Core } from './core.ts';
 
@@ -24,12 +24,17 @@ export async function resolveForMemory(
   where: QueryNode,
 ): Promise<QueryNode> {
   const secured = await secureQuery(core, caller, schema, where, []);
-  const answers = new Map<UnresolvedNode, QueryNode>();
-  for (const pending of unresolvedNodes(secured)) answers.set(pending, await lookup(core, schema, pending));
-  return replaceNodes(secured, (pending) => answers.get(pending)!);
+  const answers = new Map<UnresolvedNode | RelationNode, QueryNode>();
+  for (const pending of unresolvedNodes(secured, schema))
+    answers.set(pending, await lookup(core, schema, pending));
+  return replaceNodes(secured, (pending) => answers.get(pending)!, schema);
 }
 
-async function lookup(core: Core, schema: ClassSchema, node: UnresolvedNode): Promise<QueryNode> {
+async function lookup(
+  core: Core,
+  schema: ClassSchema,
+  node: UnresolvedNode | RelationNode,
+): Promise<QueryNode> {
   const { store, schemas } = core;
   const rowsOf = async (target: ClassSchema, where: QueryNode) => {
     const rows = await store.find(
@@ -42,8 +47,9 @@ async function lookup(core: Core, schema: ClassSchema, node: UnresolvedNode): Pr
     }
     return rows;
   };
-  if (node.type === 'relatedTo') {
-    // The rows of this class the owner's relation holds (the owner's readability was checked).
+  if (node.type === 'relatedTo' || node.type === 'compare' || node.type === 'in') {
+    // The rows of this class the owner's relation holds (the owner's readability was checked), or
+    // whose relation holds the given pointers.
     const rows = await rowsOf(schema, node);
     return { type: 'in', path: ['objectId'], values: rows.map((r) => r.objectId), not: false };
   }

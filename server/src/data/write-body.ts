@@ -11,15 +11,26 @@ const RESERVED = new Set(['objectId', 'createdAt', 'updatedAt']);
 export const CHOSEN_OBJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * The objectId a master-key create body chooses, and the body without it. Other callers keep
- * `objectId` in the body, where parseWriteBody refuses it (105) as before.
+ * Who may choose the objectId of a create: the master key (an import that keeps its ids), and any
+ * caller with the option allowCustomObjectId (the incumbent's option; SDKs then send `objectId`).
+ */
+export function mayChooseObjectId(isMaster: boolean, options: { allowCustomObjectId: boolean }): boolean {
+  return isMaster || options.allowCustomObjectId;
+}
+
+/**
+ * The objectId a create body chooses (when `mayChoose`: see mayChooseObjectId), and the body
+ * without it. Other callers keep `objectId` in the body, where parseWriteBody refuses it (105).
  */
 export function takeChosenObjectId(
   body: unknown,
-  isMaster: boolean,
+  mayChoose: boolean,
 ): { body: unknown; objectId: string | undefined } {
-  if (!isMaster || !isObject(body) || !('objectId' in body)) return { body, objectId: undefined };
+  if (!mayChoose || !isObject(body) || !('objectId' in body)) return { body, objectId: undefined };
   const { objectId, ...rest } = body;
+  if (objectId === undefined || objectId === null || objectId === '') {
+    throw new BdsError(ErrorCode.MISSING_OBJECT_ID, 'objectId must not be empty, null or undefined');
+  }
   if (typeof objectId !== 'string' || !CHOSEN_OBJECT_ID.test(objectId)) {
     throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'objectId must be 1 to 64 letters, digits, "_" or "-".');
   }
@@ -44,6 +55,7 @@ export function parseWriteBody(
   body: unknown,
   mode: 'create' | 'update',
   schemaFields: Record<string, FieldDef>,
+  className?: string,
 ): ParsedWrite {
   if (!isObject(body)) throw new BdsError(ErrorCode.INVALID_JSON, 'The request body must be a JSON object.');
   const parsed: ParsedWrite = { types: new Map(), writes: [], relations: [], acl: undefined };
@@ -61,8 +73,11 @@ export function parseWriteBody(
       if (mode === 'create') throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${key}.`);
       const def = schemaFields[field];
       if (!def) throw incorrectType(`${field} does not exist; it must be an Object field to set ${key}.`);
-      if (def.type !== 'Object')
-        throw incorrectType(`${key} reaches into a ${def.type} field; only Object fields have sub-keys.`);
+      // A key below a field that is not an Object writes an object there: the incumbent's text.
+      if (def.type !== 'Object') {
+        const where = className ? `${className}.${field}` : field;
+        throw incorrectType(`schema mismatch for ${where}; expected ${def.type} but got Object`);
+      }
     }
     const op = isObject(raw) && typeof raw.__op === 'string' ? raw : undefined;
     if (!op) {

@@ -1,6 +1,6 @@
 import { isObject } from '@bds/client/protocol';
 import { invalidQuery } from '../kernel/errors.ts';
-import type { Path, WireValue } from '../kernel/query.ts';
+import type { Path, QueryNode, WireValue } from '../kernel/query.ts';
 import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
 
 /**
@@ -53,6 +53,46 @@ export function resolvePath(schema: ClassSchema, path: Path): ResolvedPath {
     );
   }
   return { field, keys, def: undefined, missing: false };
+}
+
+/**
+ * A condition on a Relation field by the pointers it holds, as the incumbent reads them:
+ * `{rel: pointer}` and `$in` (rows whose relation holds one of them), `$ne` and `$nin` (rows whose
+ * relation holds none of them). Pointers to another class than the relation's target hold nothing.
+ */
+export interface RelationMembership {
+  field: string;
+  targetClass: string;
+  relatedIds: string[];
+  not: boolean;
+}
+
+/** The membership a compare or `$in` node asks of a top-level Relation field; `undefined` for any other node. */
+export function relationMembership(schema: ClassSchema, node: QueryNode): RelationMembership | undefined {
+  if (node.type !== 'compare' && node.type !== 'in') return undefined;
+  if (node.path.length !== 1) return undefined;
+  const field = node.path[0]!;
+  const def = Object.hasOwn(schema.fields, field) ? schema.fields[field] : undefined;
+  if (def?.type !== 'Relation') return undefined;
+  const targetClass = def.targetClass ?? '';
+  let values: WireValue[];
+  let not: boolean;
+  if (node.type === 'in') {
+    values = node.values;
+    not = node.not;
+  } else if (node.op === 'eq' || node.op === 'ne') {
+    values = [node.value];
+    not = node.op === 'ne';
+  } else {
+    throw invalidQuery(`Invalid where: ${field} is a relation; query it with $relatedTo.`);
+  }
+  const relatedIds = values
+    .filter(
+      (v): v is Record<string, unknown> =>
+        isObject(v) && v.__type === 'Pointer' && v.className === targetClass,
+    )
+    .map((v) => String(v.objectId));
+  return { field, targetClass, relatedIds, not };
 }
 
 /** `$inQuery` compares a Pointer (or an Array of pointers) with the rows of another class. */

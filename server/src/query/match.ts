@@ -13,6 +13,7 @@ import {
   type Key,
   keyOf,
   type ResolvedPath,
+  relationMembership,
   resolvePath,
   stripGeoType,
 } from './fields.ts';
@@ -34,38 +35,62 @@ export type RowMatcher = (row: WireRow) => boolean;
 
 /**
  * Nodes whose answer depends on other rows ($inQuery, $notInQuery, $select, $dontSelect,
- * $relatedTo). They cannot be decided for one row in memory: the caller looks them up in the store
+ * $relatedTo, and, given the schema, a compare or `$in` on a Relation field: what its join table
+ * holds). They cannot be decided for one row in memory: the caller looks them up in the store
  * (with the same access rules as the query) and replaces each by an `in` node before compiling.
  */
 export type UnresolvedNode = Extract<QueryNode, { type: 'inQuery' | 'select' | 'relatedTo' }>;
+/** A compare or `$in` on a Relation field (see `relationMembership`). */
+export type RelationNode = Extract<QueryNode, { type: 'compare' | 'in' }>;
 
-/** The nodes of a where that `compileMatcher` cannot decide alone (subqueries are not entered). */
-export function unresolvedNodes(node: QueryNode): UnresolvedNode[] {
+/**
+ * The nodes of a where that `compileMatcher` cannot decide alone (subqueries are not entered);
+ * with `schema`, the conditions on its Relation fields too.
+ */
+export function unresolvedNodes(node: QueryNode): UnresolvedNode[];
+export function unresolvedNodes(
+  node: QueryNode,
+  schema: ClassSchema | undefined,
+): Array<UnresolvedNode | RelationNode>;
+export function unresolvedNodes(node: QueryNode, schema?: ClassSchema): Array<UnresolvedNode | RelationNode> {
   switch (node.type) {
     case 'and':
     case 'or':
     case 'nor':
-      return node.children.flatMap(unresolvedNodes);
+      return node.children.flatMap((child) => unresolvedNodes(child, schema));
     case 'inQuery':
     case 'select':
     case 'relatedTo':
       return [node];
+    case 'compare':
+    case 'in':
+      return schema && relationMembership(schema, node) ? [node] : [];
     default:
       return [];
   }
 }
 
-/** The where with each unresolved node replaced by what `replace` answers for it. */
-export function replaceNodes(node: QueryNode, replace: (node: UnresolvedNode) => QueryNode): QueryNode {
+/** The where with each unresolved node (as `unresolvedNodes` finds them) replaced by what `replace` answers for it. */
+export function replaceNodes(
+  node: QueryNode,
+  replace: (node: UnresolvedNode | RelationNode) => QueryNode,
+  schema?: ClassSchema,
+): QueryNode {
   switch (node.type) {
     case 'and':
     case 'or':
     case 'nor':
-      return { type: node.type, children: node.children.map((child) => replaceNodes(child, replace)) };
+      return {
+        type: node.type,
+        children: node.children.map((child) => replaceNodes(child, replace, schema)),
+      };
     case 'inQuery':
     case 'select':
     case 'relatedTo':
       return replace(node);
+    case 'compare':
+    case 'in':
+      return schema && relationMembership(schema, node) ? replace(node) : node;
     default:
       return node;
   }

@@ -89,7 +89,7 @@ describe('geo queries, with the stock Parse JS SDK', () => {
 
   it('withinPolygon counts a point on an edge or a corner as inside', async () => {
     const query = new Parse.Query('Location');
-    query.withinPolygon('location', [gp(0, 0), gp(0, 1), gp(1, 1), gp(1, 0)]);
+    query.withinPolygon('location', [gp(0, 0), gp(0, 1), gp(1, 1), gp(1, 0)] as never);
     query.ascending('name');
     expect((await query.find()).map((o) => o.get('name'))).toEqual(['corner', 'edge', 'inside']);
   });
@@ -110,11 +110,11 @@ describe('geo queries, with the stock Parse JS SDK', () => {
       [1, 0],
     ];
     const closedPoints = [...openPoints, [0, 0]];
-    const polygon = new Parse.Polygon(openPoints);
+    const polygon = new Parse.Polygon(openPoints as never);
     await new Parse.Object('Shape', { polygon }).save();
     for (const form of [openPoints, closedPoints]) {
       const query = new Parse.Query('Shape');
-      query.equalTo('polygon', new Parse.Polygon(form));
+      query.equalTo('polygon', new Parse.Polygon(form as never));
       const results = await query.find();
       expect(results).toHaveLength(1);
       expect(results[0]!.get('polygon').coordinates).toEqual(closedPoints);
@@ -150,6 +150,61 @@ describe('geo queries, with the stock Parse JS SDK', () => {
     const outside = new Parse.Query('Area');
     outside.polygonContains('polygon', gp(2, 2));
     expect(await outside.find()).toEqual([]);
+  });
+});
+
+describe('relations and nested operations, with the stock Parse JS SDK', () => {
+  let parent: ParseSDK.Object;
+  let kids: ParseSDK.Object[];
+
+  beforeAll(async () => {
+    kids = [0, 1, 2].map((i) => new Parse.Object('Kid', { i }));
+    await Parse.Object.saveAll(kids);
+    parent = new Parse.Object('Family', { name: 'first' });
+    parent.relation('kids').add([kids[0]!, kids[1]!]);
+    await parent.save();
+    const other = new Parse.Object('Family', { name: 'second' });
+    other.relation('kids').add(kids[2]!);
+    await other.save();
+  });
+
+  it('equalTo on a relation field finds the rows whose relation holds the object', async () => {
+    const query = new Parse.Query('Family');
+    query.equalTo('kids', kids[1]!);
+    expect((await query.find()).map((o) => o.get('name'))).toEqual(['first']);
+    const none = new Parse.Query('Family');
+    none.notEqualTo('kids', kids[2]!);
+    expect((await none.find()).map((o) => o.get('name'))).toEqual(['first']);
+  });
+
+  it('queries a relation whose target class the SDK does not know (redirectClassNameForKey)', async () => {
+    // A bare object: its relation has no target class, so the SDK asks the server to redirect.
+    const Family = Parse.Object.extend('Family') as unknown as {
+      createWithoutData(id: string): ParseSDK.Object;
+    };
+    const bare = Family.createWithoutData(parent.id!);
+    const query = bare.relation('kids').query();
+    query.ascending('i');
+    const found = await query.find();
+    expect(found.map((o) => [o.className, o.get('i')])).toEqual([
+      ['Kid', 0],
+      ['Kid', 1],
+    ]);
+  });
+
+  it('the relation of an unsaved object holds nothing', async () => {
+    const unsaved = new Parse.Object('Family');
+    expect(await unsaved.relation('kids').query().find()).toEqual([]);
+  });
+
+  it('an update answers what its nested operations produced', async () => {
+    const object = new Parse.Object('Nested', { objectField: { number: 10, other: 'x' } });
+    await object.save();
+    object.increment('objectField.number', 10);
+    await object.save();
+    expect(object.get('objectField')).toEqual({ number: 20, other: 'x' });
+    const fetched = await new Parse.Query('Nested').get(object.id!);
+    expect(fetched.get('objectField')).toEqual({ number: 20, other: 'x' });
   });
 });
 
@@ -231,5 +286,93 @@ describe('queries over REST: exact codes and texts', () => {
     expect(closed.status).toBe(200);
     const again = await t.request('GET', `/classes/Shape/${created.json.objectId}`, { as: 'master' });
     expect(again.json.polygon.coordinates).toEqual([...open, [5, 5]]);
+  });
+
+  it('a relation field compared with a pointer, and redirectClassNameForKey', async () => {
+    const families = await find({ order: 'name' }, 'Family');
+    const [first] = families.json.results;
+    const kids = await find({ order: 'i' }, 'Kid');
+    const kid = (i: number) => ({
+      __type: 'Pointer',
+      className: 'Kid',
+      objectId: kids.json.results[i].objectId,
+    });
+    const names = async (where: unknown) =>
+      (await find({ where, keys: 'name' }, 'Family')).json.results
+        .map((r: { name: string }) => r.name)
+        .sort();
+    expect(await names({ kids: kid(0) })).toEqual(['first']);
+    expect(await names({ kids: { $in: [kid(2), kid(0)] } })).toEqual(['first', 'second']);
+    expect(await names({ kids: { $nin: [kid(2)] } })).toEqual(['first']);
+    expect(
+      await names({ kids: { __type: 'Pointer', className: 'Family', objectId: first.objectId } }),
+    ).toEqual([]);
+    const ordered = await find({ where: { kids: { $gt: kid(0) } } }, 'Family');
+    expect(ordered.status).toBe(400);
+    expect(ordered.json).toEqual({
+      code: 102,
+      error: 'Invalid where: kids is a relation; query it with $relatedTo.',
+    });
+
+    const related = {
+      $relatedTo: {
+        object: { __type: 'Pointer', className: 'Family', objectId: first.objectId },
+        key: 'kids',
+      },
+    };
+    const redirected = await find(
+      { where: related, redirectClassNameForKey: 'kids', order: 'i', keys: 'i' },
+      'Family',
+    );
+    expect(redirected.status).toBe(200);
+    expect(redirected.json.results.map((r: { className: string; i: number }) => [r.className, r.i])).toEqual([
+      ['Kid', 0],
+      ['Kid', 1],
+    ]);
+    // A key that is not a relation leaves the class as it is.
+    const same = await find(
+      { redirectClassNameForKey: 'name', where: { name: 'first' }, keys: 'name' },
+      'Family',
+    );
+    expect(same.json.results).toEqual([expect.objectContaining({ name: 'first', className: 'Family' })]);
+    const bad = await find({ redirectClassNameForKey: '$x' }, 'Family');
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({ code: 105, error: 'Invalid redirectClassNameForKey: "$x".' });
+    const unsaved = await find(
+      { where: { $relatedTo: { object: { __type: 'Pointer', className: 'Family' }, key: 'kids' } } },
+      'Kid',
+    );
+    expect(unsaved.json).toEqual({ results: [] });
+  });
+
+  it('an update answers the results of nested operations; a key below a String is 111 in the incumbent words', async () => {
+    const created = await t.request('POST', '/classes/Nested', {
+      as: 'master',
+      body: { objectField: { number: 10, deep: { x: 1 }, keep: 'k' }, label: 's' },
+    });
+    const id = created.json.objectId;
+    const res = await t.request('PUT', `/classes/Nested/${id}`, {
+      as: 'master',
+      body: {
+        'objectField.number': { __op: 'Increment', amount: 10 },
+        'objectField.deep.x': { __op: 'Increment', amount: 2 },
+        'objectField.list': { __op: 'Add', objects: [1] },
+        'objectField.keep': 'changed',
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      updatedAt: res.json.updatedAt,
+      objectField: { number: 20, deep: { x: 3 }, list: [1] },
+    });
+    const nested = await t.request('PUT', `/classes/Nested/${id}`, {
+      as: 'master',
+      body: { 'label.foo': 1 },
+    });
+    expect(nested.status).toBe(400);
+    expect(nested.json).toEqual({
+      code: 111,
+      error: 'schema mismatch for Nested.label; expected String but got Object',
+    });
   });
 });

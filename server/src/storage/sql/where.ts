@@ -15,6 +15,8 @@ import {
   keyOf,
   pointerKind,
   queryFieldDef,
+  type RelationMembership,
+  relationMembership,
   resolvePath,
   stripGeoType,
 } from '../../query/fields.ts';
@@ -113,9 +115,13 @@ export class WhereCompiler {
         if (node.children.length === 0) return TRUE;
         return `(${node.children.map((c) => `(${this.compile(c, schema, alias)})`).join(' OR ')}) IS NOT TRUE`;
       case 'compare':
+      case 'in': {
+        const membership = relationMembership(schema, node);
+        if (membership) return this.relationHolds(schema, alias, membership);
+        if (node.type === 'in')
+          return this.inList(this.operand(schema, alias, node.path), node.values, node.not);
         return this.compare(this.operand(schema, alias, node.path), node.op, node.value);
-      case 'in':
-        return this.inList(this.operand(schema, alias, node.path), node.values, node.not);
+      }
       case 'all': {
         const op = this.operand(schema, alias, node.path);
         checkArrayField(op.def, node.path, '$all');
@@ -217,6 +223,15 @@ export class WhereCompiler {
         return `${prefilter}${this.dialect.polygonContainsPoint(op.sql, this.params.add(node.point.latitude), this.params.add(node.point.longitude))} = 1`;
       }
     }
+  }
+
+  /** Rows whose relation holds one of the related ids (`not`: none of them), read from its join table. */
+  private relationHolds(schema: ClassSchema, alias: string, m: RelationMembership): string {
+    if (m.relatedIds.length === 0) return m.not ? TRUE : FALSE;
+    const q = (s: string) => this.dialect.quote(s);
+    const ids = m.relatedIds.map((id) => this.params.add(id)).join(', ');
+    const owners = `SELECT ${q('owningId')} FROM ${q(joinTableName(schema.className, m.field))} WHERE ${q('relatedId')} IN (${ids})`;
+    return `${alias}.${q('objectId')} ${m.not ? 'NOT IN' : 'IN'} (${owners})`;
   }
 
   /** ORDER BY expression for $nearSphere, when the query has one. */

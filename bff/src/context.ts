@@ -50,19 +50,22 @@ export interface AuditLog {
   close(): void;
 }
 
-/** A filter of the data browser saved by a console user; every user of the app sees it. */
+/** A filter of the data browser saved by a console user: theirs, or every user's once shared. */
 export interface SavedFilter {
   id: number;
   className: string;
-  /** The console user who saved it (the only one who may delete it). */
+  /** The console user who saved it (the only one who may share or delete it). */
   owner: string;
   name: string;
   where: Record<string, unknown>;
   savedAt: string;
+  /** Listed to every console user of the app (else to its owner only). */
+  shared: boolean;
 }
 
 export interface SavedFilterStore {
-  list(app: string, className: string): SavedFilter[];
+  /** The viewer's own filters and the shared ones. */
+  list(app: string, className: string, viewer: string): SavedFilter[];
   /** Saves, or replaces the owner's filter of the same name. */
   save(
     app: string,
@@ -72,6 +75,7 @@ export interface SavedFilterStore {
     where: Record<string, unknown>,
   ): SavedFilter;
   get(app: string, id: number): SavedFilter | null;
+  setShared(app: string, id: number, shared: boolean): SavedFilter;
   delete(id: number): void;
   close(): void;
 }

@@ -285,7 +285,10 @@ describe('saved filters', () => {
     });
     const again = await admin.post(F, { name: 'cheap', where: { price: { $lt: 5 } } });
     expect(again.json.id).toBe(saved.json.id);
-    await other.post(F, { name: 'cheap', where: { price: { $lt: 1 } } });
+    const others = await other.post(F, { name: 'cheap', where: { price: { $lt: 1 } } });
+    // Filters are their owner's until shared (console-trial.test.ts): both share theirs.
+    await admin.put(`${F}/${saved.json.id}`, { shared: true });
+    await other.put(`${F}/${others.json.id}`, { shared: true });
 
     // Another user (read-only too) sees them all, from another session.
     const list = (await viewer.get(F)).json.results;

@@ -41,6 +41,12 @@ const WRITE_ROUTES: Array<{
     body: { name: 'f', where: {} },
   },
   {
+    method: 'PUT',
+    route: '/apps/:appId/classes/:className/filters/:filterId',
+    path: `${A}/classes/Thing/filters/1`,
+    body: { shared: true },
+  },
+  {
     method: 'DELETE',
     route: '/apps/:appId/classes/:className/filters/:filterId',
     path: `${A}/classes/Thing/filters/1`,
@@ -214,6 +220,12 @@ const WRITE_ROUTES: Array<{
     method: 'POST',
     route: '/apps/:appId/users/:objectId/password-reset',
     path: `${A}/users/U/password-reset`,
+  },
+  {
+    method: 'PUT',
+    route: '/apps/:appId/users/:objectId/password',
+    path: `${A}/users/U/password`,
+    body: { password: 'read-only pw' },
   },
   // The API console and evaluate let read-only users through the guard for reads; writes stay refused.
   {

@@ -1,7 +1,7 @@
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { appRoute, BffError, bodyOf, Code, param, parse } from './http.ts';
+import { type AppScope, appRoute, BffError, bodyOf, Code, param, parse } from './http.ts';
 import { classOf } from './rows.ts';
 import { jsonObject } from './schemas-edge.ts';
 
@@ -14,18 +14,22 @@ const saveBody = z.strictObject({
     message: `must be at most ${SAVED_FILTER_MAX_CHARS} characters of JSON`,
   }),
 });
+const shareBody = z.strictObject({ shared: z.boolean() });
 const filterId = z
   .string()
   .regex(/^\d{1,15}$/, 'must be a saved filter id')
   .transform(Number);
 
-/** Saved filters of the data browser, per class, shared by the app's console users. */
+/**
+ * Saved filters of the data browser, per class: each console user's own, and those their owners
+ * shared with the app's console users.
+ */
 export function registerFilterRoutes(router: express.Router, ctx: BffContext): void {
   const base = '/apps/:appId/classes/:className/filters';
 
   router.get(
     base,
-    appRoute(ctx, {}, async (s) => ({ results: ctx.filters.list(s.appId, classOf(s)) })),
+    appRoute(ctx, {}, async (s) => ({ results: ctx.filters.list(s.appId, classOf(s), s.user.username) })),
   );
 
   router.post(
@@ -37,21 +41,36 @@ export function registerFilterRoutes(router: express.Router, ctx: BffContext): v
     }),
   );
 
+  /** The filter `:filterId` of this class, which only its owner may change (`what` they tried). */
+  const ownFilter = (s: AppScope, what: 'share' | 'delete') => {
+    const cls = classOf(s);
+    const id = parse(filterId, param(s.req, 'filterId'), 'saved filter id');
+    const found = ctx.filters.get(s.appId, id);
+    // Another user's unshared filter is not theirs to know of.
+    if (!found || found.className !== cls || (found.owner !== s.user.username && !found.shared))
+      throw new BffError(404, Code.OBJECT_NOT_FOUND, `No saved filter ${id} on ${cls}.`);
+    if (found.owner !== s.user.username)
+      throw new BffError(
+        403,
+        Code.FORBIDDEN,
+        `Only ${found.owner}, who saved the filter "${found.name}", may ${what} it.`,
+      );
+    return found;
+  };
+
+  router.put(
+    `${base}/:filterId`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const found = ownFilter(s, 'share');
+      const { shared } = parse(shareBody, bodyOf(s.req), 'saved filter');
+      return ctx.filters.setShared(s.appId, found.id, shared);
+    }),
+  );
+
   router.delete(
     `${base}/:filterId`,
     appRoute(ctx, { write: true }, async (s) => {
-      const cls = classOf(s);
-      const id = parse(filterId, param(s.req, 'filterId'), 'saved filter id');
-      const found = ctx.filters.get(s.appId, id);
-      if (!found || found.className !== cls)
-        throw new BffError(404, Code.OBJECT_NOT_FOUND, `No saved filter ${id} on ${cls}.`);
-      if (found.owner !== s.user.username)
-        throw new BffError(
-          403,
-          Code.FORBIDDEN,
-          `Only ${found.owner}, who saved the filter "${found.name}", may delete it.`,
-        );
-      ctx.filters.delete(id);
+      ctx.filters.delete(ownFilter(s, 'delete').id);
       return {};
     }),
   );

@@ -1,8 +1,9 @@
 import { BATCH_SEGMENT, type BatchItem, type BatchRequest, Client } from '@bds/client';
+import { credentialRefusal, ErrorCode, isCredentialField } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { type AppScope, appRoute, bodyOf, hideCredentials, param, parse, unwrap } from './http.ts';
+import { type AppScope, appRoute, BffError, bodyOf, hideCredentials, param, parse, unwrap } from './http.ts';
 import { acl, className, countQuery, findQuery, getQuery, jsonObject, objectId } from './schemas-edge.ts';
 
 /** Most rows one bulk operation may touch (sent to /batch in segments of 50 by the client). */
@@ -22,6 +23,17 @@ export const idOf = (s: AppScope, name = 'objectId'): string =>
   parse(objectId, param(s.req, name), 'object id');
 
 export const rowTarget = (cls: string, id?: string): string => (id ? `${cls}/${id}` : cls);
+
+/**
+ * A change to existing rows never carries a user's or session's credential as a plain value: a
+ * password changes only through its own route (users.ts, with the console's confirmation), the
+ * others are the service's. Refused with 105 before anything is read or written.
+ */
+export function refuseCredentialChange(cls: string, fields: Iterable<string>): void {
+  for (const field of fields)
+    if (isCredentialField(cls, field))
+      throw new BffError(400, ErrorCode.INVALID_KEY_NAME, credentialRefusal(field));
+}
 
 /** The row as stored (master read), or `null` when it does not exist. */
 export async function readRow(
@@ -139,6 +151,7 @@ export function registerRowRoutes(router: express.Router, ctx: BffContext): void
       const cls = classOf(s);
       const id = idOf(s);
       const fields = parse(jsonObject, bodyOf(s.req), 'row changes');
+      refuseCredentialChange(cls, Object.keys(fields));
       const before = await readRow(s.client, cls, id);
       const result = unwrap(await s.client.update(cls, id, fields, { useMasterKey: true }));
       s.audit('row.update', rowTarget(cls, id), before, await readRow(s.client, cls, id));
@@ -206,6 +219,7 @@ export function registerRowRoutes(router: express.Router, ctx: BffContext): void
     appRoute(ctx, { write: true }, async (s) => {
       const cls = classOf(s);
       const { objectIds, field, value } = parse(bulkUpdateBody, bodyOf(s.req), 'bulk update');
+      refuseCredentialChange(cls, [field]);
       const before = await readRows(s.client, cls, objectIds);
       const requests: BatchRequest[] = objectIds.map((id) => ({
         method: 'PUT',

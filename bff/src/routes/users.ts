@@ -3,7 +3,7 @@ import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
 import { appRoute, BffError, bodyOf, hideCredentials, parse, unwrap } from './http.ts';
-import { idOf, readRow } from './rows.ts';
+import { idOf, readRow, refuseCredentialChange } from './rows.ts';
 import { findQuery, jsonObject, objectId } from './schemas-edge.ts';
 
 const createUserBody = z.looseObject({
@@ -12,6 +12,7 @@ const createUserBody = z.looseObject({
   email: z.email().optional(),
 });
 const sessionsQuery = findQuery.extend({ user: objectId.optional() });
+const passwordBody = z.strictObject({ password: z.string().min(1).max(1000) });
 
 /** Users (list, get, create, update, delete) and sessions (list, revoke). */
 export function registerUserRoutes(router: express.Router, ctx: BffContext): void {
@@ -64,10 +65,26 @@ export function registerUserRoutes(router: express.Router, ctx: BffContext): voi
     appRoute(ctx, { write: true }, async (s) => {
       const id = idOf(s);
       const fields = parse(jsonObject, bodyOf(s.req), 'user changes');
+      refuseCredentialChange('_User', Object.keys(fields));
       const before = await readRow(s.client, '_User', id);
       const result = unwrap(await s.client.update('_User', id, fields, { useMasterKey: true }));
       s.audit('user.update', `_User/${id}`, before, await readRow(s.client, '_User', id));
       return hideCredentials(result);
+    }),
+  );
+
+  // The one way the console sets a password (the console asks for a confirmation first). The
+  // service ends the user's sessions; the audit says what happened, never the value.
+  router.put(
+    `${users}/:objectId/password`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const id = idOf(s);
+      const { password } = parse(passwordBody, bodyOf(s.req), 'password');
+      const result = unwrap(
+        await s.client.update<{ updatedAt?: string }>('_User', id, { password }, { useMasterKey: true }),
+      );
+      s.audit('user.password', `_User/${id}`, null, { change: 'password changed' });
+      return { updatedAt: result.updatedAt };
     }),
   );
 

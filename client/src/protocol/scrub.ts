@@ -6,6 +6,25 @@ export const FILTERED = '[FILTERED]';
 /** The fields of a user that hold a credential: what the console never shows (a subset of SECRET_KEYS). */
 export const CREDENTIAL_FIELDS = ['password', 'sessionToken', 'authData'] as const;
 
+/**
+ * A credential field of a user or session row: the console never writes it as a plain value (its
+ * grid, row panel, bulk edit and JSON editors refuse it, and so does the bff). A password changes
+ * only through its own control, with a confirmation; the others are the service's to set.
+ */
+export function isCredentialField(className: string, field: string): boolean {
+  return (
+    (className === '_User' || className === '_Session') &&
+    (CREDENTIAL_FIELDS as readonly string[]).includes(field)
+  );
+}
+
+/** Why a credential field is refused as a plain value, and where to go instead. */
+export function credentialRefusal(field: string): string {
+  return field === 'password'
+    ? 'password: a user\'s password changes only through "Set password" (Security → Users), which asks for a confirmation.'
+    : `${field}: credentials are not edited in the console.`;
+}
+
 /** Keys whose values are replaced by `[FILTERED]`, matched case-insensitively (SPEC rule 1, and ID tokens). */
 export const SECRET_KEYS: readonly string[] = [
   'password',

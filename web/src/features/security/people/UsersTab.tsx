@@ -1,3 +1,4 @@
+import { credentialRefusal, isCredentialField } from '@bds/client/protocol';
 import { type FormEvent, useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
@@ -8,6 +9,7 @@ import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
 import { type ConsoleAppUser, usePeopleWrite, useUsers } from './api.ts';
 import { SessionsTable } from './SessionsTab.tsx';
+import { SetPassword } from './SetPassword.tsx';
 
 /** Fields the service manages or the console derives: not edited as "other fields". */
 const MANAGED = new Set([
@@ -195,6 +197,12 @@ function UserPanel({ appId, user, canWrite }: { appId: string; user: ConsoleAppU
       setProblem('Other fields must be a JSON object.');
       return;
     }
+    // Credentials are not plain fields: a password has its own control (the bff refuses it too).
+    const credential = Object.keys(parsed).find((k) => isCredentialField('_User', k));
+    if (credential) {
+      setProblem(credentialRefusal(credential));
+      return;
+    }
     const before = otherFieldsOf(user);
     const changes: Record<string, unknown> = {};
     if (username !== (user.username ?? '')) changes.username = username;
@@ -272,6 +280,9 @@ function UserPanel({ appId, user, canWrite }: { appId: string; user: ConsoleAppU
           </div>
         )}
       </form>
+      {canWrite && (
+        <SetPassword appId={appId} userId={user.objectId} username={user.username ?? user.objectId} />
+      )}
       <section aria-label="Sessions of this user" className="space-y-1">
         <h3 className="text-sm font-semibold">Sessions</h3>
         <SessionsTable appId={appId} userId={user.objectId} />

@@ -16,7 +16,10 @@ export const HEADERS = {
 
 export type CredentialName = keyof typeof HEADERS;
 
-/** Headers the service sets on answers. */
+/**
+ * Headers the service sets on answers. Each is also sent with the prefix `X-Parse-` (the name the
+ * stock Parse SDKs read), and both are listed in `Access-Control-Expose-Headers`.
+ */
 export const RESPONSE_HEADERS = {
   jobStatusId: 'X-Backend-Job-Status-Id',
   pushStatusId: 'X-Backend-Push-Status-Id',
@@ -25,6 +28,30 @@ export const RESPONSE_HEADERS = {
 export const PRIMARY_HEADER_PREFIX = 'X-Backend-';
 export const COMPAT_HEADER_PREFIX = 'X-Parse-';
 
-/** The `X-Parse-` spelling of a credential header. */
+/** The `X-Parse-` spelling of a credential or response header. */
 export const compatHeader = (name: string): string =>
   COMPAT_HEADER_PREFIX + name.slice(PRIMARY_HEADER_PREFIX.length);
+
+/** Every name of the response headers, each followed by its `X-Parse-` spelling. */
+export const RESPONSE_HEADER_NAMES: readonly string[] = Object.values(RESPONSE_HEADERS).flatMap((name) => [
+  name,
+  compatHeader(name),
+]);
+
+/** A response header with its value, under both of its names. */
+export function responseHeader(key: keyof typeof RESPONSE_HEADERS, value: string): Record<string, string> {
+  const name = RESPONSE_HEADERS[key];
+  return { [name]: value, [compatHeader(name)]: value };
+}
+
+/**
+ * Headers the stock Parse SDKs send with a raw file upload, as they spell them. The service refuses
+ * a file's metadata, tags and directory (nothing stores them) and takes the others as they come.
+ */
+export const SDK_UPLOAD_HEADERS = {
+  mode: 'X-Parse-Upload-Mode',
+  metadata: 'X-Parse-File-Metadata',
+  tags: 'X-Parse-File-Tags',
+  directory: 'X-Parse-File-Directory',
+  maxUploadSize: 'X-Parse-File-Max-Upload-Size',
+} as const;

@@ -85,9 +85,11 @@ export function Inspector({ appId, index, schema, initialViewpoint = 'master' }:
   const [username, setUsername] = useState('');
   const [where, setWhere] = useState<Record<string, unknown>>({});
   const [status, setStatus] = useState<Status>({ state: 'stopped' });
-  const [events, setEvents] = useState<InspectorEvent[]>([]);
+  // The kept events and how many fell off, in one state: its updates stay pure (React may run an
+  // updater twice, and a count kept by a side effect inside one then counts twice).
+  const [kept, setKept] = useState<{ events: InspectorEvent[]; dropped: number }>({ events: [], dropped: 0 });
+  const { events, dropped } = kept;
   const [held, setHeld] = useState<InspectorEvent[]>([]);
-  const [dropped, setDropped] = useState(0);
   const [paused, setPaused] = useState(false);
   const [kind, setKind] = useState<string>('all');
   const [cap, setCap] = useState(200);
@@ -99,10 +101,9 @@ export function Inspector({ appId, index, schema, initialViewpoint = 'master' }:
   capRef.current = cap;
 
   const add = (incoming: InspectorEvent[]) => {
-    setEvents((list) => {
-      const r = keepEvents(list, incoming, capRef.current);
-      if (r.dropped) setDropped((d) => d + r.dropped);
-      return r.list;
+    setKept((k) => {
+      const r = keepEvents(k.events, incoming, capRef.current);
+      return { events: r.list, dropped: k.dropped + r.dropped };
     });
   };
 
@@ -253,9 +254,8 @@ export function Inspector({ appId, index, schema, initialViewpoint = 'master' }:
           type="button"
           className={button}
           onClick={() => {
-            setEvents([]);
+            setKept({ events: [], dropped: 0 });
             setHeld([]);
-            setDropped(0);
           }}
         >
           Clear events
@@ -288,11 +288,11 @@ export function Inspector({ appId, index, schema, initialViewpoint = 'master' }:
             onChange={(e) => {
               const n = Math.max(1, Math.min(10_000, Number(e.target.value) || 1));
               setCap(n);
-              setEvents((list) => {
-                if (list.length <= n) return list;
-                setDropped((d) => d + list.length - n);
-                return list.slice(0, n);
-              });
+              setKept((k) =>
+                k.events.length <= n
+                  ? k
+                  : { events: k.events.slice(0, n), dropped: k.dropped + k.events.length - n },
+              );
             }}
           />
         </label>

@@ -159,7 +159,7 @@ export async function createService(
   });
   registerAnalyticsRoutes(router, data, analytics);
   const idempotency = options.idempotency ? new IdempotencyGuard(data, options.idempotency, log) : undefined;
-  if (idempotency) state.beforeDispatch = (req, path) => idempotency.claim(req, path);
+  if (idempotency) state.beforeDispatch = (req, method, path) => idempotency.claim(req, method, path);
   const files = new Files(data, createFileAdapter(options, data), () => publicUrl);
   core.fileUrl = (name) => files.url(name);
   registerFileRoutes(router, state, files);

@@ -280,13 +280,13 @@ describe('serving a stored file', () => {
     }
   });
 
-  it('answers 404 for a foreign name, on download and on delete', async () => {
+  it('answers 404 for a foreign name on download, 153 on delete', async () => {
     for (const name of ['http://127.0.0.1:9/x', 'report.pdf', `${HEX.toUpperCase()}_x.txt`]) {
       const res = await fetch(`${t.url}/files/test-app/${encodeURIComponent(name)}`);
       expect(res.status, name).toBe(404);
       expect(await res.json()).toEqual({ code: 101, error: 'File not found.' });
       const del = await t.request('DELETE', `/files/${encodeURIComponent(name)}`, { as: 'master' });
-      expect(del).toMatchObject({ status: 404, json: { code: 101, error: 'File not found.' } });
+      expect(del).toMatchObject({ status: 400, json: { code: 153, error: 'Could not delete file.' } });
     }
   });
 });

@@ -243,7 +243,7 @@ for (const adapter of ['fs', 'database'] as const) {
       expect((await t.request('DELETE', `/files/${up.json.name}`, { as: 'master' })).status).toBe(200);
       expect((await fetch(`${t.url}/files/test-app/${up.json.name}`)).status).toBe(404);
       const again = await t.request('DELETE', `/files/${up.json.name}`, { as: 'master' });
-      expect(again).toMatchObject({ status: 404, json: { code: 101, error: 'File not found.' } });
+      expect(again).toMatchObject({ status: 400, json: { code: 153, error: 'Could not delete file.' } });
     });
   });
 }

@@ -29,6 +29,33 @@ export const UPLOAD_REFUSED = {
 
 const fileNotFound = () => new BdsError(ErrorCode.OBJECT_NOT_FOUND, 'File not found.');
 
+/** Deleting a file that is not there (the incumbent's code and text). */
+export const FILE_NOT_DELETED = 'Could not delete file.';
+
+export const FILE_DATA_REFUSED = 'File metadata, tags and directories are not stored by this service.';
+
+/** An upload's bytes and what the request says of them, whichever form it came in. */
+export interface UploadSource {
+  bytes: AsyncIterable<Uint8Array>;
+  /** The content type the request gives the file; a malformed or missing one is stored as bytes. */
+  contentType: string | undefined;
+  /** The size the request declares, when it does: more than the limit is refused before any byte is read. */
+  size?: number;
+  /** What the SDKs send to describe a file (its metadata, tags, a directory), as sent. */
+  fileData?: { metadata?: unknown; tags?: unknown; directory?: unknown };
+}
+
+const isEmpty = (value: unknown) =>
+  value === undefined || value === null || (isObject(value) && Object.keys(value).length === 0);
+
+/** Nothing stores a file's metadata, tags or directory: asking for them is refused, not ignored. */
+function refuseFileData(fileData: UploadSource['fileData']): void {
+  if (!fileData) return;
+  if (!isEmpty(fileData.metadata) || !isEmpty(fileData.tags) || fileData.directory !== undefined) {
+    throw new BdsError(ErrorCode.FILE_SAVE_ERROR, FILE_DATA_REFUSED);
+  }
+}
+
 export function createFileAdapter(options: ServiceOptions, data: Data): FileAdapter {
   return options.files.adapter === 'database'
     ? new DatabaseFileAdapter(data.blobs)
@@ -68,6 +95,11 @@ export class Files {
     return this.data.core.options;
   }
 
+  /** The most bytes a file may have (option `maxUploadSize`). */
+  get uploadLimit(): number {
+    return this.options.maxUploadSize;
+  }
+
   url(name: string): string {
     return `${this.publicUrl()}/files/${encodeURIComponent(this.options.appId)}/${encodeURIComponent(name)}`;
   }
@@ -93,16 +125,15 @@ export class Files {
     }
   }
 
-  /** POST /files/<name>: the request body streams to the adapter. */
-  async upload(ctx: Ctx, name: string, req: IncomingMessage): Promise<{ name: string; url: string }> {
+  /** POST /files/<name>: the bytes stream to the adapter, at most `maxUploadSize` of them. */
+  async upload(ctx: Ctx, name: string, source: UploadSource): Promise<{ name: string; url: string }> {
     await this.checkUploader(ctx);
     checkFileName(name);
+    refuseFileData(source.fileData);
     const limit = this.options.maxUploadSize;
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) throw fileTooLarge(limit);
-    const contentType = fileContentType(req.headers['content-type']);
+    if (source.size !== undefined && source.size > limit) throw fileTooLarge(limit);
     const stored = `${randomBytes(16).toString('hex')}_${name}`;
-    await this.adapter.save(stored, contentType, req, limit);
+    await this.adapter.save(stored, fileContentType(source.contentType), source.bytes, limit);
     return { name: stored, url: this.url(stored) };
   }
 
@@ -110,19 +141,25 @@ export class Files {
    * GET or HEAD of a file's url: ETag, ranges, caching, and the protocol's safe serving headers
    * (`storedFileHeaders`: allowlisted images inline, anything else a download, never a page).
    */
-  async serve(req: IncomingMessage, res: ServerResponse, appId: string, name: string): Promise<number> {
+  async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    appId: string,
+    name: string,
+    answerHeaders: Readonly<Record<string, string>> = {},
+  ): Promise<number> {
     // Names this service never issues (urls, `..`, slashes once decoded) never reach the adapter.
     const file =
       appId === this.options.appId && isIssuedFileName(name) ? await this.adapter.info(name) : undefined;
     if (!file) throw fileNotFound();
     const headers: Record<string, string | number> = {
+      ...answerHeaders,
       ...storedFileHeaders(file.contentType, name),
       ETag: file.etag,
       'Last-Modified': new Date(file.createdAt).toUTCString(),
       // Stored names are unique and never reused for other bytes.
       'Cache-Control': 'public, max-age=31536000, immutable',
       'Accept-Ranges': 'bytes',
-      'Access-Control-Allow-Origin': '*',
     };
     if (req.headers['if-none-match'] === file.etag) {
       res.writeHead(304, headers).end();
@@ -147,9 +184,12 @@ export class Files {
     return status;
   }
 
+  /** DELETE /files/<name> (master only); a name no stored file has answers 153. */
   async remove(ctx: Ctx, name: string): Promise<void> {
     demandMaster(ctx.caller, 'fileDelete');
-    if (!isIssuedFileName(name) || !(await this.adapter.delete(name))) throw fileNotFound();
+    if (!isIssuedFileName(name) || !(await this.adapter.delete(name))) {
+      throw new BdsError(ErrorCode.FILE_DELETE_ERROR, FILE_NOT_DELETED);
+    }
   }
 
   /**

@@ -1,37 +1,35 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HEADERS, RESPONSE_HEADERS } from '@bds/client/protocol';
+import { isObject } from '@bds/client/protocol';
 import express from 'express';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
 import { anonymous, type Caller, MASTER } from '../kernel/caller.ts';
 import { clientAddressOf } from '../kernel/client-address.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
-import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
+import { BdsError, ErrorCode, toBdsError, unauthorized } from '../kernel/errors.ts';
 import { type Logger, writeRequestLine } from '../kernel/log.ts';
 import { jsonProblem } from '../kernel/validate.ts';
 import { answerAtEndOfTurn } from './answers.ts';
+import { CORS_ANSWER_HEADERS, CORS_PREFLIGHT_HEADERS } from './cors.ts';
 import { badMethod, checkKeys, credentialsFromHeaders, liftBodyCredentials } from './credentials.ts';
 import { RateLimited, type RateLimiter } from './rate-limit.ts';
 import { type ApiResponse, type Method, type Router, requestPath } from './router.ts';
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
-const CREDENTIAL_HEADERS = Object.entries(HEADERS)
-  .filter(([name]) => name !== 'webhookKey')
-  .map(([, header]) => header);
-const CORS_HEADERS = {
-  'Access-Control-Allow-Origin': '*',
-  'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE, OPTIONS',
-  'Access-Control-Allow-Headers': [
-    'Content-Type',
-    ...CREDENTIAL_HEADERS,
-    ...CREDENTIAL_HEADERS.map((h) => h.replace(/^X-Backend-/, 'X-Parse-')),
-  ].join(', '),
-  'Access-Control-Expose-Headers': [...Object.values(RESPONSE_HEADERS), 'Location'].join(', '),
-  'Access-Control-Max-Age': '86400',
-};
 
-/** A route that reads the request body itself (an upload) and writes its own answer; answers the status. */
-export type StreamHandler = (req: IncomingMessage, res: ServerResponse, ctx: Ctx) => Promise<number>;
+/**
+ * A route whose body is a file (an upload). In the raw form (credentials in headers) the request's
+ * body streams to it; a request without an application id header is the SDKs' JSON form
+ * (credentials and the file's base64 in a JSON body), read and lifted like any `_method` body.
+ */
+export interface UploadRoute {
+  raw(req: IncomingMessage, ctx: Ctx): Promise<ApiResponse>;
+  /** The JSON body without its credentials, and the content type it names (`_ContentType`) or the request's. */
+  json(body: unknown, contentType: string | undefined, ctx: Ctx): Promise<ApiResponse>;
+  /** The most bytes a body of the JSON form may have, and the refusal of a larger one. */
+  jsonLimit: number;
+  tooLarge(): BdsError;
+}
 
 /** Every hook below gets the path below the mount path in its normal form (router.ts `requestPath`). */
 export interface AppState {
@@ -44,10 +42,13 @@ export interface AppState {
    * undefined at once (no promise to wait for) when the request is not one of them.
    */
   open?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<number | undefined> | undefined;
-  /** Routes whose body streams (uploads): credentials and the caller are checked as for any request first. */
-  streamed?: (method: string, path: string) => StreamHandler | undefined;
-  /** Runs before a request is dispatched, with its caller (idempotency claims the request id here). */
-  beforeDispatch?: (req: IncomingMessage, path: string) => Promise<void> | undefined;
+  /** Uploads: credentials and the caller are checked as for any request first. */
+  uploads?: (method: string, path: string) => UploadRoute | undefined;
+  /**
+   * Runs before a request is dispatched, with the method it is routed as (`_method` applied) and
+   * once its caller is known (idempotency claims the request id here).
+   */
+  beforeDispatch?: (req: IncomingMessage, method: string, path: string) => Promise<void> | undefined;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
@@ -55,7 +56,7 @@ function send(res: ServerResponse, status: number, body: unknown, headers?: Reco
   const out: Record<string, string | number> = {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(text),
-    'Access-Control-Allow-Origin': '*',
+    ...CORS_ANSWER_HEADERS,
     ...headers,
   };
   res.writeHead(status, out);
@@ -68,6 +69,24 @@ interface Outcome {
   code?: number;
   caller?: Caller;
 }
+
+function respond(res: ServerResponse, response: ApiResponse, caller: Caller): Outcome {
+  const status = response.status ?? 200;
+  send(res, status, response.body, response.headers);
+  return { status, caller };
+}
+
+/**
+ * `GET /health`, also as the SDKs' offline queue asks it (a POST with `_method: "GET"`): no keys
+ * needed, 503 until the store is ready.
+ */
+function health(res: ServerResponse, ready: boolean): Outcome {
+  const status = ready ? 200 : 503;
+  send(res, status, { status: ready ? 'ok' : 'starting' });
+  return { status };
+}
+
+const isHealth = (method: string, path: string) => method === 'GET' && path === '/health';
 
 function sendError(
   log: Logger,
@@ -84,16 +103,16 @@ function sendError(
   return { status: e.httpStatus, code: e.code };
 }
 
-/** Reads the request body up to the limit; a larger body is a 413 with code 116. */
+/** Reads the request body up to the limit; a larger body is refused (413, by default with code 116). */
 const EMPTY = Buffer.alloc(0);
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number, refusal = () => tooLarge(limit)): Promise<Buffer> {
   // Most GETs carry no body: answer at once instead of waiting for the stream's end event.
   if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
     return Promise.resolve(EMPTY);
   }
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(refusal());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -102,7 +121,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) {
         req.removeAllListeners('data');
         req.resume();
-        reject(tooLarge(limit));
+        reject(refusal());
         return;
       }
       chunks.push(chunk);
@@ -131,6 +150,18 @@ function parseJson(buffer: Buffer): unknown {
   const problem = jsonProblem(body);
   if (problem) throw new BdsError(ErrorCode.INVALID_JSON, `The request body ${problem}.`);
   return body;
+}
+
+/**
+ * The body of an upload without an application id header: the JSON form, which carries the
+ * credentials. Any other body is an upload without credentials.
+ */
+function jsonForm(buffer: Buffer): unknown {
+  try {
+    return parseJson(buffer);
+  } catch {
+    throw unauthorized();
+  }
 }
 
 function parseQuery(url: string): Record<string, unknown> {
@@ -198,7 +229,7 @@ export function createHandler(
   async function handle(req: IncomingMessage, res: ServerResponse, written: string): Promise<Outcome> {
     const url = req.url ?? '/';
     if (req.method === 'OPTIONS') {
-      res.writeHead(204, CORS_HEADERS);
+      res.writeHead(204, CORS_PREFLIGHT_HEADERS);
       res.end();
       return { status: 204 };
     }
@@ -208,16 +239,12 @@ export function createHandler(
       // The one normal form: pages, downloads, uploads, idempotency, the rate limits and the router
       // see only it, so no spelling of a path gets past a rule that the router then dispatches.
       const path = requestPath(written);
-      if (path === '/health' && req.method === 'GET') {
-        const status = state.ready ? 200 : 503;
-        send(res, status, { status: state.ready ? 'ok' : 'starting' });
-        return { status };
-      }
-      const stream = state.streamed?.(req.method ?? '', path);
+      if (isHealth(req.method ?? '', path)) return health(res, state.ready);
+      const upload = state.uploads?.(req.method ?? '', path);
       // Pages and downloads are served without keys and no route of the router has their paths:
       // they are counted here, by address, when a rule names them (routed requests are counted by
       // the router, uploads below once their caller is known).
-      if (!stream && limiter?.names(req.method ?? '', path) && !router.has(path)) {
+      if (!upload && limiter?.names(req.method ?? '', path) && !router.has(path)) {
         const waiting = limiter.check({
           method: req.method ?? '',
           path,
@@ -231,23 +258,27 @@ export function createHandler(
       const opened = state.open?.(req, res, path);
       const served = opened === undefined ? undefined : await opened;
       if (served !== undefined) return { status: served };
-      if (stream) {
-        streaming = true;
-        caller = await identify(credentialsFromHeaders(req.headers));
-        const ctx = ctxOf(caller, 'rest', clientIp(req));
-        const waiting = limiter?.check({ method: req.method ?? '', path, ctx });
-        if (waiting) await waiting;
-        await state.beforeDispatch?.(req, path);
-        return { status: await stream(req, res, ctx), caller };
-      }
-      const raw = await readBody(req, core.options.maxUploadSize);
-      let body = parseJson(raw);
       const creds = credentialsFromHeaders(req.headers);
+      if (upload && creds.applicationId !== undefined) {
+        // The raw form: the body streams to the upload once the caller is known.
+        streaming = true;
+        caller = await identify(creds);
+        const ctx = ctxOf(caller, 'rest', clientIp(req));
+        const waiting = limiter?.check({ method: 'POST', path, ctx });
+        if (waiting) await waiting;
+        await state.beforeDispatch?.(req, 'POST', path);
+        return respond(res, await upload.raw(req, ctx), caller);
+      }
+      let body = upload
+        ? jsonForm(await readBody(req, upload.jsonLimit, upload.tooLarge))
+        : parseJson(await readBody(req, core.options.maxUploadSize));
       let method = req.method ?? '';
       let query = parseQuery(url);
-      if (method === 'POST' && body !== null && typeof body === 'object' && !Array.isArray(body)) {
-        const lifted = liftBodyCredentials(body as Record<string, unknown>, creds);
+      let contentType = req.headers['content-type'];
+      if (method === 'POST' && isObject(body)) {
+        const lifted = liftBodyCredentials(body, creds);
         body = lifted.body;
+        contentType = lifted.contentType ?? contentType;
         if (lifted.method !== undefined) {
           if (!METHODS.has(lifted.method)) throw badMethod(lifted.method);
           method = lifted.method;
@@ -259,25 +290,32 @@ export function createHandler(
       }
       if (!METHODS.has(method))
         throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not supported.`, 405);
+      if (isHealth(method, path)) return health(res, state.ready);
       // Awaited only when there is something to wait for: most requests need no lookup.
       const identified = identify(creds);
       caller = identified instanceof Promise ? await identified : identified;
-      const claimed = state.beforeDispatch?.(req, path);
+      const ctx = ctxOf(caller, 'rest', clientIp(req));
+      if (upload && method === 'POST') {
+        // The JSON form of an upload: counted and claimed as the raw form is.
+        const waiting = limiter?.check({ method, path, ctx });
+        if (waiting) await waiting;
+        await state.beforeDispatch?.(req, method, path);
+        return respond(res, await upload.json(body, contentType, ctx), caller);
+      }
+      const claimed = state.beforeDispatch?.(req, method, path);
       if (claimed) await claimed;
       const response: ApiResponse = await router.dispatch({
         method: method as Method,
         path,
         query,
         body: method === 'GET' || method === 'DELETE' ? (body ?? undefined) : body,
-        ctx: ctxOf(caller, 'rest', clientIp(req)),
+        ctx,
         inBatch: false,
       });
-      const status = response.status ?? 200;
-      send(res, status, response.body, response.headers);
-      return { status, caller };
+      return respond(res, response, caller);
     } catch (err) {
-      // A refused body is not read to its end: the connection cannot carry another request.
-      const closing = streaming || (err instanceof BdsError && err.code === ErrorCode.OBJECT_TOO_LARGE);
+      // A refused body is not read to its end (413): the connection cannot carry another request.
+      const closing = streaming || (err instanceof BdsError && err.httpStatus === 413);
       const headers: Record<string, string> | undefined =
         err instanceof RateLimited
           ? { 'Retry-After': String(err.retryAfter), ...(closing ? { Connection: 'close' } : {}) }

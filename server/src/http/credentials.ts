@@ -41,6 +41,16 @@ const BODY_FIELDS: Array<[keyof Credentials, string]> = [
 /** Body fields SDKs add to the `_method` form that are not data. */
 const BODY_META = ['_method', '_ClientVersion', '_RevocableSession', '_ContentType', '_context'];
 
+/** What a body of the `_method` form carries besides its data. */
+export interface LiftedBody {
+  /** The method to route as (`_method`), upper case; undefined when the body names none. */
+  method: string | undefined;
+  /** `_ContentType`: the content type the body stands for (an upload's file type in the SDKs' JSON form). */
+  contentType: string | undefined;
+  /** The body without its credentials and meta fields. */
+  body: Record<string, unknown>;
+}
+
 /** Header names, built once and lower-cased as node gives them: [credential, X-Backend- name, X-Parse- name]. */
 const HEADER_NAMES = HEADER_KEYS.map((key) => {
   const suffix = HEADERS[key].slice(PRIMARY_HEADER_PREFIX.length);
@@ -61,13 +71,11 @@ export function credentialsFromHeaders(headers: IncomingHttpHeaders): Credential
 }
 
 /**
- * The `_method` form: lifts credentials out of a POST body (they win over nothing: a header, when
- * present, is kept) and answers the method to route as.
+ * The `_method` form (also the SDKs' JSON form of a file upload): lifts credentials out of a POST
+ * body (they win over nothing: a header, when present, is kept) and answers the method to route as
+ * and the content type the body names.
  */
-export function liftBodyCredentials(
-  body: Record<string, unknown>,
-  creds: Credentials,
-): { method: string | undefined; body: Record<string, unknown> } {
+export function liftBodyCredentials(body: Record<string, unknown>, creds: Credentials): LiftedBody {
   const rest: Record<string, unknown> = { ...body };
   for (const [key, field] of BODY_FIELDS) {
     const v = rest[field];
@@ -76,8 +84,9 @@ export function liftBodyCredentials(
     if (typeof v === 'string' && creds[key] === undefined) creds[key] = v;
   }
   const method = typeof rest._method === 'string' ? rest._method.toUpperCase() : undefined;
+  const contentType = typeof rest._ContentType === 'string' ? rest._ContentType : undefined;
   for (const field of BODY_META) delete rest[field];
-  return { method, body: rest };
+  return { method, contentType, body: rest };
 }
 
 /** Checks the application id and keys; answers whether the caller holds the master key. */

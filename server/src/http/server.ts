@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ErrorCode } from '../kernel/errors.ts';
+import { CORS_ANSWER_HEADERS } from './cors.ts';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 /** An HTTP upgrade (WebSocket): answers whether it took the socket. */
@@ -19,6 +20,7 @@ const starting: Listener = (req, res) => {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),
     'Retry-After': '1',
+    ...CORS_ANSWER_HEADERS,
   });
   res.end(body);
 };

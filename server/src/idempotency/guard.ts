@@ -9,13 +9,16 @@ import type { Logger } from '../kernel/log.ts';
 
 export const DUPLICATE_REQUEST = 'Duplicate request';
 const REQUEST_ID = /^[\w.:-]{1,200}$/;
+/** The methods that write (create, update, run a function or job, upload): reads and deletes repeat safely. */
+const GUARDED_METHODS = new Set(['POST', 'PUT']);
 const system = () => ctxOf(MASTER, 'system');
 
 /**
- * Option `idempotency`: the first request carrying an X-Backend-Request-Id on a matching path
+ * Option `idempotency`: the first POST or PUT carrying an X-Backend-Request-Id on a matching path
  * claims it by creating an `_Idempotency` row (unique on `reqId`, so concurrent duplicates race
  * on the store's unique index and exactly one wins); a repeat within `ttl` answers 159 and runs
- * nothing. Expired rows are swept.
+ * nothing. Expired rows are swept. A pattern matches from the start of the path, as the
+ * incumbent's do: `classes/Item` covers `classes/Item/<id>`.
  */
 export class IdempotencyGuard {
   private readonly patterns: RegExp[];
@@ -28,17 +31,19 @@ export class IdempotencyGuard {
     options: NonNullable<ServiceOptions['idempotency']>,
     private readonly log: Logger,
   ) {
-    this.patterns = options.paths.map((p) => new RegExp(`^(?:${p})$`));
+    this.patterns = options.paths.map((p) => new RegExp(`^(?:${p})`));
     this.ttlMs = options.ttl * 1000;
     this.sweeper = setInterval(() => void this.sweep(), Math.min(this.ttlMs, 60_000));
     this.sweeper.unref();
   }
 
   /**
-   * Throws 159 when `req` repeats a request id seen within the ttl on a matching path. `path` is
-   * the normal form (below the mount path), so `classes//Post/` is matched as `classes/Post`.
+   * Throws 159 when `req` repeats a request id seen within the ttl on a matching path. `method` is
+   * the one the request is routed as (`_method` applied); `path` is the normal form (below the
+   * mount path), so `classes//Post/` is matched as `classes/Post`.
    */
-  async claim(req: IncomingMessage, path: string): Promise<void> {
+  async claim(req: IncomingMessage, method: string, path: string): Promise<void> {
+    if (!GUARDED_METHODS.has(method)) return;
     const header =
       req.headers[HEADERS.requestId.toLowerCase()] ??
       req.headers[compatHeader(HEADERS.requestId).toLowerCase()];

@@ -74,7 +74,7 @@ describe('cloud functions and jobs from the client library', () => {
       .runJob('nope')
       .catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(CloudCodeError);
-    expect(unknown).toMatchObject({ code: 141, message: 'Invalid job: "nope"' });
+    expect(unknown).toMatchObject({ code: 141, message: 'Invalid job.' });
     const anonymous = await plain()
       .runJob('countNotes')
       .catch((e: unknown) => e);

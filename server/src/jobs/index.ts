@@ -1,11 +1,16 @@
 import type { Cloud } from '../cloud/index.ts';
 import type { Data } from '../data/data.ts';
+import { MASTER } from '../kernel/caller.ts';
 import type { Clock } from '../kernel/clock.ts';
+import { ctxOf } from '../kernel/context.ts';
 import type { PendingWrite, WriteTriggers } from '../kernel/events.ts';
 import type { Logger } from '../kernel/log.ts';
 import { JobRunner } from './runner.ts';
 import { Scheduler, StoreTickLock, type TickLock } from './scheduler.ts';
 import { ScheduleRules } from './schedules.ts';
+
+/** `_JobSchedule` rows read per page when the jobs are listed. */
+const SCHEDULE_PAGE = 1000;
 
 /** Before-triggers one after the other: each gets the body the one before it answered. */
 export function chainTriggers(...list: WriteTriggers[]): WriteTriggers {
@@ -27,7 +32,13 @@ export class Jobs {
   readonly runner: JobRunner;
   readonly scheduler: Scheduler;
 
-  constructor(data: Data, cloud: Cloud, clock: Clock, log: Logger, lock: TickLock = new StoreTickLock(data)) {
+  constructor(
+    private readonly data: Data,
+    private readonly cloud: Cloud,
+    clock: Clock,
+    log: Logger,
+    lock: TickLock = new StoreTickLock(data),
+  ) {
     this.runner = new JobRunner(data, cloud.registry, cloud.invoker, clock, log);
     this.scheduler = new Scheduler(data, this.runner, lock, clock, log);
     // Cloud code and webhooks are the before-write triggers; the rules of `_Hooks` and
@@ -38,6 +49,28 @@ export class Jobs {
       cloud.webhooks.registry.rules,
       new ScheduleRules((name) => this.runner.has(name), clock),
     );
+  }
+
+  /**
+   * The jobs as the incumbent lists them (`GET /cloud_code/jobs/data`): the names the cloud module
+   * registered, in registration order, and the names `_JobSchedule` rows use (each once).
+   */
+  async listed(): Promise<{ in_use: string[]; jobs: string[] }> {
+    const system = ctxOf(MASTER, 'system');
+    const inUse = new Set<string>();
+    let after = '';
+    for (;;) {
+      const { results } = await this.data.reads.find(system, '_JobSchedule', {
+        where: JSON.stringify(after ? { objectId: { $gt: after } } : {}),
+        order: 'objectId',
+        limit: String(SCHEDULE_PAGE),
+        keys: 'jobName',
+      });
+      for (const row of results) if (typeof row.jobName === 'string') inUse.add(row.jobName);
+      if (results.length < SCHEDULE_PAGE) break;
+      after = String(results.at(-1)!.objectId);
+    }
+    return { in_use: [...inUse], jobs: [...this.cloud.registry.jobs.keys()] };
   }
 
   start(runSchedules: boolean): void {

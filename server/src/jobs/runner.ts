@@ -14,6 +14,9 @@ export interface JobOrigin {
 
 const date = (ms: number) => ({ __type: 'Date', iso: new Date(ms).toISOString() });
 
+/** A job no cloud module registered (the incumbent's text). */
+export const INVALID_JOB = 'Invalid job.';
+
 /**
  * Runs jobs in the background. Each run is a `_JobStatus` row (written through the pipeline as
  * the service): `running` when it starts, then `succeeded` or `failed` with `finishedAt`;
@@ -43,14 +46,13 @@ export class JobRunner {
     origin: JobOrigin,
   ): Promise<string> {
     const handler = this.registry.jobs.get(name);
-    if (!handler && origin.source === 'api')
-      throw new BdsError(ErrorCode.SCRIPT_FAILED, `Invalid job: "${name}"`);
+    if (!handler && origin.source === 'api') throw new BdsError(ErrorCode.SCRIPT_FAILED, INVALID_JOB);
     const { writes } = this.data;
     const { objectId } = await writes.create(this.system, '_JobStatus', {
       jobName: name,
       source: origin.source,
       status: handler ? 'running' : 'failed',
-      message: handler ? '' : `Invalid job: "${name}"`,
+      message: handler ? '' : INVALID_JOB,
       params,
       startedAt: date(this.clock.now()),
       ...(handler ? {} : { finishedAt: date(this.clock.now()) }),

@@ -1,4 +1,4 @@
-import { isObject, RESPONSE_HEADERS } from '@bds/client/protocol';
+import { isObject, responseHeader } from '@bds/client/protocol';
 import type { Cloud } from '../../cloud/index.ts';
 import { demandMaster } from '../../data/authorize.ts';
 import type { Jobs } from '../../jobs/index.ts';
@@ -12,11 +12,17 @@ function paramsOf(body: unknown): Record<string, unknown> {
   return body;
 }
 
-/** POST /functions/<name>, POST /jobs/<name>, GET /cloudCode (master: what is registered). */
+/**
+ * POST /functions/<name>, POST /jobs/<name>, GET /cloudCode (master: what is registered),
+ * GET /cloud_code/jobs/data (master: the jobs, as the incumbent lists them).
+ */
 export function registerCloudRoutes(router: Router, cloud: Cloud, jobs: Jobs): void {
-  router.add('POST', '/functions/:name', async (req) => ({
-    body: { result: (await cloud.functions.call(req.ctx, req.params.name!, paramsOf(req.body))) ?? null },
-  }));
+  router.add('POST', '/functions/:name', async (req) => {
+    const result = await cloud.functions.call(req.ctx, req.params.name!, paramsOf(req.body));
+    // A function that returns nothing answers `{}`, as the incumbent does (its SDKs then yield
+    // undefined); `null` is a value like any other.
+    return { body: result === undefined ? {} : { result } };
+  });
 
   router.add('POST', '/jobs/:name', async (req) => {
     const { caller } = req.ctx;
@@ -28,7 +34,12 @@ export function registerCloudRoutes(router: Router, cloud: Cloud, jobs: Jobs): v
       );
     }
     const id = await jobs.runner.start(req.params.name!, paramsOf(req.body), caller, { source: 'api' });
-    return { body: {}, headers: { [RESPONSE_HEADERS.jobStatusId]: id } };
+    return { body: {}, headers: responseHeader('jobStatusId', id) };
+  });
+
+  router.add('GET', '/cloud_code/jobs/data', async (req) => {
+    demandMaster(req.ctx.caller, 'cloudCode');
+    return { body: await jobs.listed() };
   });
 
   router.add('GET', '/cloudCode', async (req) => {

@@ -1,4 +1,4 @@
-import { RESPONSE_HEADERS } from '@bds/client/protocol';
+import { responseHeader } from '@bds/client/protocol';
 import type { PushService } from '../../push/service.ts';
 import type { Router } from '../router.ts';
 
@@ -6,6 +6,6 @@ import type { Router } from '../router.ts';
 export function registerPushRoutes(router: Router, push: PushService): void {
   router.add('POST', '/push', async (req) => {
     const id = await push.send(req.ctx, req.body);
-    return { body: { result: true }, headers: { [RESPONSE_HEADERS.pushStatusId]: id } };
+    return { body: { result: true }, headers: responseHeader('pushStatusId', id) };
   });
 }

@@ -67,6 +67,32 @@ describe('audit log (unit)', () => {
     again.close();
   });
 
+  it('an action word without a dot also finds its plural or singular: "row" finds rows.import', () => {
+    const log = openAuditLog(path.join(dir, 'words'));
+    for (const action of [
+      'row.create',
+      'rows.import',
+      'rows.bulkDelete',
+      'rowsy.x',
+      'role.create',
+      'schema.addField',
+    ])
+      log.record({ user: 'ann', app: 'a1', action, target: 'C', before: null, after: null });
+    const actions = (action: string) =>
+      log
+        .list({ action })
+        .map((e) => e.action)
+        .sort();
+    expect(actions('row')).toEqual(['row.create', 'rows.bulkDelete', 'rows.import']);
+    expect(actions('rows')).toEqual(['row.create', 'rows.bulkDelete', 'rows.import']);
+    expect(actions('rows.import')).toEqual(['rows.import']);
+    expect(actions('row.create')).toEqual(['row.create']);
+    expect(actions('schemas')).toEqual(['schema.addField']);
+    expect(actions('ro')).toEqual([]);
+    expect(actions('row%')).toEqual([]);
+    log.close();
+  });
+
   it('scrubs credentials from before/after', () => {
     const log = openAuditLog(dir);
     log.record({

@@ -53,6 +53,15 @@ const decode = (text: string | null): unknown => (text === null ? null : JSON.pa
 /** `LIKE` with `\` as the escape character. */
 const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/**
+ * The action names a filter word stands for. A word without a dot also stands for its plural or
+ * singular, so `row` finds `rows.import` and the bulk entries as well as `row.update`.
+ */
+function actionForms(action: string): string[] {
+  if (action.includes('.')) return [action];
+  return [action, action.endsWith('s') ? action.slice(0, -1) : `${action}s`];
+}
+
 export function openAuditLog(dataDir: string): AuditLog {
   mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, AUDIT_FILE);
@@ -93,9 +102,10 @@ export function openAuditLog(dataDir: string): AuditLog {
         args.push(filter.user);
       }
       if (filter.action !== undefined) {
-        // `row` matches `row` and `row.create`, `row.update`, ...
-        clauses.push("(action = ? OR action LIKE ? ESCAPE '\\')");
-        args.push(filter.action, `${likeEscape(filter.action)}.%`);
+        // `row` matches `row` and `row.create`, `row.update`, ... (and `rows`, `rows.import`, ...)
+        const forms = actionForms(filter.action);
+        clauses.push(`(${forms.map(() => "action = ? OR action LIKE ? ESCAPE '\\'").join(' OR ')})`);
+        for (const form of forms) args.push(form, `${likeEscape(form)}.%`);
       }
       if (filter.target !== undefined) {
         // `GameScore` matches `GameScore`, `GameScore/<objectId>` and `GameScore.<field or index>`

@@ -156,6 +156,12 @@ const WRITE_ROUTES: Array<{
     path: `${A}/cloud/functions/hello`,
     body: {},
   },
+  {
+    method: 'POST',
+    route: '/apps/:appId/cloud/functions/:name/rows',
+    path: `${A}/cloud/functions/hello/rows`,
+    body: { className: 'Thing', objectIds: ['abcdefghij'] },
+  },
   { method: 'POST', route: '/apps/:appId/cloud/jobs/:name', path: `${A}/cloud/jobs/tick`, body: {} },
   {
     method: 'POST',

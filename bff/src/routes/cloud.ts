@@ -5,11 +5,18 @@ import { z } from 'zod';
 import type { BffContext } from '../context.ts';
 import { type AppScope, appRoute, bodyOf, param, parse, unwrap } from './http.ts';
 import { readRow } from './rows.ts';
-import { jsonObject, objectId } from './schemas-edge.ts';
+import { className, jsonObject, objectId } from './schemas-edge.ts';
 
 const name = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, 'must be a function or job name');
 const runFunctionBody = z.strictObject({ params: jsonObject.default({}), userId: objectId.optional() });
 const runJobBody = z.strictObject({ params: jsonObject.default({}) });
+/** Most rows one "run on the selected rows" may name (one function call each). */
+export const ROWS_RUN_MAX = 100;
+const runOnRowsBody = z.strictObject({
+  className,
+  objectIds: z.array(objectId).min(1).max(ROWS_RUN_MAX),
+  params: jsonObject.default({}),
+});
 const scheduleBody = z.strictObject({
   jobName: z.string().min(1).max(128).optional(),
   cron: z.string().min(1).max(200).optional(),
@@ -65,6 +72,43 @@ const scheduleFields = (body: z.output<typeof scheduleBody>) => {
   };
 };
 
+/** The order triggers are listed in within a class (the order they run in), then by name. */
+const TRIGGER_ORDER = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete', 'beforeFind', 'afterFind'];
+const triggerRank = (name: string) => {
+  const i = TRIGGER_ORDER.indexOf(name);
+  return i < 0 ? TRIGGER_ORDER.length : i;
+};
+
+export interface ClassTrigger {
+  triggerName: string;
+  /** In-process (the cloud module) or a webhook (with its receiver). */
+  kind: 'cloud code' | 'webhook';
+  url?: string;
+}
+
+/** Every trigger, in-process and webhook, grouped per class (classes by name). */
+export function triggersByClass(
+  inProcess: Array<{ className: string; triggerName: string }>,
+  webhooks: Array<{ className: string; triggerName: string; url: string }>,
+): Array<{ className: string; triggers: ClassTrigger[] }> {
+  const classes = new Map<string, ClassTrigger[]>();
+  const add = (cls: string, t: ClassTrigger) => classes.set(cls, [...(classes.get(cls) ?? []), t]);
+  for (const t of inProcess) add(t.className, { triggerName: t.triggerName, kind: 'cloud code' });
+  for (const h of webhooks) add(h.className, { triggerName: h.triggerName, kind: 'webhook', url: h.url });
+  return [...classes]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([cls, triggers]) => ({
+      className: cls,
+      // Cloud code runs before the webhook of the same trigger: listed in that order.
+      triggers: triggers.sort(
+        (a, b) =>
+          triggerRank(a.triggerName) - triggerRank(b.triggerName) ||
+          a.triggerName.localeCompare(b.triggerName) ||
+          (a.kind === 'cloud code' ? -1 : 1),
+      ),
+    }));
+}
+
 /**
  * The console's Cloud section: functions (run as master or as a chosen user), jobs and their
  * `_JobStatus` history, `_JobSchedule` rows, webhooks and their delivery log.
@@ -77,7 +121,11 @@ export function registerCloudRoutes(router: express.Router, ctx: BffContext): vo
     appRoute(ctx, {}, async ({ client }) => {
       const code = unwrap(await client.request('GET', '/cloudCode', master));
       const triggers = unwrap(await client.request('GET', '/hooks/triggers', master));
-      return { ...code, webhookTriggers: triggers.results };
+      return {
+        ...code,
+        webhookTriggers: triggers.results,
+        triggersByClass: triggersByClass(code.triggers ?? [], triggers.results),
+      };
     }),
   );
 
@@ -98,6 +146,34 @@ export function registerCloudRoutes(router: express.Router, ctx: BffContext): vo
         ? { ok: true, result: res.data?.result ?? null, durationMs }
         : { ok: false, code: res.code, error: res.error, durationMs };
       s.audit('cloud.function.run', fn, { params, as: userId ? `_User/${userId}` : 'master' }, answer);
+      return answer;
+    }),
+  );
+
+  // A function run once per selected row of the data browser, as master, with the row's
+  // className and objectId among its params; one audit entry for the whole run.
+  router.post(
+    `${base}/functions/:name/rows`,
+    appRoute(ctx, { write: true }, async (s) => {
+      const fn = parse(name, param(s.req, 'name'), 'function name');
+      const body = parse(runOnRowsBody, bodyOf(s.req), 'function run on rows');
+      const results: Array<
+        { objectId: string } & ({ ok: true; result: unknown } | { ok: false; code: number; error: string })
+      > = [];
+      for (const id of body.objectIds) {
+        const res = await s.client.request('POST', `/functions/${encodeURIComponent(fn)}`, {
+          body: { ...body.params, className: body.className, objectId: id },
+          ...master,
+        });
+        results.push(
+          res.success
+            ? { objectId: id, ok: true, result: res.data?.result ?? null }
+            : { objectId: id, ok: false, code: res.code, error: res.error },
+        );
+      }
+      const failed = results.filter((r) => !r.ok).length;
+      const answer = { results, succeeded: results.length - failed, failed };
+      s.audit('cloud.function.runOnRows', fn, body, answer);
       return answer;
     }),
   );

@@ -1,5 +1,7 @@
+import type { AddressInfo } from 'node:net';
 import ParseSDK from 'parse/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpServer } from '../../src/http/server.ts';
 import { KEYS, startService, type TestService } from '../helpers/service.ts';
 
 /**
@@ -212,6 +214,31 @@ describe('HTTP edges over REST', () => {
       expect(res.status, what).toBe(status);
       expect(res.headers.get('access-control-allow-origin'), what).toBe('*');
       expect(res.headers.get('access-control-expose-headers'), what).toBe(EXPOSED);
+    }
+  });
+  it('while the service starts, its 503 answers carry the CORS headers too (health asked either way)', async () => {
+    const http = createHttpServer();
+    await new Promise<void>((resolve) => http.server.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = http.server.address() as AddressInfo;
+    try {
+      const base = `http://127.0.0.1:${port}/api`;
+      const answers = [
+        await fetch(`${base}/health`, { headers: { Origin: ORIGIN } }),
+        await fetch(`${base}/health`, {
+          method: 'POST',
+          headers: { Origin: ORIGIN, 'Content-Type': 'text/plain' },
+          body: JSON.stringify({ _method: 'GET' }),
+        }),
+        await fetch(`${base}/classes/Item`, { headers: { Origin: ORIGIN } }),
+      ];
+      for (const res of answers) {
+        expect(res.status).toBe(503);
+        expect(res.headers.get('access-control-allow-origin')).toBe('*');
+        expect(res.headers.get('access-control-expose-headers')).toBe(EXPOSED);
+      }
+      expect(await answers[1]!.json()).toEqual({ status: 'starting' });
+    } finally {
+      http.server.close();
     }
   });
 });

@@ -242,3 +242,38 @@ describe('HTTP edges over REST', () => {
     }
   });
 });
+
+describe('the JSON form of an upload passes the rate limits and idempotency as the raw form does', () => {
+  let guarded: TestService;
+  beforeAll(async () => {
+    guarded = await startService({
+      fileUpload: { enableForPublic: true },
+      idempotency: { paths: ['files/'] },
+      rateLimit: [{ path: '^/files/[^/]+$', methods: ['POST'], window: 60, max: 2, by: 'ip' }],
+    });
+  });
+  afterAll(async () => {
+    await guarded?.close();
+  });
+
+  it('a repeated request id answers 159, and past the limit 429 (155)', async () => {
+    const upload = (requestId: string) =>
+      fetch(`${guarded.url}/files/once.txt`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'text/plain', 'X-Parse-Request-Id': requestId },
+        body: JSON.stringify({
+          base64: 'eA==',
+          _ApplicationId: KEYS.appId,
+          _JavaScriptKey: KEYS.javascriptKey,
+        }),
+      });
+    expect((await upload('up-1')).status).toBe(201);
+    const again = await upload('up-1');
+    expect([again.status, await again.json()]).toEqual([400, { code: 159, error: 'Duplicate request' }]);
+    const limited = await upload('up-2');
+    expect(limited.status).toBe(429);
+    expect((await limited.json()).code).toBe(155);
+    const stored = await guarded.request('GET', '/files/orphans', { as: 'master' });
+    expect(stored.json.results).toHaveLength(1);
+  });
+});

@@ -536,7 +536,7 @@ describe('defects', () => {
     await expect.poll(() => page.getByTestId('count-Fresh').textContent(), POLL).toBe('0');
     await page.getByRole('button', { name: 'Add row' }).click();
     await expect.poll(() => page.getByTestId('count-Fresh').textContent(), POLL).toBe('1');
-    await expect.poll(() => page.getByTestId('row-count').textContent(), POLL).toBe('1 rows');
+    await expect.poll(() => page.getByTestId('row-count').textContent(), POLL).toBe('1 row');
   });
 });
 

@@ -2,12 +2,14 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
+import { isApiError } from '../../lib/api.ts';
+import { countText } from '../../lib/plural.ts';
 import { useCanWrite, useSession } from '../../lib/session.ts';
 import { useShortcutHelp } from '../../lib/shortcuts.ts';
 import { pushToast, toast } from '../../lib/toast.ts';
 import { openStream } from '../realtime/lib/stream.ts';
 import type { Evaluation, Viewpoint } from '../security/api/security.ts';
-import { dataApi, errorText } from './api/bff.ts';
+import { type BulkAnswer, dataApi, errorText } from './api/bff.ts';
 import { earlyKeys, parseWhere, startClassLoad, takeEarly } from './api/early.ts';
 import { viewAsApi } from './api/viewas.ts';
 import { AclEditor } from './components/AclEditor.tsx';
@@ -17,7 +19,7 @@ import { CompareView } from './components/CompareView.tsx';
 import { CreateRowDialog, needsCreateForm } from './components/CreateRowDialog.tsx';
 import { FilterBuilder } from './components/FilterBuilder.tsx';
 import { Grid } from './components/Grid.tsx';
-import { ImportExport } from './components/ImportExport.tsx';
+import { useImportExport } from './components/ImportExport.tsx';
 import { RowDetail } from './components/RowDetail.tsx';
 import { SchemaPanel } from './components/SchemaPanel.tsx';
 import { useViewpointName, ViewpointPicker } from './components/ViewpointPicker.tsx';
@@ -29,6 +31,7 @@ import { parseViewpoint, viewpointParam } from './lib/viewpoint.ts';
 import {
   columnsOf,
   indexedFields,
+  isEditableField,
   parseEdit,
   type Row,
   type SchemaDoc,
@@ -44,6 +47,13 @@ const NARROW = 1024;
 
 const countKey = (appId: string, cls: string, whereText: string, as: string) =>
   ['data-browser', appId, 'count', cls, whereText, as] as const;
+const schemasKey = (appId: string) => ['data-browser', appId, 'schemas'] as const;
+
+/** After live events stop for this long, the count is asked anew (the events moved it at once). */
+const RECOUNT_AFTER_MS = 2000;
+
+/** A row the console learned was deleted while its panel was open: the panel closes and says so. */
+const deletedNotice = (id: string) => toast.info(`Row ${id} was deleted`, 'Its panel is closed.');
 
 /** A result toast: success, or an error with the detail (partial failures of bulk writes). */
 function notify(ok: boolean, title: string, detail?: string): void {
@@ -173,24 +183,6 @@ function ClassView({
     body: Record<string, unknown>;
     answer: Evaluation;
   } | null>(null);
-  // Live mode: the bff's realtime stream (as master) for the open class patches the loaded rows.
-  const [liveMode, setLiveMode] = useState(false);
-  const [liveStatus, setLiveStatus] = useState('');
-  const liveApply = rows.live;
-  useEffect(() => {
-    if (!liveMode) return;
-    setLiveStatus('connecting…');
-    return openStream(
-      { appId, className: cls, where, viewpoint: 'master' },
-      {
-        onReady: () => setLiveStatus('live'),
-        onEvent: (e) => {
-          if (e.kind !== 'filtered' && e.object) liveApply(e.kind, e.object as Row);
-        },
-        onFail: (error) => setLiveStatus(error),
-      },
-    );
-  }, [liveMode, appId, cls, where, liveApply]);
   const [prefs, setPrefsState] = useState<ColumnPrefs>(() => loadColumnPrefs(appId, cls));
   const setPrefs = (p: ColumnPrefs) => {
     setPrefsState(p);
@@ -209,10 +201,16 @@ function ClassView({
   const [bulkField, setBulkField] = useState('');
   const [bulkValue, setBulkValue] = useState('');
   const [creating, setCreating] = useState(false);
+  /** The JSON of the applied filter as typed in the JSON tab: shown again, not rewritten. */
+  const [typedFilter, setTypedFilter] = useState<{ whereText: string; text: string } | null>(null);
 
   const hasFilter = Object.keys(where).length > 0;
+  const countQueryKey = useMemo(
+    () => countKey(appId, cls, whereText ?? '', asText),
+    [appId, cls, whereText, asText],
+  );
   const count = useQuery({
-    queryKey: countKey(appId, cls, whereText ?? '', asText),
+    queryKey: countQueryKey,
     queryFn: ({ signal }) =>
       viewpoint
         ? viewAsApi.count(appId, cls, viewpoint, where)
@@ -221,11 +219,49 @@ function ClassView({
     staleTime: 10_000,
     retry: false,
   });
-  // Until the count arrives: the class list's count (no filter) or one page's worth. A refused
-  // query shows the service's error instead of placeholders.
+  // Once the last page is read, the rows on hand are the total (live rows and deletions
+  // included). Until then the count, which live events keep current; before it arrives, the
+  // class list's count (no filter) or one page's worth. A refused query shows the service's
+  // error instead of placeholders.
   const total = rows.error
     ? 0
-    : rows.extra + (rows.end ?? count.data?.count ?? (!hasFilter && schema.count ? schema.count : 100));
+    : rows.end !== null
+      ? rows.extra + rows.end
+      : (count.data?.count ?? rows.extra + (!hasFilter && schema.count ? schema.count : 100));
+  const empty = !rows.error && rows.end === 0 && rows.extra === 0;
+
+  // The class list shows the count this view keeps for the whole class (exact, and current).
+  const wholeCount = !hasFilter && !viewpoint ? count.data?.count : undefined;
+  useEffect(() => {
+    if (wholeCount === undefined) return;
+    qc.setQueryData<{ results: SchemaDoc[] }>(schemasKey(appId), (list) => {
+      const mine = list?.results.find((s) => s.className === cls);
+      if (!list || !mine || (mine.count === wholeCount && mine.countExact !== false)) return list;
+      return {
+        ...list,
+        results: list.results.map((s) =>
+          s.className === cls ? { ...s, count: wholeCount, countExact: true } : s,
+        ),
+      };
+    });
+  }, [qc, appId, cls, wholeCount]);
+
+  /** A live event moves the count at once; once they stop, the count is asked anew. */
+  const recount = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(recount.current), []);
+  const moveCount = useCallback(
+    (delta: number) => {
+      qc.setQueryData<{ count: number }>(countQueryKey, (c) =>
+        c ? { count: Math.max(0, c.count + delta) } : c,
+      );
+      clearTimeout(recount.current);
+      recount.current = setTimeout(
+        () => void qc.invalidateQueries({ queryKey: countQueryKey, exact: true }),
+        RECOUNT_AFTER_MS,
+      );
+    },
+    [qc, countQueryKey],
+  );
 
   const update = (changes: Record<string, string | null>) => {
     const next = new URLSearchParams(params);
@@ -236,11 +272,63 @@ function ClassView({
     setParams(next, { replace: false });
   };
 
+  /**
+   * Rows the console learned were deleted (its own delete, a live event, a write answered "not
+   * found"): they leave the grid, and an open panel on one of them closes, saying so.
+   */
+  const activeRef = useRef(activeRow);
+  activeRef.current = activeRow;
+  const removeRow = rows.remove;
+  const rowsDeleted = useCallback(
+    (ids: string[]) => {
+      for (const id of ids) removeRow(id);
+      const open = activeRef.current;
+      if (!open || !ids.includes(open)) return;
+      deletedNotice(open);
+      setParams(
+        (prev) => {
+          const next = new URLSearchParams(prev);
+          next.delete('row');
+          return next;
+        },
+        { replace: true },
+      );
+    },
+    [removeRow, setParams],
+  );
+
+  // Live mode: the bff's realtime stream (as master) for the open class patches the loaded rows
+  // and the count.
+  const [liveMode, setLiveMode] = useState(false);
+  const [liveStatus, setLiveStatus] = useState('');
+  const liveApply = rows.live;
+  useEffect(() => {
+    if (!liveMode) return;
+    setLiveStatus('connecting…');
+    return openStream(
+      { appId, className: cls, where, viewpoint: 'master' },
+      {
+        onReady: () => setLiveStatus('live'),
+        onEvent: (e) => {
+          if (e.kind === 'filtered' || !e.object) return;
+          const row = e.object as Row;
+          liveApply(e.kind, row);
+          if (e.kind === 'create' || e.kind === 'enter') moveCount(1);
+          if (e.kind === 'delete' || e.kind === 'leave') moveCount(-1);
+          if (e.kind === 'delete') rowsDeleted([row.objectId]);
+          if (e.kind === 'update')
+            void qc.invalidateQueries({ queryKey: ['data-browser', appId, 'row', cls, row.objectId] });
+        },
+        onFail: (error) => setLiveStatus(error),
+      },
+    );
+  }, [liveMode, appId, cls, where, liveApply, moveCount, rowsDeleted, qc]);
+
   /** After any write: the rows, this class's count and the class list's counts, fetched anew. */
   const refresh = () => {
     rows.reset();
     void count.refetch();
-    void qc.invalidateQueries({ queryKey: ['data-browser', appId, 'schemas'] });
+    void qc.invalidateQueries({ queryKey: schemasKey(appId) });
   };
 
   const onEdit = async (row: Row, field: string, value: unknown): Promise<boolean> => {
@@ -261,10 +349,15 @@ function ClassView({
       });
       rows.patch(row.objectId, { [field]: value, updatedAt: res.updatedAt ?? row.updatedAt });
       void qc.invalidateQueries({ queryKey: ['data-browser', appId, 'row', cls, row.objectId] });
-      toast.success(`Saved ${field} of ${row.objectId}`);
+      toast.success(`${value === undefined ? 'Unset' : 'Saved'} ${field} of ${row.objectId}`);
       return true;
     } catch (err) {
       toast.error(err, `Edit of ${field} on ${row.objectId} refused`);
+      // Not found: the row was deleted elsewhere.
+      if (isApiError(err) && err.code === 101) {
+        rowsDeleted([row.objectId]);
+        void count.refetch();
+      }
       return false;
     }
   };
@@ -278,7 +371,57 @@ function ClassView({
   const slowSort = !indexed.includes(sort.field) && rowsInClass > LARGE_CLASS_ROWS;
 
   const ids = [...selected];
-  const btn = 'rounded border px-2 py-0.5 disabled:opacity-50';
+  const btn = 'shrink-0 rounded border px-2 py-0.5 disabled:opacity-50';
+
+  const addRow = async () => {
+    if (needsCreateForm(cls)) return setCreating(true);
+    try {
+      const res = await dataApi.create(appId, cls, {});
+      toast.success(`Created row ${res.objectId}`);
+      refresh();
+      update({ row: res.objectId });
+    } catch (err) {
+      toast.error(err, 'Add row refused');
+    }
+  };
+
+  /** The result of a bulk write: how many rows, and the first refusals. */
+  const bulkNotice = (verb: string, res: BulkAnswer) => {
+    const errs = res.results.filter((r) => r.error).map((r) => `${r.error!.code}: ${r.error!.error}`);
+    notify(
+      res.failed === 0,
+      `${verb} ${countText(res.succeeded, 'row')}`,
+      res.failed ? `${res.failed} refused — ${errs.slice(0, 3).join('; ')}` : undefined,
+    );
+  };
+
+  /** Sets (or, with `value` undefined, unsets) the chosen column on the selected rows. */
+  const bulkSet = async (value: unknown) => {
+    try {
+      const res = await dataApi.bulkUpdate(
+        appId,
+        cls,
+        ids,
+        bulkField,
+        value === undefined ? { __op: 'Delete' } : value,
+      );
+      bulkNotice(value === undefined ? `Unset ${bulkField} on` : 'Updated', res);
+      refresh();
+    } catch (err) {
+      toast.error(err, 'Bulk edit refused');
+    }
+  };
+
+  const transfer = useImportExport({
+    appId,
+    schema,
+    classNames: schemas.map((s) => s.className),
+    where,
+    total: count.data?.count ?? 0,
+    onImported: refresh,
+    canWrite: realWrite,
+  });
+
   return (
     <div className="flex min-h-0 flex-1">
       <div className="flex min-w-0 flex-1 flex-col">
@@ -305,15 +448,62 @@ function ClassView({
             </button>
           </div>
         )}
-        <div className="flex flex-wrap items-center gap-2 border-b p-2 text-sm">
-          <h1 className="text-base font-semibold">{cls}</h1>
-          <span className={count.error ? 'text-red-600' : 'text-gray-500'} data-testid="row-count">
+        {/* The class and how to look at it; the actions come on one line of their own below, so
+            a long class name or count never moves them. */}
+        <div className="flex items-center gap-2 px-2 pt-2 text-sm" data-testid="class-header">
+          <h1 className="min-w-0 truncate text-base font-semibold" title={cls}>
+            {cls}
+          </h1>
+          <span
+            className={`shrink-0 ${count.error ? 'text-red-600' : 'text-gray-500'}`}
+            data-testid="row-count"
+          >
             {count.data
-              ? `${count.data.count.toLocaleString()} rows`
+              ? countText(count.data.count, 'row')
               : count.error
                 ? `count refused: ${errorText(count.error)}`
                 : 'counting…'}
           </span>
+          {liveMode && !viewpoint && (
+            <span data-testid="live-status" className="shrink-0 text-xs text-slate-500">
+              {liveStatus}
+            </span>
+          )}
+          <span className="ml-auto flex shrink-0 items-center gap-2">
+            <span className="flex items-center gap-1">
+              View as
+              <ViewpointPicker
+                key={asText}
+                appId={appId}
+                label="view as"
+                value={viewpoint}
+                onChange={(vp) => update({ as: viewpointParam(vp) })}
+              />
+            </span>
+            <button
+              type="button"
+              className={btn}
+              aria-pressed={comparing}
+              onClick={() => {
+                setCompareSides([null, viewpoint]);
+                setComparing(!comparing);
+              }}
+            >
+              Compare viewpoints
+            </button>
+            <button
+              type="button"
+              className={btn}
+              onClick={() => setWhy({ operation: 'find', viewpoint, objectId: activeRow ?? undefined })}
+            >
+              Why?
+            </button>
+          </span>
+        </div>
+        <div
+          className="flex flex-nowrap items-center gap-2 overflow-x-auto border-b p-2 text-sm"
+          data-testid="class-toolbar"
+        >
           <button
             type="button"
             className={btn}
@@ -341,71 +531,23 @@ function ClassView({
             Refresh
           </button>
           {!viewpoint && (
-            <label className="flex items-center gap-1 text-sm">
+            <label className="flex shrink-0 items-center gap-1 text-sm">
               <input type="checkbox" checked={liveMode} onChange={(e) => setLiveMode(e.target.checked)} />
               Live
             </label>
           )}
-          {liveMode && !viewpoint && (
-            <span data-testid="live-status" className="text-xs text-slate-500">
-              {liveStatus}
-            </span>
-          )}
-          <span className="flex items-center gap-1">
-            View as
-            <ViewpointPicker
-              key={asText}
-              appId={appId}
-              label="view as"
-              value={viewpoint}
-              onChange={(vp) => update({ as: viewpointParam(vp) })}
-            />
-          </span>
-          <button
-            type="button"
-            className={btn}
-            aria-pressed={comparing}
-            onClick={() => {
-              setCompareSides([null, viewpoint]);
-              setComparing(!comparing);
-            }}
-          >
-            Compare viewpoints
-          </button>
-          <button
-            type="button"
-            className={btn}
-            onClick={() => setWhy({ operation: 'find', viewpoint, objectId: activeRow ?? undefined })}
-          >
-            Why?
-          </button>
-          {realWrite && (
-            <button
-              type="button"
-              className={btn}
-              disabled={ids.length === 0}
-              onClick={() => setAclRows(rows.loadedRows().filter((r) => selected.has(r.objectId)))}
-            >
-              ACL {ids.length || ''}
-            </button>
-          )}
           {realWrite && (
             <>
+              <span className="h-5 shrink-0 border-l" aria-hidden="true" />
               <button
                 type="button"
                 className={btn}
-                onClick={async () => {
-                  if (needsCreateForm(cls)) return setCreating(true);
-                  try {
-                    const res = await dataApi.create(appId, cls, {});
-                    toast.success(`Created row ${res.objectId}`);
-                    refresh();
-                    update({ row: res.objectId });
-                  } catch (err) {
-                    toast.error(err, 'Add row refused');
-                  }
-                }}
+                disabled={ids.length === 0}
+                onClick={() => setAclRows(rows.loadedRows().filter((r) => selected.has(r.objectId)))}
               >
+                ACL {ids.length || ''}
+              </button>
+              <button type="button" className={btn} onClick={addRow}>
                 Add row
               </button>
               <button
@@ -428,15 +570,7 @@ function ClassView({
                     });
                   try {
                     // One bulk create: one audit entry for the whole clone.
-                    const res = await dataApi.bulkCreate(appId, cls, copies);
-                    const errs = res.results
-                      .filter((r) => r.error)
-                      .map((r) => `${r.error!.code}: ${r.error!.error}`);
-                    notify(
-                      res.failed === 0,
-                      `Cloned ${res.succeeded} rows`,
-                      res.failed ? `${res.failed} refused — ${errs.slice(0, 3).join('; ')}` : undefined,
-                    );
+                    bulkNotice('Cloned', await dataApi.bulkCreate(appId, cls, copies));
                   } catch (err) {
                     toast.error(err, 'Clone refused');
                   }
@@ -452,20 +586,14 @@ function ClassView({
                 onClick={async () => {
                   if (
                     !window.confirm(
-                      `Delete ${ids.length} selected row${ids.length === 1 ? '' : 's'} of ${cls}?`,
+                      `Delete ${ids.length} selected ${ids.length === 1 ? 'row' : 'rows'} of ${cls}?`,
                     )
                   )
                     return;
                   try {
                     const res = await dataApi.bulkDelete(appId, cls, ids);
-                    const errs = res.results
-                      .filter((r) => r.error)
-                      .map((r) => `${r.error!.code}: ${r.error!.error}`);
-                    notify(
-                      res.failed === 0,
-                      `Deleted ${res.succeeded} rows`,
-                      res.failed ? `${res.failed} refused — ${errs.slice(0, 3).join('; ')}` : undefined,
-                    );
+                    bulkNotice('Deleted', res);
+                    rowsDeleted(ids.filter((_, i) => res.results[i]?.success !== undefined));
                     setSelected(new Set());
                     refresh();
                   } catch (err) {
@@ -475,85 +603,76 @@ function ClassView({
               >
                 Delete {ids.length || ''}
               </button>
-              {ids.length > 0 && (
-                <span className="flex items-center gap-1">
-                  Set
-                  <select
-                    aria-label="bulk edit column"
-                    className="rounded border dark:bg-gray-800"
-                    value={bulkField}
-                    onChange={(e) => setBulkField(e.target.value)}
-                  >
-                    <option value="">column…</option>
-                    {columns
-                      .filter(
-                        (c) =>
-                          !['objectId', 'createdAt', 'updatedAt'].includes(c) &&
-                          typeOf(schema, c) !== 'Relation',
-                      )
-                      .map((c) => (
-                        <option key={c}>{c}</option>
-                      ))}
-                  </select>
-                  <input
-                    aria-label="bulk edit value"
-                    className="w-32 rounded border px-1 dark:bg-gray-800"
-                    value={bulkValue}
-                    onChange={(e) => setBulkValue(e.target.value)}
-                  />
-                  <button
-                    type="button"
-                    className={btn}
-                    disabled={!bulkField}
-                    onClick={async () => {
-                      const r = parseEdit(
-                        typeOf(schema, bulkField),
-                        bulkValue,
-                        schema.fields[bulkField]?.targetClass,
-                      );
-                      if (!r.ok) return notify(false, 'Bulk edit', r.error);
-                      try {
-                        const res = await dataApi.bulkUpdate(
-                          appId,
-                          cls,
-                          ids,
-                          bulkField,
-                          r.value === undefined ? { __op: 'Delete' } : r.value,
-                        );
-                        notify(
-                          res.failed === 0,
-                          `Updated ${res.succeeded} rows`,
-                          res.failed ? `${res.failed} refused` : undefined,
-                        );
-                        refresh();
-                      } catch (err) {
-                        toast.error(err, 'Bulk edit refused');
-                      }
-                    }}
-                  >
-                    on {ids.length} rows
-                  </button>
-                </span>
-              )}
             </>
           )}
-          <ImportExport
-            appId={appId}
-            schema={schema}
-            classNames={schemas.map((s) => s.className)}
-            where={where}
-            total={count.data?.count ?? 0}
-            onImported={refresh}
-            canWrite={realWrite}
-          />
+          <span className="h-5 shrink-0 border-l" aria-hidden="true" />
+          {transfer.controls}
         </div>
+        {realWrite && ids.length > 0 && (
+          <div className="flex flex-wrap items-center gap-1 border-b p-2 text-sm" data-testid="selection-bar">
+            Set
+            <select
+              aria-label="bulk edit column"
+              className="rounded border dark:bg-gray-800"
+              value={bulkField}
+              onChange={(e) => setBulkField(e.target.value)}
+            >
+              <option value="">column…</option>
+              {columns
+                .filter((c) => isEditableField(cls, c, typeOf(schema, c)))
+                .map((c) => (
+                  <option key={c}>{c}</option>
+                ))}
+            </select>
+            <input
+              aria-label="bulk edit value"
+              className="w-32 rounded border px-1 dark:bg-gray-800"
+              value={bulkValue}
+              onChange={(e) => setBulkValue(e.target.value)}
+            />
+            <button
+              type="button"
+              className={btn}
+              disabled={!bulkField}
+              onClick={() => {
+                const r = parseEdit(
+                  typeOf(schema, bulkField),
+                  bulkValue,
+                  schema.fields[bulkField]?.targetClass,
+                );
+                if (!r.ok) return notify(false, 'Bulk edit', r.error);
+                void bulkSet(r.value);
+              }}
+            >
+              on {countText(ids.length, 'row')}
+            </button>
+            <button
+              type="button"
+              className={btn}
+              disabled={!bulkField}
+              onClick={() => {
+                const what = `${bulkField} on ${countText(ids.length, 'selected row')} of ${cls}`;
+                if (window.confirm(`Remove the value of ${what}?`)) void bulkSet(undefined);
+              }}
+            >
+              Unset on {countText(ids.length, 'row')}
+            </button>
+          </div>
+        )}
+        {transfer.status}
         {panel === 'filter' && (
           <FilterBuilder
             key={whereText ?? ''}
             schema={schema}
             columns={columns}
             where={where}
-            onApply={(w) => update({ where: Object.keys(w).length ? JSON.stringify(w) : null })}
+            typed={typedFilter?.whereText === whereText ? typedFilter.text : undefined}
+            refusal={hasFilter ? (rows.error ?? (count.error ? errorText(count.error) : null)) : null}
+            onApply={(w, typed) => {
+              const text = Object.keys(w).length ? JSON.stringify(w) : null;
+              setTypedFilter(typed !== undefined && text ? { whereText: text, text: typed } : null);
+              update({ where: text });
+            }}
             saved={saved.data?.results ?? []}
             me={me}
             canSave={realWrite}
@@ -695,25 +814,47 @@ function ClassView({
             onWhy={setWhy}
           />
         ) : (
-          <Grid
-            appId={appId}
-            className={cls}
-            schema={schema}
-            columns={columns}
-            sortable={sortable}
-            rows={rows}
-            total={total}
-            sort={sort}
-            onSort={(s) => update({ sort: sortText(s) === 'objectId' ? null : sortText(s) })}
-            prefs={prefs}
-            setPrefs={setPrefs}
-            selected={selected}
-            setSelected={setSelected}
-            activeRow={activeRow}
-            onOpenRow={(id) => update({ row: id })}
-            onEdit={onEdit}
-            canWrite={canWrite}
-          />
+          <div className="relative flex min-h-0 flex-1 flex-col">
+            <Grid
+              appId={appId}
+              className={cls}
+              schema={schema}
+              columns={columns}
+              sortable={sortable}
+              rows={rows}
+              total={total}
+              sort={sort}
+              onSort={(s) => update({ sort: sortText(s) === 'objectId' ? null : sortText(s) })}
+              prefs={prefs}
+              setPrefs={setPrefs}
+              selected={selected}
+              setSelected={setSelected}
+              activeRow={activeRow}
+              onOpenRow={(id) => update({ row: id })}
+              onEdit={onEdit}
+              canWrite={canWrite}
+            />
+            {empty && (
+              <div
+                className="absolute inset-x-0 top-10 flex flex-col items-center gap-2 p-6 text-sm text-gray-600"
+                data-testid="empty-class"
+              >
+                <p className="text-base font-semibold">No rows</p>
+                {hasFilter ? (
+                  <p>None of the rows of {cls} match this filter.</p>
+                ) : (
+                  realWrite && (
+                    <div className="flex gap-2">
+                      <button type="button" className={btn} onClick={addRow}>
+                        Add the first row
+                      </button>
+                      {transfer.importInput('import a file', 'Import a file', `${btn} cursor-pointer`)}
+                    </div>
+                  )
+                )}
+              </div>
+            )}
+          </div>
         )}
       </div>
       {activeRow && (
@@ -730,6 +871,10 @@ function ClassView({
           onClose={() => update({ row: null })}
           onEditAcl={realWrite ? (row) => setAclRows([row]) : undefined}
           onWhy={setWhy}
+          onGone={() => {
+            rowsDeleted([activeRow]);
+            void count.refetch();
+          }}
         />
       )}
       {why && <WhyDialog appId={appId} className={cls} initial={why} onClose={() => setWhy(null)} />}

@@ -1,7 +1,12 @@
-/** Inline editors by type. `onCommit` receives the new wire value (`undefined` unsets the field). */
+/**
+ * Inline editors by type. `onCommit` receives the new wire value; `undefined` unsets the field,
+ * and only the editor's explicit Unset button sends it. Input an editor cannot read (empty, a
+ * typo, a number out of range, a browser's rejected date) is refused with a message at the cell
+ * and nothing is saved.
+ */
 import { type ReactNode, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { dataApi } from '../api/bff.ts';
-import { dateIso, editText, type FieldType, isPlainObject, parseEdit } from '../lib/wire.ts';
+import { dateIso, editText, type FieldType, isPlainObject, NOTHING_TYPED, parseEdit } from '../lib/wire.ts';
 
 export interface EditorProps {
   appId: string;
@@ -97,75 +102,125 @@ function EditorBox({
   );
 }
 
+/** Why the editor refused what was typed, at the cell. */
+function Refusal({ error, live = false }: { error: string | null; live?: boolean }) {
+  if (!error) return null;
+  return (
+    <div
+      role={live ? undefined : 'alert'}
+      data-testid="cell-editor-error"
+      className="w-full text-xs text-red-600"
+    >
+      {error}
+    </div>
+  );
+}
+
+/** The one way to remove a value: shown only when the cell holds one. */
+function UnsetButton({ value, onCommit }: Pick<EditorProps, 'value' | 'onCommit'>) {
+  if (value === undefined) return null;
+  return (
+    <button
+      type="button"
+      className="shrink-0 rounded border px-2 text-xs"
+      title="Remove the value from this row"
+      onClick={() => onCommit(undefined)}
+    >
+      Unset
+    </button>
+  );
+}
+
 function TextEditor({ type, value, onCommit, onCancel, inline }: EditorProps) {
   const [text, setText] = useState(editText(type, value));
   const [err, setErr] = useState<string | null>(null);
   const commit = () => {
     const r = parseEdit(type, text);
     if (!r.ok) return setErr(r.error);
-    onCommit(type === 'String' && text === '' ? '' : r.value);
+    onCommit(r.value);
   };
   return (
-    <EditorBox inline={inline}>
+    <EditorBox inline={inline} className="flex flex-wrap items-center gap-1">
       <input
         ref={focusOnMount}
         aria-label="cell editor"
         data-testid="cell-editor"
-        type={type === 'Number' ? 'number' : 'text'}
-        step="any"
-        className="w-full rounded border px-1 text-sm dark:bg-gray-800"
+        // A text input for numbers too: a number input hands over "" for what it cannot read.
+        type="text"
+        inputMode={type === 'Number' ? 'decimal' : undefined}
+        className="min-w-0 flex-1 rounded border px-1 text-sm dark:bg-gray-800"
         value={text}
-        onChange={(e) => setText(e.target.value)}
+        onChange={(e) => {
+          setText(e.target.value);
+          setErr(null);
+        }}
         onKeyDown={(e) => keys(e, commit, onCancel)}
       />
-      {err && <div className="text-xs text-red-600">{err}</div>}
+      <UnsetButton value={value} onCommit={onCommit} />
+      <Refusal error={err} />
     </EditorBox>
   );
 }
 
 function BooleanEditor({ value, onCommit, onCancel, inline }: EditorProps) {
   return (
-    <EditorBox inline={inline}>
+    <EditorBox inline={inline} className="flex items-center gap-1">
       <select
         ref={focusOnMount}
         aria-label="cell editor"
         data-testid="cell-editor"
-        className="w-full rounded border text-sm dark:bg-gray-800"
+        className="min-w-0 flex-1 rounded border text-sm dark:bg-gray-800"
         defaultValue={value === true ? 'true' : value === false ? 'false' : ''}
         onKeyDown={(e) => cancelOnEscape(e, onCancel)}
-        onChange={(e) => onCommit(e.target.value === '' ? undefined : e.target.value === 'true')}
+        onChange={(e) => e.target.value !== '' && onCommit(e.target.value === 'true')}
       >
-        <option value="">(unset)</option>
+        <option value="" disabled>
+          (no value)
+        </option>
         <option value="true">true</option>
         <option value="false">false</option>
       </select>
+      <UnsetButton value={value} onCommit={onCommit} />
     </EditorBox>
   );
 }
 
 function DateEditor({ value, onCommit, onCancel, inline }: EditorProps) {
   const [text, setText] = useState(toLocalInput(dateIso(value)));
+  const [err, setErr] = useState<string | null>(null);
+  const input = useRef<HTMLInputElement | null>(null);
   const commit = () => {
-    if (!text) return onCommit(undefined);
+    // The browser empties the value of a date it cannot read (a half-typed one): say so.
+    if (input.current?.validity.badInput) return setErr('The date is not complete.');
+    if (!text) return setErr(NOTHING_TYPED);
     const d = new Date(text);
-    if (!Number.isNaN(d.getTime())) onCommit({ __type: 'Date', iso: d.toISOString() });
+    if (Number.isNaN(d.getTime())) return setErr(`"${text}" is not a date`);
+    onCommit({ __type: 'Date', iso: d.toISOString() });
   };
   return (
-    <EditorBox inline={inline}>
+    <EditorBox inline={inline} className="flex flex-wrap items-center gap-1">
       <input
-        ref={focusOnMount}
+        ref={(el) => {
+          input.current = el;
+          focusOnMount(el);
+        }}
         aria-label="cell editor"
         data-testid="cell-editor"
         type="datetime-local"
         step="1"
         className="rounded border text-sm dark:bg-gray-800"
         value={text}
-        onChange={(e) => setText(e.target.value)}
+        onChange={(e) => {
+          setText(e.target.value);
+          setErr(null);
+        }}
         onKeyDown={(e) => keys(e, commit, onCancel)}
       />
-      <button type="button" className="ml-1 rounded bg-blue-600 px-2 text-xs text-white" onClick={commit}>
+      <button type="button" className="rounded bg-blue-600 px-2 text-xs text-white" onClick={commit}>
         Save
       </button>
+      <UnsetButton value={value} onCommit={onCommit} />
+      <Refusal error={err} />
     </EditorBox>
   );
 }
@@ -176,7 +231,8 @@ function GeoEditor({ value, onCommit, onCancel, inline }: EditorProps) {
   const [lng, setLng] = useState(v.longitude === undefined ? '' : String(v.longitude));
   const [err, setErr] = useState<string | null>(null);
   const commit = () => {
-    if (lat === '' && lng === '') return onCommit(undefined);
+    if (lat.trim() === '' && lng.trim() === '') return setErr(NOTHING_TYPED);
+    if (lat.trim() === '' || lng.trim() === '') return setErr('Type both the latitude and the longitude.');
     const r = parseEdit('GeoPoint', `${lat}, ${lng}`);
     if (!r.ok) return setErr(r.error);
     onCommit(r.value);
@@ -190,17 +246,24 @@ function GeoEditor({ value, onCommit, onCancel, inline }: EditorProps) {
         data-testid="cell-editor"
         className={cls}
         value={lat}
-        onChange={(e) => setLat(e.target.value)}
+        onChange={(e) => {
+          setLat(e.target.value);
+          setErr(null);
+        }}
         onKeyDown={(e) => keys(e, commit, onCancel)}
       />
       <input
         aria-label="longitude"
         className={cls}
         value={lng}
-        onChange={(e) => setLng(e.target.value)}
+        onChange={(e) => {
+          setLng(e.target.value);
+          setErr(null);
+        }}
         onKeyDown={(e) => keys(e, commit, onCancel)}
       />
-      {err && <div className="w-full text-xs text-red-600">{err}</div>}
+      <UnsetButton value={value} onCommit={onCommit} />
+      <Refusal error={err} />
     </EditorBox>
   );
 }
@@ -225,22 +288,31 @@ function PointerEditor({ appId, targetClass, value, onCommit, onCancel, inline }
       ctrl.abort();
     };
   }, [appId, targetClass, text]);
+  const [err, setErr] = useState<string | null>(null);
   const commit = () => {
-    if (!text.trim()) return onCommit(undefined);
-    onCommit({ __type: 'Pointer', className: targetClass, objectId: text.trim() });
+    const r = parseEdit('Pointer', text, targetClass);
+    if (!r.ok) return setErr(r.error);
+    onCommit(r.value);
   };
   return (
     <EditorBox inline={inline}>
-      <input
-        ref={focusOnMount}
-        aria-label="cell editor"
-        data-testid="cell-editor"
-        placeholder={`${targetClass ?? ''} objectId`}
-        className="w-full rounded border px-1 text-sm dark:bg-gray-800"
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-        onKeyDown={(e) => keys(e, commit, onCancel)}
-      />
+      <div className="flex items-center gap-1">
+        <input
+          ref={focusOnMount}
+          aria-label="cell editor"
+          data-testid="cell-editor"
+          placeholder={`${targetClass ?? ''} objectId`}
+          className="min-w-0 flex-1 rounded border px-1 text-sm dark:bg-gray-800"
+          value={text}
+          onChange={(e) => {
+            setText(e.target.value);
+            setErr(null);
+          }}
+          onKeyDown={(e) => keys(e, commit, onCancel)}
+        />
+        <UnsetButton value={value} onCommit={onCommit} />
+      </div>
+      <Refusal error={err} />
       <ul className="max-h-40 overflow-auto text-xs">
         {options.map((id) => (
           <li key={id}>
@@ -260,8 +332,13 @@ function PointerEditor({ appId, targetClass, value, onCommit, onCancel, inline }
 
 function JsonEditor({ type, value, onCommit, onCancel, inline }: EditorProps) {
   const [text, setText] = useState(editText(type, value));
+  // The problem shows once the text is edited or a save is tried (not on opening an empty cell).
+  const [touched, setTouched] = useState(false);
   const check = parseEdit(type, text);
-  const commit = () => check.ok && onCommit(check.value);
+  const commit = () => {
+    setTouched(true);
+    if (check.ok) onCommit(check.value);
+  };
   return (
     <EditorBox inline={inline} className="w-96 max-w-full">
       <textarea
@@ -270,7 +347,10 @@ function JsonEditor({ type, value, onCommit, onCancel, inline }: EditorProps) {
         data-testid="cell-editor"
         className="h-40 w-full rounded border font-mono text-xs dark:bg-gray-800"
         value={text}
-        onChange={(e) => setText(e.target.value)}
+        onChange={(e) => {
+          setText(e.target.value);
+          setTouched(true);
+        }}
         onKeyDown={(e) => {
           if (cancelOnEscape(e, onCancel)) return;
           if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
@@ -279,12 +359,9 @@ function JsonEditor({ type, value, onCommit, onCancel, inline }: EditorProps) {
           }
         }}
       />
+      <Refusal error={check.ok || !touched ? null : check.error} live />
       <div className="flex items-center gap-2 text-xs">
-        {check.ok ? (
-          <span className="text-green-700">valid</span>
-        ) : (
-          <span className="text-red-600">{check.error}</span>
-        )}
+        {check.ok && <span className="text-green-700">valid</span>}
         <span className="text-gray-500">Ctrl+Enter saves, Esc cancels</span>
         <button
           type="button"
@@ -297,6 +374,7 @@ function JsonEditor({ type, value, onCommit, onCancel, inline }: EditorProps) {
         <button type="button" className="rounded border px-2" onClick={onCancel}>
           Cancel
         </button>
+        <UnsetButton value={value} onCommit={onCommit} />
       </div>
     </EditorBox>
   );

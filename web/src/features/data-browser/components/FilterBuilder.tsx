@@ -20,7 +20,12 @@ export interface FilterBuilderProps {
   schema: SchemaDoc;
   columns: string[];
   where: Where;
-  onApply(where: Where): void;
+  /** `where` as typed in the JSON tab when it was applied from there: shown as typed. */
+  typed?: string;
+  /** The service's refusal of the applied filter (rows or count), shown with it. */
+  refusal?: string | null;
+  /** `typed` is the JSON tab's text when the filter is applied from there. */
+  onApply(where: Where, typed?: string): void;
   /** The class's saved filters (kept by the bff, shared by the app's console users). */
   saved: SavedFilter[];
   /** The console user looking: the owner of the filters they may delete. */
@@ -33,16 +38,23 @@ export interface FilterBuilderProps {
 const input = 'rounded border px-1 text-sm dark:bg-gray-800';
 const TYPE_A_VALUE = 'type a value';
 
+/** The builder's tree of a where, or null when the builder cannot show it (the JSON tab can). */
+function treeOf(where: Where): Group | null {
+  try {
+    return whereToFilter(where);
+  } catch {
+    return null;
+  }
+}
+
 export function FilterBuilder(p: FilterBuilderProps) {
-  const [tree, setTree] = useState<Group>(() => {
-    try {
-      return whereToFilter(p.where);
-    } catch {
-      return { kind: 'group', op: 'and', children: [] };
-    }
-  });
-  const [raw, setRaw] = useState(JSON.stringify(p.where, null, 2));
-  const [mode, setMode] = useState<'builder' | 'json'>('builder');
+  const [initial] = useState(() => treeOf(p.where));
+  const [tree, setTree] = useState<Group>(initial ?? { kind: 'group', op: 'and', children: [] });
+  const [raw, setRaw] = useState(p.typed ?? JSON.stringify(p.where, null, 2));
+  // A filter typed as JSON, or one the builder cannot show, opens in the JSON tab: never as {}.
+  const [mode, setMode] = useState<'builder' | 'json'>(
+    p.typed !== undefined || initial === null ? 'json' : 'builder',
+  );
   const [err, setErr] = useState<string | null>(null);
   const [name, setName] = useState('');
 
@@ -104,9 +116,9 @@ export function FilterBuilder(p: FilterBuilderProps) {
           onChange={(e) => setRaw(e.target.value)}
         />
       )}
-      {err && (
+      {(err || p.refusal) && (
         <div className="text-xs text-red-600" role="alert">
-          {err}
+          {err ?? `The service refused this filter: ${p.refusal}`}
         </div>
       )}
       <div className="flex flex-wrap items-center gap-2 text-sm">
@@ -115,7 +127,7 @@ export function FilterBuilder(p: FilterBuilderProps) {
           className="rounded bg-blue-600 px-2 py-0.5 text-white"
           onClick={() => {
             const w = current();
-            if (w) p.onApply(w);
+            if (w) p.onApply(w, mode === 'json' ? raw : undefined);
           }}
         >
           Apply filter

@@ -5,7 +5,7 @@ import { LIVE_MARK, type RowPages } from '../hooks/useRowPages.ts';
 import type { Sort } from '../lib/keyset.ts';
 import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';
 import { rowShift, scrollScale } from '../lib/scroll-scale.ts';
-import { READ_ONLY_FIELDS, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
+import { isEditableField, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue } from './Cell.tsx';
 import { CellEditor } from './CellEditor.tsx';
 
@@ -30,7 +30,7 @@ function PinIcon({ filled }: { filled: boolean }) {
   );
 }
 
-/** Live mode's mark on a row (set by useRowPages.live): new, changed elsewhere, or deleted. */
+/** Live mode's mark on a row (set by useRowPages.live): new, or changed elsewhere. */
 const liveMark = (row: Row | undefined): string | undefined =>
   row ? ((row as Record<string, unknown>)[LIVE_MARK] as string | undefined) : undefined;
 
@@ -380,7 +380,7 @@ const GridRow = memo(function GridRow({
           : liveMark(row) === 'new' || liveMark(row) === 'changed'
             ? 'bg-yellow-100 dark:bg-yellow-900'
             : 'bg-white dark:bg-gray-900'
-      } ${liveMark(row) === 'gone' ? 'opacity-30 line-through' : ''}`}
+      }`}
       style={{
         top: 0,
         height: ROW_HEIGHT,
@@ -417,8 +417,7 @@ const GridRow = memo(function GridRow({
           );
         const type = typeOf(schema, c);
         const isEditing = editingField === c;
-        const editable =
-          canWrite && !READ_ONLY_FIELDS.has(c) && type !== 'Relation' && type !== 'File' && type !== 'Bytes';
+        const editable = canWrite && isEditableField(className, c, type);
         return (
           // biome-ignore lint/a11y/noStaticElementInteractions: cells open editors (Enter or double-click)
           <div

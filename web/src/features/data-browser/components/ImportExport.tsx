@@ -1,15 +1,22 @@
 /**
- * Export and import. An import reads the start of the file first: columns the class does not have
- * get a proposed type in a mapping step (or are skipped), and objectIds in the file may be kept.
- * Then the file streams to the bff in chunks of rows, with progress in rows written and a summary
- * of the rejected rows by file line. The bff audits the import as one entry.
+ * Export and import. A CSV file is read whole first: a file that is not well-formed is refused
+ * with its line and the reason before anything is written (no column added, no row sent), and
+ * its row count is the import's total. Then the start of the file is read: columns the class
+ * does not have get a proposed type in a mapping step (or are skipped), and objectIds in the
+ * file may be kept. Then the file streams to the bff in chunks of rows, with progress in rows
+ * written and a summary of the rejected rows by file line. The bff audits the import as one entry.
+ *
+ * `useImportExport` gives the toolbar its buttons, the page its status line (progress, errors,
+ * the summary) apart from them, and any other place a file input of its own (the empty class).
  */
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { Dialog } from '../../../components/ui/dialog.tsx';
+import { countText } from '../../../lib/plural.ts';
 import { dataApi, errorText, type ImportDone, type ImportStart } from '../api/bff.ts';
+import { CsvError } from '../lib/csv.ts';
 import type { Where } from '../lib/filter.ts';
 import { inferColumn, parseDimension, VECTOR_DIMENSION_MAX, vectorDimension } from '../lib/infer.ts';
-import { exportRows, type ImportProgress, importStream, sampleOf } from '../lib/transfer.ts';
+import { checkCsv, exportRows, type ImportProgress, importStream, sampleOf } from '../lib/transfer.ts';
 import { FIELD_TYPES, type FieldType, type SchemaDoc, SYSTEM_FIELDS } from '../lib/wire.ts';
 
 /** Bytes read from the start of a file to find its columns and guess their types. */
@@ -29,24 +36,19 @@ interface Pending {
   columns: NewColumn[];
   hasObjectId: boolean;
   keepObjectIds: boolean;
+  /** Data rows of a CSV file (counted before the import); null for JSON. */
+  rows: number | null;
 }
 
 interface Progress {
   label: string;
   done: number;
-  of: number;
+  /** The total, when known (a CSV import, an export): otherwise the bar is indeterminate. */
+  of: number | null;
   unit: string;
 }
 
-export function ImportExport({
-  appId,
-  schema,
-  classNames,
-  where,
-  total,
-  onImported,
-  canWrite,
-}: {
+export interface ImportExportProps {
   appId: string;
   schema: SchemaDoc;
   classNames: string[];
@@ -54,9 +56,29 @@ export function ImportExport({
   total: number;
   onImported(): void;
   canWrite: boolean;
-}) {
+}
+
+export interface ImportExportParts {
+  /** Export CSV, Export JSON and (for writers) the import file input: for the toolbar. */
+  controls: ReactNode;
+  /** Progress, errors, the import summary and the mapping dialog: under the toolbar. */
+  status: ReactNode;
+  /** A file input of its own that starts an import, labelled `label` (for writers only). */
+  importInput(label: string, text: string, className?: string): ReactNode;
+}
+
+export function useImportExport({
+  appId,
+  schema,
+  classNames,
+  where,
+  total,
+  onImported,
+  canWrite,
+}: ImportExportProps): ImportExportParts {
   const cls = schema.className;
   const [progress, setProgress] = useState<Progress | null>(null);
+  const [checking, setChecking] = useState<string | null>(null);
   const [summary, setSummary] = useState<(ImportDone & { seconds: number }) | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState<Pending | null>(null);
@@ -94,6 +116,18 @@ export function ImportExport({
     setSummary(null);
     const format: Pending['format'] =
       /\.json$/i.test(file.name) || file.type.includes('json') ? 'json' : 'csv';
+    let rows: number | null = null;
+    if (format === 'csv') {
+      setChecking(file.name);
+      try {
+        rows = (await checkCsv(file.stream())).rows;
+      } catch (err) {
+        const why = err instanceof CsvError ? err.message : errorText(err);
+        return setError(`Import refused: ${file.name}, ${why}. Nothing was written.`);
+      } finally {
+        setChecking(null);
+      }
+    }
     const sample = sampleOf(format, await file.slice(0, SAMPLE_BYTES).text());
     const system = SYSTEM_FIELDS as readonly string[];
     const columns: NewColumn[] = sample.columns
@@ -115,6 +149,7 @@ export function ImportExport({
       columns,
       hasObjectId: sample.columns.includes('objectId'),
       keepObjectIds: false,
+      rows,
     };
     if (columns.length === 0 && !next.hasObjectId) void run(next);
     else setPending(next);
@@ -135,7 +170,7 @@ export function ImportExport({
     }
     const skip = new Set(p.columns.filter((c) => c.type === 'skip').map((c) => c.name));
     const label = `Importing ${file.name}`;
-    setProgress({ label, done: 0, of: 1, unit: 'rows written' });
+    setProgress({ label, done: 0, of: p.rows, unit: 'rows written' });
     const started = performance.now();
     let importId: string | null = null;
     try {
@@ -149,13 +184,7 @@ export function ImportExport({
       ).importId;
       const id = importId;
       const onProgress = (pr: ImportProgress) =>
-        setProgress({
-          label,
-          done: pr.written,
-          // Rows in the whole file, estimated from the rows per byte read so far.
-          of: pr.bytes > 0 ? Math.max(pr.read, Math.round((pr.read / pr.bytes) * file.size)) : 1,
-          unit: 'rows written',
-        });
+        setProgress({ label, done: pr.written, of: p.rows, unit: 'rows written' });
       const result = await importStream(
         {
           format,
@@ -199,11 +228,29 @@ export function ImportExport({
     (c) => c.type === 'Vector' && !parseDimension(c.dimension).ok,
   );
 
-  return (
-    <div className="flex flex-wrap items-center gap-2 text-sm">
+  const fileInput = (label: string, text: string, className = 'cursor-pointer rounded border px-2') => (
+    <label className={className}>
+      {text}
+      <input
+        type="file"
+        accept=".csv,.json,.ndjson,text/csv,application/json"
+        className="hidden"
+        aria-label={label}
+        disabled={!!progress || !!checking}
+        onChange={(e) => {
+          const f = e.target.files?.[0];
+          e.target.value = '';
+          if (f) void prepare(f);
+        }}
+      />
+    </label>
+  );
+
+  const controls = (
+    <>
       <button
         type="button"
-        className="rounded border px-2"
+        className="shrink-0 rounded border px-2"
         disabled={!!progress}
         onClick={() => doExport('csv')}
       >
@@ -211,35 +258,36 @@ export function ImportExport({
       </button>
       <button
         type="button"
-        className="rounded border px-2"
+        className="shrink-0 rounded border px-2"
         disabled={!!progress}
         onClick={() => doExport('json')}
       >
         Export JSON
       </button>
-      {canWrite && (
-        <label className="cursor-pointer rounded border px-2">
-          Import CSV/JSON
-          <input
-            type="file"
-            accept=".csv,.json,.ndjson,text/csv,application/json"
-            className="hidden"
-            aria-label="import file"
-            disabled={!!progress}
-            onChange={(e) => {
-              const f = e.target.files?.[0];
-              e.target.value = '';
-              if (f) void prepare(f);
-            }}
-          />
-        </label>
+      {canWrite && fileInput('import file', 'Import CSV/JSON', 'shrink-0 cursor-pointer rounded border px-2')}
+    </>
+  );
+
+  const busy = progress || checking || error || summary || pending;
+  const status = busy && (
+    <div className="flex flex-wrap items-center gap-2 border-b p-2 text-sm">
+      {checking && (
+        <span data-testid="transfer-check" className="flex items-center gap-1">
+          Reading {checking}
+          <progress />
+        </span>
       )}
       {progress && (
         <span className="flex items-center gap-1" data-testid="transfer-progress" data-done={progress.done}>
           {progress.label}
-          <progress max={Math.max(1, progress.of)} value={progress.done} />
-          {progress.done.toLocaleString()} of {progress.unit === 'rows written' ? '~' : ''}
-          {progress.of.toLocaleString()} {progress.unit}
+          {progress.of === null ? (
+            <progress />
+          ) : (
+            <progress max={Math.max(1, progress.of)} value={progress.done} />
+          )}
+          {progress.of === null
+            ? `${progress.done.toLocaleString()} ${progress.unit}`
+            : `${progress.done.toLocaleString()} of ${progress.of.toLocaleString()} ${progress.unit}`}
         </span>
       )}
       {error && (
@@ -249,7 +297,7 @@ export function ImportExport({
       )}
       {summary && (
         <div className="w-full rounded border p-1" data-testid="import-summary">
-          Imported {summary.created.toLocaleString()} rows; rejected {summary.rejectedCount.toLocaleString()}.
+          Imported {countText(summary.created, 'row')}; rejected {summary.rejectedCount.toLocaleString()}.
           <span className="ml-2 text-xs text-gray-500">
             {summary.seconds.toFixed(1)} s,{' '}
             {Math.round(summary.created / Math.max(summary.seconds, 0.001)).toLocaleString()} rows/s
@@ -267,8 +315,7 @@ export function ImportExport({
               Left out, {cls} has no column for:{' '}
               {summary.unknownColumns
                 .map(
-                  (u) =>
-                    `${u.name} (first on line ${u.line.toLocaleString()}, ${u.rows.toLocaleString()} row${u.rows === 1 ? '' : 's'})`,
+                  (u) => `${u.name} (first on line ${u.line.toLocaleString()}, ${countText(u.rows, 'row')})`,
                 )
                 .join(', ')}
               . Add the column and import those rows again to keep them.
@@ -396,4 +443,5 @@ export function ImportExport({
       )}
     </div>
   );
+  return { controls, status, importInput: fileInput };
 }

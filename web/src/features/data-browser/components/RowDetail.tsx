@@ -3,15 +3,16 @@
  * that point to this one. Escape closes it.
  */
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
+import { isApiError } from '../../../lib/api.ts';
 import { useShortcut } from '../../../lib/shortcuts.ts';
 import type { Viewpoint } from '../../security/api/security.ts';
 import { useAclNames } from '../api/acl-names.ts';
 import { dataApi, errorText } from '../api/bff.ts';
 import { viewAsApi } from '../api/viewas.ts';
 import { aclWords, principalOf, rowAcl } from '../lib/acl.ts';
-import { columnsOf, isPlainObject, READ_ONLY_FIELDS, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
+import { columnsOf, isEditableField, isPlainObject, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue, dataPath } from './Cell.tsx';
 import { CellEditor } from './CellEditor.tsx';
 import type { WhyQuestion } from './WhyPanel.tsx';
@@ -28,6 +29,7 @@ export function RowDetail({
   onClose,
   onEditAcl,
   onWhy,
+  onGone,
 }: {
   appId: string;
   className: string;
@@ -42,6 +44,8 @@ export function RowDetail({
   /** Opens the ACL editor; absent for read-only console users and while viewing as someone. */
   onEditAcl?(row: Row): void;
   onWhy?(q: WhyQuestion): void;
+  /** The row, read before, is not found any more (deleted elsewhere). */
+  onGone?(): void;
 }) {
   const [editing, setEditing] = useState<string | null>(null);
   useShortcut('Escape', 'Close the row panel', onClose, 'Data browser');
@@ -53,7 +57,14 @@ export function RowDetail({
         : dataApi.get(appId, className, objectId, signal),
     retry: viewpoint ? false : 3,
   });
-  const row = q.data;
+  // Read before and now not found: deleted. Its fields and edit links go; the route closes the panel.
+  const gone = !viewpoint && isApiError(q.error) && q.error.code === 101 && q.data !== undefined;
+  const goneRef = useRef(onGone);
+  goneRef.current = onGone;
+  useEffect(() => {
+    if (gone) goneRef.current?.();
+  }, [gone]);
+  const row = gone ? undefined : q.data;
   const why = (operation: WhyQuestion['operation'], field?: string) =>
     onWhy?.({ operation, objectId, field, viewpoint });
   const pointer = { __type: 'Pointer', className, objectId };
@@ -116,12 +127,7 @@ export function RowDetail({
                     </dd>
                   </div>
                 );
-              const editable =
-                canWrite &&
-                !READ_ONLY_FIELDS.has(f) &&
-                type !== 'Relation' &&
-                type !== 'File' &&
-                type !== 'Bytes';
+              const editable = canWrite && isEditableField(className, f, type);
               return (
                 <div key={f} className="contents" data-detail-field={f}>
                   <dt className="text-gray-500">{f}</dt>

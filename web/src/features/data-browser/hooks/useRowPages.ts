@@ -15,6 +15,8 @@ export const PAGE_SIZE = FIRST_PAGE_SIZE;
 
 /** Key of live mode's mark on a row object (never sent: rows are edited field by field). */
 export const LIVE_MARK = '__live';
+/** Live mode's marks: a row created elsewhere, or changed elsewhere. Deleted rows leave the grid. */
+export type LiveMark = 'new' | 'changed';
 export type LiveOp = 'create' | 'update' | 'delete' | 'enter' | 'leave';
 
 interface State {
@@ -25,7 +27,7 @@ interface State {
 
 export interface RowPages {
   version: number;
-  /** Exact row count once the end has been reached, otherwise the count from the service. */
+  /** Rows of the loaded pages once the last page has been read (deleted rows left out), else null. */
   end: number | null;
   error: string | null;
   rowAt(index: number): Row | undefined;
@@ -35,8 +37,10 @@ export interface RowPages {
   loadedRows(): Row[];
   /** Rows created elsewhere while in live mode, shown first (highlighted). */
   extra: number;
-  /** Applies a realtime event to the loaded rows in place (live mode). */
+  /** Applies a realtime event to the loaded rows in place (live mode); a deleted row leaves. */
   live(op: LiveOp, object: Row): void;
+  /** Takes a row out of the grid (it was deleted); the rows after it move up. */
+  remove(objectId: string): void;
 }
 
 export function useRowPages(
@@ -61,12 +65,18 @@ export function useRowPages(
   /** Rows created elsewhere (live mode), newest first, before the loaded pages. */
   const fresh = useRef<Row[]>([]);
   const [extra, setExtra] = useState(0);
+  /**
+   * Positions (in the loaded pages, ascending) of rows deleted since they were read: skipped by
+   * rowAt, so the rows after them move up while the pages keep their size.
+   */
+  const gone = useRef<number[]>([]);
 
   if (keyRef.current !== key || !state.current) {
     state.current?.controller.abort();
     state.current = { pages: new Map(), inflight: new Map(), controller: new AbortController() };
     keyRef.current = key;
     fresh.current = [];
+    gone.current = [];
   }
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new query key starts afresh
@@ -117,46 +127,82 @@ export function useRowPages(
     [appId, className, where, sort, sortType, key, epoch],
   );
 
+  /** The position in the loaded pages of the grid's `index`-th row after the fresh ones. */
+  const position = useCallback((i: number) => {
+    let at = i;
+    for (const g of gone.current) if (g <= at) at++;
+    return at;
+  }, []);
+
   const ensure = useCallback(
     (first: number, last: number) => {
       const n = fresh.current.length;
-      const a = Math.max(0, Math.floor((first - n) / PAGE_SIZE));
-      const b = Math.max(a, Math.floor((last - n) / PAGE_SIZE));
+      const a = Math.max(0, Math.floor(position(Math.max(0, first - n)) / PAGE_SIZE));
+      const b = Math.max(a, Math.floor(position(Math.max(0, last - n)) / PAGE_SIZE));
       for (let i = a; i <= b; i++) void load(i).catch(() => undefined);
     },
-    [load],
+    [load, position],
   );
 
-  const rowAt = useCallback((index: number) => {
-    const n = fresh.current.length;
-    if (index < n) return fresh.current[index];
-    const i = index - n;
-    const page = state.current?.pages.get(Math.floor(i / PAGE_SIZE));
-    return page?.[i % PAGE_SIZE];
+  const rowAt = useCallback(
+    (index: number) => {
+      const n = fresh.current.length;
+      if (index < n) return fresh.current[index];
+      const i = position(index - n);
+      const page = state.current?.pages.get(Math.floor(i / PAGE_SIZE));
+      return page?.[i % PAGE_SIZE];
+    },
+    [position],
+  );
+
+  /** Takes the row out of the fresh rows or the loaded pages; false when it is not loaded. */
+  const drop = useCallback((objectId: string): boolean => {
+    const f = fresh.current.findIndex((r) => r.objectId === objectId);
+    if (f >= 0) {
+      fresh.current = fresh.current.filter((_, i) => i !== f);
+      setExtra(fresh.current.length);
+      return true;
+    }
+    for (const [index, page] of state.current?.pages ?? []) {
+      const i = page.findIndex((r) => r.objectId === objectId);
+      const at = index * PAGE_SIZE + i;
+      if (i < 0 || gone.current.includes(at)) continue;
+      gone.current = [...gone.current, at].sort((a, b) => a - b);
+      return true;
+    }
+    return false;
   }, []);
 
-  const live = useCallback((op: LiveOp, object: Row) => {
-    const id = object.objectId;
-    if (!id) return;
-    const mark = (row: Row, m: string) => ({ ...row, [LIVE_MARK]: m }) as Row;
-    let found = false;
-    const replace = (list: Row[]) => {
-      const i = list.findIndex((r) => r.objectId === id);
-      if (i < 0) return;
-      found = true;
-      list[i] =
-        op === 'delete' || op === 'leave'
-          ? mark(list[i]!, 'gone')
-          : mark(object, list === fresh.current ? 'new' : 'changed');
-    };
-    replace(fresh.current);
-    for (const page of state.current?.pages.values() ?? []) replace(page);
-    if (!found && (op === 'create' || op === 'enter')) {
-      fresh.current = [mark(object, 'new'), ...fresh.current];
-      setExtra(fresh.current.length);
-    }
-    setVersion((v) => v + 1);
-  }, []);
+  const remove = useCallback(
+    (objectId: string) => {
+      if (drop(objectId)) setVersion((v) => v + 1);
+    },
+    [drop],
+  );
+
+  const live = useCallback(
+    (op: LiveOp, object: Row) => {
+      const id = object.objectId;
+      if (!id) return;
+      if (op === 'delete' || op === 'leave') return remove(id);
+      const mark = (row: Row, m: LiveMark) => ({ ...row, [LIVE_MARK]: m }) as Row;
+      let found = false;
+      const replace = (list: Row[]) => {
+        const i = list.findIndex((r) => r.objectId === id);
+        if (i < 0) return;
+        found = true;
+        list[i] = mark(object, list === fresh.current ? 'new' : 'changed');
+      };
+      replace(fresh.current);
+      for (const page of state.current?.pages.values() ?? []) replace(page);
+      if (!found && (op === 'create' || op === 'enter')) {
+        fresh.current = [mark(object, 'new'), ...fresh.current];
+        setExtra(fresh.current.length);
+      }
+      setVersion((v) => v + 1);
+    },
+    [remove],
+  );
 
   const patch = useCallback((objectId: string, changes: Record<string, unknown>) => {
     for (const page of state.current?.pages.values() ?? []) {
@@ -175,6 +221,7 @@ export function useRowPages(
     s.controller.abort();
     state.current = { pages: new Map(), inflight: new Map(), controller: new AbortController() };
     fresh.current = [];
+    gone.current = [];
     setExtra(0);
     setEnd(null);
     setError(null);
@@ -182,10 +229,24 @@ export function useRowPages(
     setVersion((v) => v + 1);
   }, []);
 
-  const loadedRows = useCallback(
-    () => [...fresh.current, ...[...(state.current?.pages.values() ?? [])].flat()],
-    [],
-  );
+  const loadedRows = useCallback(() => {
+    const pages = [...(state.current?.pages ?? [])].flatMap(([index, page]) =>
+      page.filter((_, i) => !gone.current.includes(index * PAGE_SIZE + i)),
+    );
+    return [...fresh.current, ...pages];
+  }, []);
 
-  return { version, end, error, rowAt, ensure, patch, reset, loadedRows, extra, live };
+  return {
+    version,
+    end: end === null ? null : end - gone.current.length,
+    error,
+    rowAt,
+    ensure,
+    patch,
+    reset,
+    loadedRows,
+    extra,
+    live,
+    remove,
+  };
 }

@@ -25,8 +25,9 @@ export function csvCell(type: FieldType, v: unknown): string {
 }
 
 export function csvValue(type: FieldType, text: string, targetClass?: string): ParseResult {
+  // An empty cell is no value: the row is created without the field.
+  if (text.trim() === '') return { ok: true, value: undefined };
   if (type === 'File' || type === 'Bytes' || type === 'Polygon') {
-    if (text.trim() === '') return { ok: true, value: undefined };
     try {
       const v = JSON.parse(text);
       return isPlainObject(v)
@@ -39,16 +40,37 @@ export function csvValue(type: FieldType, text: string, targetClass?: string): P
   return parseEdit(type, text, targetClass);
 }
 
+/** A file that is not well-formed CSV: the line where the problem is, and what it is. */
+export class CsvError extends Error {
+  constructor(
+    readonly line: number,
+    readonly reason: string,
+  ) {
+    super(`line ${line}: ${reason}`);
+    this.name = 'CsvError';
+  }
+}
+
 /** A CSV record and the file line it starts on (1 = the header). */
 export interface CsvRecord {
   line: number;
   cells: string[];
 }
 
+/** A blank line: one empty, unquoted field. Skipped by readers, never a row. */
+export const isBlankRecord = (r: CsvRecord): boolean => r.cells.length === 1 && r.cells[0] === '';
+
+const fieldsText = (n: number) => `${n} field${n === 1 ? '' : 's'}`;
+
 /**
- * Incremental CSV parser: feed text chunks with `push`, get complete records back; `end`
- * returns the last record. Quoted fields may span chunks and lines; each record carries the line
- * it starts on, so a rejected row is reported where an editor shows it.
+ * Incremental CSV parser (RFC 4180): feed text chunks with `push`, get complete records back;
+ * `end` returns the last record. Quoted fields may span chunks and lines; each record carries the
+ * line it starts on, so a rejected row is reported where an editor shows it.
+ *
+ * Strict: a file that is not well-formed throws a CsvError naming the line and the problem (a
+ * quoted field never closed, text after a closing quote, a quote inside an unquoted field, a
+ * record whose number of fields differs from the first record's). Guessing what such a file
+ * meant would store values nobody wrote.
  */
 export class CsvParser {
   private field = '';
@@ -56,10 +78,16 @@ export class CsvParser {
   private inQuotes = false;
   /** A quote seen inside a quoted field: either an escaped quote or the field's end. */
   private quotePending = false;
+  /** The current field was quoted (and closed): nothing but a delimiter may follow. */
+  private quoted = false;
   private sawCr = false;
   private any = false;
   private line = 1;
   private recordLine = 1;
+  /** The line where the open quoted field started. */
+  private quoteLine = 1;
+  /** Fields of the first record: every later record has as many (blank lines aside). */
+  private width: number | null = null;
 
   push(chunk: string): CsvRecord[] {
     const out: CsvRecord[] = [];
@@ -78,7 +106,8 @@ export class CsvParser {
             continue;
           }
           this.inQuotes = false;
-          // fall through to unquoted handling of c
+          this.quoted = true;
+          // c is handled below: it must end the field
         } else {
           if (c === '"') this.quotePending = true;
           else {
@@ -88,21 +117,24 @@ export class CsvParser {
           continue;
         }
       }
-      if (c === '"' && this.field === '') {
-        this.inQuotes = true;
-        this.any = true;
-      } else if (c === ',') {
+      if (c === ',') {
         this.record.push(this.field);
         this.field = '';
+        this.quoted = false;
         this.any = true;
       } else if (c === '\n' || c === '\r') {
         this.sawCr = c === '\r';
-        this.line++;
         this.record.push(this.field);
-        out.push({ line: this.recordLine, cells: this.record });
-        this.record = [];
-        this.field = '';
-        this.any = false;
+        out.push(this.close());
+        this.line++;
+      } else if (this.quoted) {
+        throw new CsvError(this.line, 'text after the closing quote of a field');
+      } else if (c === '"') {
+        if (this.field !== '')
+          throw new CsvError(this.line, 'a quote inside a field that does not start with one');
+        this.inQuotes = true;
+        this.quoteLine = this.line;
+        this.any = true;
       } else {
         this.field += c;
         this.any = true;
@@ -112,18 +144,42 @@ export class CsvParser {
   }
 
   end(): CsvRecord[] {
-    if (this.quotePending) {
-      this.quotePending = false;
-      this.inQuotes = false;
-    }
+    if (this.inQuotes && !this.quotePending)
+      throw new CsvError(this.quoteLine, 'a quoted field is not closed before the end of the file');
+    this.inQuotes = false;
+    this.quotePending = false;
     if (!this.any && this.field === '' && this.record.length === 0) return [];
     this.record.push(this.field);
-    const last = { line: this.recordLine, cells: this.record };
+    return [this.close()];
+  }
+
+  /** The record just read, checked against the first record's number of fields. */
+  private close(): CsvRecord {
+    const rec = { line: this.recordLine, cells: this.record };
+    const blank = !this.any && isBlankRecord(rec);
     this.record = [];
     this.field = '';
+    this.quoted = false;
     this.any = false;
-    return [last];
+    if (!blank) {
+      if (this.width === null) this.width = rec.cells.length;
+      else if (rec.cells.length !== this.width)
+        throw new CsvError(rec.line, `${fieldsText(rec.cells.length)} where the header has ${this.width}`);
+    }
+    return rec;
   }
+}
+
+/** The column names of a CSV header, trimmed; a name listed twice is refused (which one is meant?). */
+export function csvHeader(record: CsvRecord): string[] {
+  const names = record.cells.map((h) => h.trim());
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (name !== '' && seen.has(name))
+      throw new CsvError(record.line, `the column "${name}" appears twice in the header`);
+    seen.add(name);
+  }
+  return names;
 }
 
 export function parseCsv(text: string): string[][] {

@@ -4,8 +4,10 @@ import {
   CsvParser,
   type CsvRecord,
   csvCell,
+  csvHeader,
   csvLine,
   csvValue,
+  isBlankRecord,
   JsonEntriesParser,
   type JsonEntry,
 } from './csv.ts';
@@ -251,10 +253,10 @@ export async function importStream(
   const takeCsv = (records: CsvRecord[]) => {
     for (const rec of records) {
       if (!header) {
-        header = rec.cells.map((h) => h.trim());
+        header = csvHeader(rec);
         continue;
       }
-      if (rec.cells.length === 1 && rec.cells[0] === '') continue;
+      if (isBlankRecord(rec)) continue;
       take(rec.line, csvRecordToFields(plan.schema, header, rec.cells, plan));
     }
   };
@@ -286,6 +288,39 @@ export async function importStream(
   return result;
 }
 
+/**
+ * Reads a whole CSV file before anything is written (no column added, no row sent): the number
+ * of data rows it holds, or a CsvError naming the first line that is not well-formed.
+ */
+export async function checkCsv(stream: ReadableStream<Uint8Array>): Promise<{ rows: number }> {
+  const parser = new CsvParser();
+  let header = false;
+  let rows = 0;
+  const take = (records: CsvRecord[]) => {
+    for (const rec of records) {
+      if (!header) {
+        csvHeader(rec);
+        header = true;
+      } else if (!isBlankRecord(rec)) rows++;
+    }
+  };
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) {
+        take([...parser.push(decoder.decode()), ...parser.end()]);
+        return { rows };
+      }
+      take(parser.push(decoder.decode(value, { stream: true })));
+    }
+  } catch (err) {
+    await reader.cancel().catch(() => undefined);
+    throw err;
+  }
+}
+
 /** What the mapping step needs from the start of a file: its columns and sample values of each. */
 export interface FileSample {
   columns: string[];
@@ -307,7 +342,7 @@ export function sampleOf(format: 'csv' | 'json', text: string): FileSample {
   };
   if (format === 'csv') {
     const [head, ...records] = new CsvParser().push(text);
-    const header = head?.cells.map((h) => h.trim()) ?? [];
+    const header = head ? csvHeader(head) : [];
     for (const h of header) see(h, undefined);
     for (const rec of records.slice(0, SAMPLE_ROWS))
       header.forEach((h, i) => {

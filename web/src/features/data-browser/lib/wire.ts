@@ -30,9 +30,24 @@ export type Row = Record<string, unknown> & { objectId: string };
 export const SYSTEM_FIELDS = ['objectId', 'createdAt', 'updatedAt', 'ACL'] as const;
 export const READ_ONLY_FIELDS = new Set(['objectId', 'createdAt', 'updatedAt']);
 
+/**
+ * Whether the console edits a field as a value (grid cell, row panel, bulk edit): not the
+ * service's own fields, relations, files or bytes, nor a user's credentials (a password has its
+ * own control).
+ */
+export function isEditableField(className: string, field: string, type: FieldType): boolean {
+  return (
+    !READ_ONLY_FIELDS.has(field) &&
+    type !== 'Relation' &&
+    type !== 'File' &&
+    type !== 'Bytes' &&
+    !isCredentialField(className, field)
+  );
+}
+
 export const isSystemClass = (name: string): boolean => name.startsWith('_');
 
-import { isObject as isPlainObject } from '@bds/client/protocol';
+import { isCredentialField, isObject as isPlainObject } from '@bds/client/protocol';
 
 export { isPlainObject };
 
@@ -153,19 +168,30 @@ export function editText(type: FieldType, v: unknown): string {
 
 export type ParseResult = { ok: true; value: unknown } | { ok: false; error: string };
 
+/** What an editor says to empty input: removing a value is its own action, never a blank. */
+export const NOTHING_TYPED = 'Nothing typed: use Unset to remove the value.';
+
+/** A decimal number as people type it: no hex, no separators, no second sign. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+/** The characters of an objectId (the service's ids, and the ids a master key may choose). */
+const OBJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
 /**
- * Reads the text of an editor (or a CSV cell) as a value of the field's type. Empty text means
- * "unset" (`{__op: 'Delete'}` is the caller's choice) and is returned as `undefined`.
+ * Reads the text of an editor as a value of the field's type, or says why it cannot. Empty text
+ * is the empty string for a String and refused for every other type: an editor never turns a
+ * blank (or a browser's rejected input) into "remove the field".
  */
 export function parseEdit(type: FieldType, text: string, targetClass?: string): ParseResult {
+  if (type === 'String') return { ok: true, value: text };
   const t = text.trim();
-  if (t === '') return { ok: true, value: undefined };
+  if (t === '') return { ok: false, error: NOTHING_TYPED };
   switch (type) {
-    case 'String':
-      return { ok: true, value: text };
     case 'Number': {
+      if (!DECIMAL.test(t)) return { ok: false, error: `"${t}" is not a number` };
       const n = Number(t);
-      return Number.isFinite(n) ? { ok: true, value: n } : { ok: false, error: `"${t}" is not a number` };
+      return Number.isFinite(n)
+        ? { ok: true, value: n }
+        : { ok: false, error: `"${t}" is too large for a number` };
     }
     case 'Boolean':
       if (/^(true|1|yes)$/i.test(t)) return { ok: true, value: true };
@@ -177,35 +203,82 @@ export function parseEdit(type: FieldType, text: string, targetClass?: string): 
         ? { ok: false, error: `"${t}" is not a date` }
         : { ok: true, value: { __type: 'Date', iso: d.toISOString() } };
     }
-    case 'Pointer': {
-      if (t.startsWith('{')) return parseJson(t);
-      if (!targetClass) return { ok: false, error: 'pointer without a target class' };
-      return { ok: true, value: { __type: 'Pointer', className: targetClass, objectId: t } };
-    }
+    case 'Pointer':
+      return t.startsWith('{') ? pointerJson(t, targetClass) : pointerTo(targetClass, t);
     case 'GeoPoint': {
-      if (t.startsWith('{')) return parseJson(t);
-      const m = /^\(?\s*(-?[\d.]+)\s*[,;\s]\s*(-?[\d.]+)\s*\)?$/.exec(t);
-      if (!m) return { ok: false, error: `"${t}" is not "latitude, longitude"` };
-      const latitude = Number(m[1]);
-      const longitude = Number(m[2]);
-      if (!(latitude >= -90 && latitude <= 90) || !(longitude >= -180 && longitude <= 180))
-        return { ok: false, error: 'latitude must be in [-90, 90] and longitude in [-180, 180]' };
-      return { ok: true, value: { __type: 'GeoPoint', latitude, longitude } };
+      if (t.startsWith('{')) {
+        const r = parseJson(t);
+        if (!r.ok) return r;
+        const v = r.value;
+        if (!isPlainObject(v) || v.__type !== 'GeoPoint')
+          return { ok: false, error: 'expected {"__type": "GeoPoint", "latitude": …, "longitude": …}' };
+        return geoPoint(v.latitude, v.longitude);
+      }
+      const m = /^\(?\s*([^\s,;()]+)\s*[,;\s]\s*([^\s,;()]+)\s*\)?$/.exec(t);
+      if (!m || !DECIMAL.test(m[1]!) || !DECIMAL.test(m[2]!))
+        return { ok: false, error: `"${t}" is not "latitude, longitude"` };
+      return geoPoint(Number(m[1]), Number(m[2]));
     }
     case 'Array': {
       const r = parseJson(t);
       if (r.ok && !Array.isArray(r.value)) return { ok: false, error: 'expected a JSON array' };
       return r;
     }
-    case 'Object':
-    case 'ACL': {
+    case 'Object': {
       const r = parseJson(t);
       if (r.ok && !isPlainObject(r.value)) return { ok: false, error: 'expected a JSON object' };
       return r;
     }
+    case 'ACL': {
+      const r = parseJson(t);
+      if (!r.ok) return r;
+      if (!isPlainObject(r.value)) return { ok: false, error: 'expected a JSON object' };
+      const problem = aclProblem(r.value);
+      return problem ? { ok: false, error: problem } : r;
+    }
     default:
       return parseJson(t);
   }
+}
+
+function pointerTo(targetClass: string | undefined, objectId: string): ParseResult {
+  if (!targetClass) return { ok: false, error: 'pointer without a target class' };
+  if (!OBJECT_ID.test(objectId)) return { ok: false, error: `"${objectId}" is not an objectId` };
+  return { ok: true, value: { __type: 'Pointer', className: targetClass, objectId } };
+}
+
+function pointerJson(text: string, targetClass: string | undefined): ParseResult {
+  const r = parseJson(text);
+  if (!r.ok) return r;
+  const v = r.value;
+  if (!isPlainObject(v) || v.__type !== 'Pointer' || typeof v.objectId !== 'string')
+    return { ok: false, error: 'expected {"__type": "Pointer", "className": …, "objectId": …}' };
+  if (targetClass && v.className !== targetClass)
+    return { ok: false, error: `this column points to ${targetClass}, not ${String(v.className)}` };
+  return pointerTo(targetClass ?? (typeof v.className === 'string' ? v.className : undefined), v.objectId);
+}
+
+function geoPoint(latitude: unknown, longitude: unknown): ParseResult {
+  if (
+    typeof latitude !== 'number' ||
+    typeof longitude !== 'number' ||
+    !(latitude >= -90 && latitude <= 90) ||
+    !(longitude >= -180 && longitude <= 180)
+  )
+    return { ok: false, error: 'latitude must be in [-90, 90] and longitude in [-180, 180]' };
+  return { ok: true, value: { __type: 'GeoPoint', latitude, longitude } };
+}
+
+/** Why a parsed ACL is not one (each entry holds only true/false `read` and `write`), or null. */
+function aclProblem(acl: Record<string, unknown>): string | null {
+  for (const [who, perm] of Object.entries(acl)) {
+    if (!isPlainObject(perm)) return `ACL entry "${who}": expected {"read": true, "write": true}`;
+    for (const [key, flag] of Object.entries(perm)) {
+      if (key !== 'read' && key !== 'write') return `ACL entry "${who}": only read and write are allowed`;
+      if (typeof flag !== 'boolean') return `ACL entry "${who}": read and write must be true or false`;
+    }
+  }
+  return null;
 }
 
 export function parseJson(text: string): ParseResult {

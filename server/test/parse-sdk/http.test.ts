@@ -272,7 +272,7 @@ describe('the JSON form of an upload passes the rate limits and idempotency as t
     expect([again.status, await again.json()]).toEqual([400, { code: 159, error: 'Duplicate request' }]);
     const limited = await upload('up-2');
     expect(limited.status).toBe(429);
-    expect((await limited.json()).code).toBe(155);
+    expect(((await limited.json()) as { code: number }).code).toBe(155);
     const stored = await guarded.request('GET', '/files/orphans', { as: 'master' });
     expect(stored.json.results).toHaveLength(1);
   });

@@ -7,16 +7,18 @@ import { FunctionsPanel } from './components/functions-panel.tsx';
 import { HooksPanel } from './components/hooks-panel.tsx';
 import { JobsPanel } from './components/jobs-panel.tsx';
 import { SchedulesPanel } from './components/schedules-panel.tsx';
+import { TriggersPanel } from './components/triggers-panel.tsx';
 
 const TABS = [
   { id: 'functions', label: 'Functions' },
   { id: 'jobs', label: 'Jobs' },
   { id: 'schedules', label: 'Schedules' },
+  { id: 'triggers', label: 'Triggers' },
   { id: 'hooks', label: 'Hooks' },
 ] as const;
 type Tab = (typeof TABS)[number]['id'];
 
-/** /apps/:appId/cloud?tab=functions|jobs|schedules|hooks */
+/** /apps/:appId/cloud?tab=functions|jobs|schedules|triggers|hooks */
 export default function CloudRoute() {
   const { appId = '' } = useParams();
   const [search, setSearch] = useSearchParams();
@@ -28,7 +30,8 @@ export default function CloudRoute() {
     <div className="mx-auto max-w-6xl p-6">
       <h1 className="text-xl font-semibold">Cloud</h1>
       <p className="mt-1 mb-4 text-sm text-slate-500 dark:text-slate-400">
-        Server-side logic: cloud code functions and jobs, the schedules the service runs, and webhooks.
+        Server-side logic: cloud code functions and jobs, the schedules the service runs, every trigger, and
+        webhooks.
       </p>
       <Tabs tabs={TABS} current={tab} onSelect={(id) => setSearch(id === 'functions' ? {} : { tab: id })} />
       {code.isPending ? (
@@ -43,6 +46,8 @@ export default function CloudRoute() {
         <JobsPanel appId={appId} jobs={code.data.jobs} canWrite={canWrite} />
       ) : tab === 'schedules' ? (
         <SchedulesPanel appId={appId} jobs={code.data.jobs} canWrite={canWrite} />
+      ) : tab === 'triggers' ? (
+        <TriggersPanel code={code.data} />
       ) : (
         <HooksPanel appId={appId} code={code.data} canWrite={canWrite} />
       )}

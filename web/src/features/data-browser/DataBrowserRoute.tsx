@@ -7,6 +7,7 @@ import { countText } from '../../lib/plural.ts';
 import { useCanWrite, useSession } from '../../lib/session.ts';
 import { useShortcutHelp } from '../../lib/shortcuts.ts';
 import { pushToast, toast } from '../../lib/toast.ts';
+import { RunOnRowsBar } from '../cloud/components/run-on-rows.tsx';
 import { openStream } from '../realtime/lib/stream.ts';
 import type { Evaluation, Viewpoint } from '../security/api/security.ts';
 import { type BulkAnswer, dataApi, errorText } from './api/bff.ts';
@@ -660,6 +661,7 @@ function ClassView({
           </div>
         )}
         {transfer.status}
+        {realWrite && ids.length > 0 && <RunOnRowsBar appId={appId} className={cls} objectIds={ids} />}
         {panel === 'filter' && (
           <FilterBuilder
             key={whereText ?? ''}
@@ -691,6 +693,15 @@ function ClassView({
                 await qc.invalidateQueries({ queryKey: savedKey });
               } catch (err) {
                 toast.error(err, 'Deleting the filter refused');
+              }
+            }}
+            onShare={async (f, shared) => {
+              try {
+                await dataApi.shareFilter(appId, cls, f.id, shared);
+                toast.success(shared ? `Shared filter ${f.name}` : `Filter ${f.name} is yours only`);
+                await qc.invalidateQueries({ queryKey: savedKey });
+              } catch (err) {
+                toast.error(err, 'Sharing the filter refused');
               }
             }}
           />
@@ -833,6 +844,8 @@ function ClassView({
               onOpenRow={(id) => update({ row: id })}
               onEdit={onEdit}
               canWrite={canWrite}
+              viewpoint={viewpoint}
+              onWhyCell={(objectId, field) => setWhy({ operation: 'get', objectId, field, viewpoint })}
             />
             {empty && (
               <div

@@ -8,6 +8,11 @@ export interface CloudCode {
   triggers: Array<{ className: string; triggerName: string }>;
   webhookFunctions: Array<{ functionName: string; url: string }>;
   webhookTriggers: Array<{ className: string; triggerName: string; url: string }>;
+  /** Every trigger, in-process and webhook, per class (classes by name, triggers in run order). */
+  triggersByClass: Array<{
+    className: string;
+    triggers: Array<{ triggerName: string; kind: 'cloud code' | 'webhook'; url?: string }>;
+  }>;
 }
 
 export type FunctionAnswer =
@@ -70,6 +75,28 @@ export function useRunFunction(appId: string) {
         userId,
       });
     },
+  });
+}
+
+/** One call of a function per selected row: its answer. */
+export type RowAnswer = { objectId: string } & (
+  | { ok: true; result: unknown }
+  | { ok: false; code: number; error: string }
+);
+
+/** Runs a function once per row (as master), with the row's className and objectId as params. */
+export function useRunOnRows(appId: string) {
+  return useMutation({
+    mutationFn: (call: {
+      name: string;
+      className: string;
+      objectIds: string[];
+      params: Record<string, unknown>;
+    }) =>
+      api.post<{ results: RowAnswer[]; succeeded: number; failed: number }>(
+        `${root(appId)}/functions/${seg(call.name)}/rows`,
+        { className: call.className, objectIds: call.objectIds, params: call.params },
+      ),
   });
 }
 

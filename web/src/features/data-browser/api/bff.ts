@@ -53,7 +53,7 @@ export interface BulkAnswer {
   failed: number;
 }
 
-/** A filter saved in the bff: every console user of the app sees it; its owner may delete it. */
+/** A filter saved in the bff: its owner's, or every console user's of the app once shared. */
 export interface SavedFilter {
   id: number;
   className: string;
@@ -61,6 +61,7 @@ export interface SavedFilter {
   name: string;
   where: Where;
   savedAt: string;
+  shared: boolean;
 }
 
 export interface ImportStart {
@@ -143,6 +144,8 @@ export const dataApi = {
     bff<{ results: SavedFilter[] }>('GET', filters(appId, c), undefined, signal),
   saveFilter: (appId: string, c: string, name: string, where: Where) =>
     bff<SavedFilter>('POST', filters(appId, c), { name, where }),
+  shareFilter: (appId: string, c: string, id: number, shared: boolean) =>
+    bff<SavedFilter>('PUT', `${filters(appId, c)}/${id}`, { shared }),
   deleteFilter: (appId: string, c: string, id: number) =>
     bff<unknown>('DELETE', `${filters(appId, c)}/${id}`),
   createRole: (appId: string, name: string) =>

@@ -15,6 +15,7 @@ import {
   whereToFilter,
 } from '../lib/filter.ts';
 import { editText, parseEdit, parseJson, type SchemaDoc, toQueryValue, typeOf } from '../lib/wire.ts';
+import { SavedFilterList } from './SavedFilters.tsx';
 
 export interface FilterBuilderProps {
   schema: SchemaDoc;
@@ -26,13 +27,15 @@ export interface FilterBuilderProps {
   refusal?: string | null;
   /** `typed` is the JSON tab's text when the filter is applied from there. */
   onApply(where: Where, typed?: string): void;
-  /** The class's saved filters (kept by the bff, shared by the app's console users). */
+  /** The class's saved filters (kept by the bff): the user's own and those shared with them. */
   saved: SavedFilter[];
   /** The console user looking: the owner of the filters they may delete. */
   me: string;
   canSave: boolean;
   onSave(name: string, where: Where): void;
   onDelete(filter: SavedFilter): void;
+  /** Shares the user's own filter with the app's console users, or keeps it theirs only. */
+  onShare?(filter: SavedFilter, shared: boolean): void;
 }
 
 const input = 'rounded border px-1 text-sm dark:bg-gray-800';
@@ -157,29 +160,14 @@ export function FilterBuilder(p: FilterBuilderProps) {
             </button>
           </>
         )}
-        {p.saved.map((s) => (
-          <span key={s.id} className="rounded bg-gray-100 px-1 dark:bg-gray-800" data-testid="saved-filter">
-            <button
-              type="button"
-              className="underline"
-              onClick={() => p.onApply(s.where)}
-              title={`${JSON.stringify(s.where)} — saved by ${s.owner}`}
-            >
-              {s.name}
-            </button>
-            {s.owner !== p.me && <span className="ml-1 text-xs text-gray-500">({s.owner})</span>}
-            {s.owner === p.me && p.canSave && (
-              <button
-                type="button"
-                className="ml-1 text-xs"
-                aria-label={`delete saved filter ${s.name}`}
-                onClick={() => p.onDelete(s)}
-              >
-                ✕
-              </button>
-            )}
-          </span>
-        ))}
+        <SavedFilterList
+          saved={p.saved}
+          me={p.me}
+          canSave={p.canSave}
+          onApply={(w) => p.onApply(w)}
+          onDelete={p.onDelete}
+          onShare={p.onShare}
+        />
       </div>
     </div>
   );

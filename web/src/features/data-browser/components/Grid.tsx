@@ -1,6 +1,7 @@
 /** The virtualized grid: rows fetched as they scroll into view, placeholders until they arrive. */
 import { elementScroll, observeElementOffset, useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import type { Viewpoint } from '../../security/api/security.ts';
 import { LIVE_MARK, type RowPages } from '../hooks/useRowPages.ts';
 import type { Sort } from '../lib/keyset.ts';
 import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';
@@ -8,6 +9,7 @@ import { rowShift, scrollScale } from '../lib/scroll-scale.ts';
 import { isEditableField, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue } from './Cell.tsx';
 import { CellEditor } from './CellEditor.tsx';
+import { hasOwnEditor, NotShownCell, OwnCellEditor } from './OwnCellEditors.tsx';
 
 export const ROW_HEIGHT = 30;
 const SELECT_WIDTH = 36;
@@ -53,6 +55,9 @@ export interface GridProps {
   onEdit(row: Row, field: string, value: unknown): Promise<boolean>;
   /** False for read-only console users: no editors open. */
   canWrite: boolean;
+  /** "View as": the viewpoint the rows are read as; a cell its row does not hold has a "Why?". */
+  viewpoint?: Viewpoint | null;
+  onWhyCell?(objectId: string, field: string): void;
 }
 
 export function Grid(p: GridProps) {
@@ -179,6 +184,8 @@ export function Grid(p: GridProps) {
         focusCell(row.objectId, field);
         await latest.current.onEdit(row, field, value);
       },
+      apply: (row, field, value) => latest.current.onEdit(row, field, value),
+      whyCell: (id, field) => latest.current.onWhyCell?.(id, field),
       select: (id, on) => {
         const s = new Set(latest.current.selected);
         if (on) s.add(id);
@@ -310,6 +317,7 @@ export function Grid(p: GridProps) {
                   appId={p.appId}
                   className={p.className}
                   canWrite={p.canWrite}
+                  viewpoint={p.viewpoint ?? null}
                   isActive={!!row && row.objectId === p.activeRow}
                   isSelected={!!row && p.selected.has(row.objectId)}
                   editingField={row && editing?.id === row.objectId ? editing.field : null}
@@ -335,6 +343,9 @@ interface RowActions {
   startEdit(id: string, field: string): void;
   cancelEdit(): void;
   commitEdit(row: Row, field: string, value: unknown): Promise<void>;
+  /** One change of a cell, its editor staying open (relations). */
+  apply(row: Row, field: string, value: unknown): Promise<boolean>;
+  whyCell(objectId: string, field: string): void;
   select(id: string, on: boolean): void;
 }
 
@@ -347,6 +358,7 @@ interface GridRowProps {
   appId: string;
   className: string;
   canWrite: boolean;
+  viewpoint: Viewpoint | null;
   isActive: boolean;
   isSelected: boolean;
   editingField: string | null;
@@ -363,6 +375,7 @@ const GridRow = memo(function GridRow({
   appId,
   className,
   canWrite,
+  viewpoint,
   isActive,
   isSelected,
   editingField,
@@ -417,6 +430,7 @@ const GridRow = memo(function GridRow({
           );
         const type = typeOf(schema, c);
         const isEditing = editingField === c;
+        const ownEditor = canWrite && hasOwnEditor(type);
         const editable = canWrite && isEditableField(className, c, type);
         return (
           // biome-ignore lint/a11y/noStaticElementInteractions: cells open editors (Enter or double-click)
@@ -431,23 +445,45 @@ const GridRow = memo(function GridRow({
                 : { ...styles[c], overflow: 'hidden' }
             }
             onClick={() => c === 'objectId' && actions.openRow(row.objectId)}
-            onDoubleClick={() => editable && actions.startEdit(row.objectId, c)}
+            onDoubleClick={() => (editable || ownEditor) && actions.startEdit(row.objectId, c)}
             onKeyDown={(e) =>
-              e.key === 'Enter' && editable && !isEditing && actions.startEdit(row.objectId, c)
+              e.key === 'Enter' && (editable || ownEditor) && !isEditing && actions.startEdit(row.objectId, c)
             }
           >
             <span className="truncate">
-              <CellValue
+              {viewpoint && c !== 'objectId' && !(c in row) ? (
+                <NotShownCell
+                  objectId={row.objectId}
+                  field={c}
+                  onWhy={() => actions.whyCell(row.objectId, c)}
+                />
+              ) : (
+                <CellValue
+                  appId={appId}
+                  className={className}
+                  objectId={row.objectId}
+                  field={c}
+                  type={type}
+                  spec={schema.fields[c]}
+                  value={row[c]}
+                />
+              )}
+            </span>
+            {isEditing && ownEditor && (
+              <OwnCellEditor
                 appId={appId}
                 className={className}
-                objectId={row.objectId}
+                row={row}
                 field={c}
                 type={type}
-                spec={schema.fields[c]}
-                value={row[c]}
+                targetClass={schema.fields[c]?.targetClass}
+                viewpoint={viewpoint}
+                apply={(v) => actions.apply(row, c, v)}
+                commit={(v) => void actions.commitEdit(row, c, v)}
+                onCancel={actions.cancelEdit}
               />
-            </span>
-            {isEditing && (
+            )}
+            {isEditing && !ownEditor && (
               <CellEditor
                 appId={appId}
                 type={type}

@@ -294,3 +294,105 @@ function sortedField(f: {
     visibleToSample: [...f.visibleToSample].sort(by),
   };
 }
+
+describe('POST /security/rules', () => {
+  const rules = (body: unknown) => t.request('POST', '/security/rules', { as: 'master', body });
+  const masterOnly = { allowed: false, code: 119, message: 'unauthorized: master key is required' };
+
+  it('_Installation: find and delete are master-only whatever the CLP says, and REST agrees', async () => {
+    const res = await rules({ className: '_Installation' });
+    expect(res.status, res.text).toBe(200);
+    const op = (name: string) => res.json.operations.find((o: { operation: string }) => o.operation === name);
+    for (const name of ['find', 'delete']) {
+      expect(op(name)).toEqual({
+        operation: name,
+        fixed: true,
+        builtIn: { rule: 'system.masterOnly', reason: `${name} on _Installation is master-only` },
+        anonymous: {
+          ...masterOnly,
+          decidedBy: 'system',
+          rule: 'system.masterOnly',
+          reason: `${name} on _Installation is master-only`,
+        },
+        signedIn: {
+          ...masterOnly,
+          decidedBy: 'system',
+          rule: 'system.masterOnly',
+          reason: `${name} on _Installation is master-only`,
+        },
+      });
+    }
+    expect(op('create')).toMatchObject({
+      fixed: true,
+      builtIn: { rule: 'system.installation', reason: 'installations are created by their device' },
+      anonymous: { allowed: true },
+    });
+    expect(op('update')).toMatchObject({
+      fixed: true,
+      builtIn: {
+        rule: 'system.installation',
+        reason: 'an installation is updated by the device whose X-Backend-Installation-Id it holds',
+      },
+      anonymous: { allowed: true, onSomeRows: true },
+    });
+    // get and count follow the CLP (public by default).
+    expect(op('get')).toMatchObject({ fixed: false, anonymous: { allowed: true, rule: 'clp.public' } });
+    expect(op('get').builtIn).toBeUndefined();
+    // The service refuses what the rules say it refuses, although the stored CLP says public.
+    const schema = await t.request('GET', '/schemas/_Installation', { as: 'master' });
+    expect(schema.json.classLevelPermissions.find).toEqual({ '*': true });
+    const found = await t.request('GET', '/installations', { as: 'rest' });
+    expect([found.status, found.json]).toEqual([403, { code: 119, error: masterOnly.message }]);
+  });
+
+  it('_Session: the CLP still applies, beside the built-in rule of own sessions only', async () => {
+    const res = await rules({ className: '_Session' });
+    const find = res.json.operations.find((o: { operation: string }) => o.operation === 'find');
+    expect(find).toMatchObject({
+      fixed: false,
+      builtIn: { rule: 'system.session', reason: 'sessions are only visible to their user' },
+      anonymous: {
+        allowed: false,
+        code: 209,
+        message: 'Session token required: send X-Backend-Session-Token.',
+      },
+      signedIn: { allowed: true, onSomeRows: true, rule: 'system.session' },
+    });
+    const create = res.json.operations.find((o: { operation: string }) => o.operation === 'create');
+    expect(create).toMatchObject({ fixed: true, anonymous: masterOnly, signedIn: masterOnly });
+  });
+
+  it('a class of the app: every operation follows its CLP', async () => {
+    const res = await rules({ className: 'City' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.className).toBe('City');
+    for (const o of res.json.operations) {
+      expect(o.fixed, o.operation).toBe(false);
+      expect(o.builtIn, o.operation).toBeUndefined();
+    }
+    const update = res.json.operations.find((o: { operation: string }) => o.operation === 'update');
+    expect(update.anonymous).toEqual({
+      allowed: false,
+      decidedBy: 'clp',
+      rule: 'clp.none',
+      reason: 'no update grant on City matches the caller',
+      code: 119,
+      message: 'Permission denied for action update on class City.',
+    });
+  });
+
+  it('bad input answers a clear 4xx; only the master key may ask', async () => {
+    const cases: Array<[unknown, number, number, string]> = [
+      [{}, 400, 102, 'className must be a non-empty string.'],
+      [{ className: 'Nope' }, 400, 103, 'Class Nope does not exist.'],
+      [{ className: 'City', other: 1 }, 400, 102, 'Unknown key: other.'],
+      [[], 400, 107, 'The request body must be a JSON object.'],
+    ];
+    for (const [body, status, code, error] of cases) {
+      const res = await rules(body);
+      expect([res.status, res.json], JSON.stringify(body)).toEqual([status, { code, error }]);
+    }
+    const refused = await t.request('POST', '/security/rules', { as: 'rest', body: { className: 'City' } });
+    expect([refused.status, refused.json]).toEqual([403, { code: 119, error: masterOnly.message }]);
+  });
+});

@@ -1,12 +1,12 @@
 import { isObject } from '@bds/client/protocol';
-import { type Caller, roleChain } from '../kernel/caller.ts';
+import { type Caller, makeCaller, roleChain } from '../kernel/caller.ts';
 import { ErrorCode } from '../kernel/errors.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row, WireAcl } from '../kernel/records.ts';
 import type { ClassSchema } from '../kernel/schema.ts';
 import { compileMatcher } from '../query/match.ts';
 import { decideAcl } from './acl.ts';
-import { type ClassOperation, decideClass } from './class.ts';
+import { type ClassFacts, type ClassOperation, decideClass } from './class.ts';
 import { explainProtected, type MatchedGroup, protectedView } from './protected.ts';
 import type { Layer, Verdict } from './verdict.ts';
 
@@ -333,4 +333,84 @@ function classRemedies(v: Verdict, facts: ExplainFacts, who: Who): string[] {
       return remedies;
     }
   }
+}
+
+/** The user id of the signed-in probe of `classRules`: no objectId looks like it, so no ACL entry or pointer names it. */
+const ANY_USER = '(any signed-in user)';
+
+/** One probe's verdict, as `classRules` reports it. */
+export interface ProbeVerdict {
+  allowed: boolean;
+  decidedBy: Layer;
+  rule: string;
+  reason: string;
+  code?: number;
+  message?: string;
+  /** The allowance holds only on some rows (pointer permissions, an installation's own row). */
+  onSomeRows?: boolean;
+}
+
+/** The class layer's rule for one operation, as enforcement applies it. */
+export interface OperationRule {
+  operation: ClassOperation;
+  /** No class-level permission can change the outcome: a built-in rule decides it alone. */
+  fixed: boolean;
+  /** The built-in rule that applies to this operation (with or besides the CLP), if any. */
+  builtIn?: { rule: string; reason: string };
+  /** With the class's current settings: a caller with application keys only, and a signed-in user without roles. */
+  anonymous: ProbeVerdict;
+  signedIn: ProbeVerdict;
+}
+
+const CLASS_OPERATIONS: readonly ClassOperation[] = [
+  'find',
+  'get',
+  'count',
+  'create',
+  'update',
+  'delete',
+  'addField',
+];
+
+const probeVerdict = (v: Verdict): ProbeVerdict => ({
+  allowed: v.allowed,
+  decidedBy: v.layer,
+  rule: v.rule,
+  reason: v.reason,
+  ...(v.allowed ? {} : { code: v.code, message: v.message }),
+  ...(v.allowed && v.condition ? { onSomeRows: true } : {}),
+});
+
+/**
+ * The effective class-layer rules of a class, per operation, asked of `decideClass` itself: what
+ * anonymous callers and a signed-in user get with the current settings, and whether the CLP can
+ * change it at all. An operation is fixed when the decider answers the same for both probes
+ * whether the CLP grants the operation to everyone or to no one (a built-in class's own rule
+ * decides); its built-in rule is the `system` verdict the decider answers under an open CLP.
+ */
+export function classRules(
+  className: string,
+  schema: Pick<ClassSchema, 'className' | 'classLevelPermissions'> | undefined,
+): OperationRule[] {
+  const probes = [makeCaller({}), makeCaller({ user: { objectId: ANY_USER } })] as const;
+  return CLASS_OPERATIONS.map((op) => {
+    const withEntry = (entry: Record<string, unknown>) => ({
+      className,
+      classLevelPermissions: { ...(schema?.classLevelPermissions ?? {}), [op]: entry },
+    });
+    const decide = (s: ClassFacts['schema'], caller: Caller) =>
+      decideClass({ className, schema: s, op, caller });
+    const open = probes.map((c) => decide(withEntry({ '*': true }), c));
+    const closed = probes.map((c) => decide(withEntry({}), c));
+    const fixed = open.every((v, i) => v.allowed === closed[i]!.allowed && v.rule === closed[i]!.rule);
+    const system = [...open, ...closed].find((v) => v.layer === 'system');
+    const [anonymous, signedIn] = probes.map((c) => probeVerdict(decide(schema, c)));
+    return {
+      operation: op,
+      fixed,
+      ...(system ? { builtIn: { rule: system.rule, reason: system.reason } } : {}),
+      anonymous: anonymous!,
+      signedIn: signedIn!,
+    };
+  });
 }

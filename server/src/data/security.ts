@@ -1,6 +1,12 @@
 import { isObject } from '@bds/client/protocol';
 import type { ClassOperation } from '../access/class.ts';
-import { type Explanation, explainAccess, type ViewpointInfo } from '../access/explain.ts';
+import {
+  classRules,
+  type Explanation,
+  explainAccess,
+  type OperationRule,
+  type ViewpointInfo,
+} from '../access/explain.ts';
 import { anonymous, type Caller, makeCaller } from '../kernel/caller.ts';
 import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
 import type { QueryNode } from '../kernel/query.ts';
@@ -261,6 +267,18 @@ export class SecurityQueries {
       if (!(err instanceof RolledBack)) return { error: toBdsError(err) };
     }
     return outcome!;
+  }
+
+  /**
+   * POST /security/rules: the effective class-layer rules of a class, per operation, as the
+   * decider enforcement asks answers them (built-in classes' fixed rules included).
+   */
+  rules(raw: unknown): { className: string; operations: OperationRule[] } {
+    const body = objectBody(raw);
+    const unknown = Object.keys(body).find((k) => k !== 'className');
+    if (unknown) throw invalid(`Unknown key: ${unknown}.`);
+    const schema = this.schemaOf(body.className);
+    return { className: schema.className, operations: classRules(schema.className, schema) };
   }
 
   /** POST /security/impact: the impact of a permission draft (data/impact.ts). */

@@ -39,8 +39,8 @@ function queryOf(raw: unknown): Record<string, unknown> {
 
 /**
  * The Security API (docs/security-api.md), master key only: explain an access question, evaluate
- * a request with a viewpoint's permissions (reads as they are, writes as dry runs), and the impact
- * of a proposed permission change.
+ * a request with a viewpoint's permissions (reads as they are, writes as dry runs), the effective
+ * class-layer rules of a class, and the impact of a permission draft.
  */
 export function registerSecurityRoutes(router: Router, data: Data, callers: CallerResolver): void {
   const security = new SecurityQueries(data, (userId, sessionToken) =>
@@ -127,6 +127,11 @@ export function registerSecurityRoutes(router: Router, data: Data, callers: Call
         },
       },
     };
+  });
+
+  router.add('POST', '/security/rules', async (req) => {
+    requireMaster(req);
+    return { body: security.rules(req.body) };
   });
 
   router.add('POST', '/security/impact', async (req) => {

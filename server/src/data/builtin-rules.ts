@@ -30,6 +30,10 @@ export function checkRoleUpdate(fieldsWritten: readonly string[]): void {
   }
 }
 
+/** A `_Role` create refused by the unique index on `name` (137), in words that name the role. */
+export const duplicateRoleName = (name: string): BdsError =>
+  new BdsError(ErrorCode.DUPLICATE_VALUE, `A role named ${name} already exists.`);
+
 export const roleCycle = (): BdsError =>
   new BdsError(
     ErrorCode.INVALID_ROLE_NAME,

@@ -16,6 +16,7 @@ import {
   checkInstallationImmutable,
   checkRoleName,
   checkRoleUpdate,
+  duplicateRoleName,
   installationIdForCreate,
   roleCycle,
 } from './builtin-rules.ts';
@@ -208,8 +209,32 @@ export class WritePipeline {
             createClass: caller.isMaster || opts.allowClientClassCreation,
           });
           return this.insert(ctx, target, parsed, objectId, createdAt, options.internal);
-        }));
+        })
+    ).catch((err) => this.explainDuplicate(className, parsed, err));
     return this.stripWriteResponse(ctx, className, created, parsed);
+  }
+
+  /** A unique-index violation of a create, named when it is a role name already taken. */
+  private async explainDuplicate(className: string, parsed: ParsedWrite, err: unknown): Promise<never> {
+    const name = parsed.writes.find((w) => w.field === 'name' && w.kind === 'set');
+    const schema = this.core.schemas.get(className);
+    if (
+      className === '_Role' &&
+      schema &&
+      err instanceof BdsError &&
+      err.code === ErrorCode.DUPLICATE_VALUE &&
+      name?.kind === 'set' &&
+      typeof name.value === 'string'
+    ) {
+      const taken: QueryNode = { type: 'compare', path: ['name'], op: 'eq', value: name.value };
+      const found = await this.core.store.find(
+        schema,
+        { where: taken, order: [], limit: 1, skip: 0 },
+        this.core.schemas.lookup,
+      );
+      if (found.length > 0) throw duplicateRoleName(name.value);
+    }
+    throw err;
   }
 
   /** The store step of a create, and its event. */

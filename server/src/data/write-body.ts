@@ -45,6 +45,8 @@ export interface ParsedWrite {
   relations: RelationChange[];
   /** `undefined`: no ACL in the body. */
   acl: StoredAcl | null | undefined;
+  /** Fields a create filled with their schema default: the answer carries them, as the incumbent's. */
+  defaulted?: string[];
 }
 
 /**
@@ -115,7 +117,54 @@ export function parseWriteBody(
     }
     parseOperation(field, subPath, op, schemaFields, parsed);
   }
+  applyFieldRules(body, mode, schemaFields, parsed);
   return parsed;
+}
+
+/** A value that leaves a field empty, for `required`: null, the empty string, or a Delete. */
+const clears = (value: unknown) =>
+  value === null || value === '' || (isObject(value) && value.__op === 'Delete');
+
+/**
+ * The schema's `required` and `defaultValue`, as the incumbent applies them. A create without a
+ * field (or with a Delete of it) stores its default; a required field without a default that the
+ * create leaves empty, or that an update clears, is 142 `<field> is required`. Every writer passes
+ * here (REST, batch, cloud code, the console), and a before-trigger's body is checked again.
+ */
+function applyFieldRules(
+  body: Record<string, unknown>,
+  mode: 'create' | 'update',
+  schemaFields: Record<string, FieldDef>,
+  parsed: ParsedWrite,
+): void {
+  if (mode === 'update') {
+    for (const [key, value] of Object.entries(body)) {
+      if (Object.hasOwn(schemaFields, key) && schemaFields[key]!.required && clears(value)) {
+        throw new BdsError(ErrorCode.VALIDATION_ERROR, `${key} is required`);
+      }
+    }
+    return;
+  }
+  for (const [field, def] of Object.entries(schemaFields)) {
+    if (!def.required && def.defaultValue === undefined) continue;
+    const value = Object.hasOwn(body, field) ? body[field] : undefined;
+    const absent = value === undefined || (isObject(value) && value.__op === 'Delete');
+    if (absent && def.defaultValue !== undefined) {
+      parsed.writes = parsed.writes.filter((w) => w.field !== field);
+      parsed.writes.push({
+        field,
+        subPath: [],
+        kind: 'set',
+        value: structuredClone(def.defaultValue),
+        type: def.type,
+      });
+      (parsed.defaulted ??= []).push(field);
+      continue;
+    }
+    if (def.required && (absent || clears(value))) {
+      throw new BdsError(ErrorCode.VALIDATION_ERROR, `${field} is required`);
+    }
+  }
 }
 
 /** Records the type a write needs for `field` (a 111 when the schema, or the body, says otherwise). */
@@ -270,6 +319,7 @@ export function initialValues(
     switch (w.kind) {
       case 'set':
         values[w.field] = { value: w.value, type: w.type };
+        if (parsed.defaulted?.includes(w.field)) produced[w.field] = w.value;
         break;
       case 'delete':
         delete values[w.field];

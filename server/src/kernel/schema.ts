@@ -7,6 +7,10 @@ export interface FieldDef {
   targetClass?: string;
   /** `Vector` fields: how many numbers each value holds. */
   dimension?: number;
+  /** A create must give the field a value (or get its default); an update may not clear it (142). */
+  required?: boolean;
+  /** The value a create without the field stores (its wire form, checked against the type). */
+  defaultValue?: unknown;
 }
 
 export type ClassLevelPermissions = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { isObject } from '@bds/client/protocol';
 import { z } from 'zod';
-import { BdsError, ErrorCode } from '../kernel/errors.ts';
+import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
 import { classNameProblem, fieldNameProblem, isValidClassName } from '../kernel/names.ts';
 import {
   CLP_OPERATIONS,
@@ -8,18 +8,29 @@ import {
   DEFAULT_FIELDS,
   defaultClassLevelPermissions,
   type FieldDef,
+  MASTER_ONLY_CLASSES,
   SCHEMA_FIELD_TYPES,
   SYSTEM_CLASS_FIELDS,
 } from '../kernel/schema.ts';
 import { parseInput } from '../kernel/validate.ts';
 import type { SchemaChange, StorageAdapter } from '../storage/adapter.ts';
-import { sameType, typeMismatch } from './values.ts';
+import { describeType, normaliseValue, sameType, typeMismatch, typeOfValue } from './values.ts';
 
 const CLP_OPERATION_KEYS = new Set<string>(CLP_OPERATIONS);
 const CLP_KEYS = new Set<string>([...CLP_OPERATIONS, 'protectedFields', 'readUserFields', 'writeUserFields']);
 
 export function classNotFound(className: string): BdsError {
   return new BdsError(ErrorCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
+}
+
+/**
+ * Whether GET /schemas lists a class: the app's classes and the built-in ones its SDKs use (`_User`,
+ * `_Role`, `_Session`, `_Installation`) always; the service's own master-only classes (`_Hooks`,
+ * `_Idempotency`, `_JobSchedule`, `_JobStatus`, `_PushStatus`, ...) only while they hold rows
+ * (`holdsRows`, asked only for those), as the incumbent lists a class once something is stored in it.
+ */
+export async function listedClass(className: string, holdsRows: () => Promise<boolean>): Promise<boolean> {
+  return !MASTER_ONLY_CLASSES.has(className) || (await holdsRows());
 }
 
 /** The order in which classes are listed (GET /schemas, the export). */
@@ -123,7 +134,7 @@ export class SchemaRegistry {
       throw new BdsError(ErrorCode.INVALID_CLASS_NAME, `Class ${className} already exists.`);
     }
     const fields: Record<string, FieldDef> = { ...DEFAULT_FIELDS };
-    const requested = parseFieldChanges(doc.fields, false);
+    const requested = parseFieldChanges(className, doc.fields, false);
     for (const [name, def] of requested.add) fields[name] = def;
     const clp =
       doc.classLevelPermissions === undefined
@@ -140,7 +151,7 @@ export class SchemaRegistry {
     checkDocumentClassName(className, doc);
     const existing = this.cache.get(className);
     if (!existing) throw classNotFound(className);
-    const requested = parseFieldChanges(doc.fields, true);
+    const requested = parseFieldChanges(className, doc.fields, true);
     const fields = { ...existing.fields };
     const change: SchemaChange = { addFields: [], deleteFields: [], addIndexes: [], dropIndexes: [] };
     for (const name of requested.remove) {
@@ -218,11 +229,14 @@ export class SchemaRegistry {
 export function schemaDocument(schema: ClassSchema): Record<string, unknown> {
   const fields: Record<string, FieldDef> = {};
   for (const [name, def] of Object.entries(schema.fields)) {
-    fields[name] = def.targetClass
+    const doc: FieldDef = def.targetClass
       ? { type: def.type, targetClass: def.targetClass }
       : def.dimension
         ? { type: def.type, dimension: def.dimension }
         : { type: def.type };
+    if (def.required) doc.required = true;
+    if (def.defaultValue !== undefined) doc.defaultValue = def.defaultValue;
+    fields[name] = doc;
   }
   return {
     className: schema.className,
@@ -265,30 +279,67 @@ const PLAIN_TYPES = SCHEMA_FIELD_TYPES.filter(
 
 /** What each type needs beside its name (answered with 111): the definition as stored. */
 const fieldDefinition = (name: string): z.ZodType<FieldDef> => {
-  const withTarget = (type: (typeof POINTER_TYPES)[number]) => {
+  // `required` and `defaultValue` (checked against the type by fieldOptions) on every type but Relation.
+  const options = {
+    required: z.optional(z.boolean({ error: `Field ${name}: required must be true or false.` })),
+    defaultValue: z.optional(z.unknown()),
+  };
+  const target = (type: (typeof POINTER_TYPES)[number]) => {
     const error = `Field ${name} of type ${type} needs a targetClass that is a valid class name.`;
-    return z.object({
-      type: z.literal(type),
-      targetClass: z.string({ error }).refine(isValidClassName, { error }),
-    });
+    return z.string({ error }).refine(isValidClassName, { error });
   };
   const error = `Field ${name} of type Vector needs a dimension between 1 and 4096.`;
   return z.discriminatedUnion(
     'type',
     [
-      withTarget('Pointer'),
-      withTarget('Relation'),
+      z.object({ type: z.literal('Pointer'), targetClass: target('Pointer'), ...options }),
+      z.object({ type: z.literal('Relation'), targetClass: target('Relation') }),
       z.object({
         type: z.literal('Vector'),
         dimension: z.int({ error }).min(1, { error }).max(4096, { error }),
       }),
-      z.object({ type: z.enum(PLAIN_TYPES) }),
+      z.object({ type: z.enum(PLAIN_TYPES), ...options }),
     ],
     { error: (iss) => `Invalid field type: ${String((iss.input as { type?: unknown } | undefined)?.type)}.` },
   );
 };
 
+/**
+ * `required` and `defaultValue` as the schema keeps them: a default in the wire form of the field's
+ * type (a Date may be given as its ISO text), 111 otherwise, in the incumbent's words; neither on a
+ * Relation (or a Vector). `required: false` is not kept.
+ */
+function fieldOptions(className: string, name: string, spec: unknown, def: FieldDef): FieldDef {
+  const given = spec as { required?: unknown; defaultValue?: unknown };
+  const out: FieldDef = { ...def };
+  delete out.required;
+  delete out.defaultValue;
+  const shown = describeType(def);
+  if (def.type === 'Relation' || def.type === 'Vector') {
+    if (given.defaultValue !== undefined) {
+      throw incorrectType(`The 'default value' option is not applicable for ${shown}`);
+    }
+    if (given.required !== undefined)
+      throw incorrectType(`The 'required' option is not applicable for ${shown}`);
+    return out;
+  }
+  if (def.required) out.required = true;
+  if (def.defaultValue === undefined || def.defaultValue === null) return out;
+  let value = def.defaultValue;
+  if (def.type === 'Date' && typeof value === 'string') value = { __type: 'Date', iso: value };
+  const normalised = normaliseValue(value, name);
+  const got = typeOfValue(normalised, name);
+  if (!sameType(def, got)) {
+    throw incorrectType(
+      `schema mismatch for ${className}.${name} default value; expected ${shown} but got ${describeType(got)}`,
+    );
+  }
+  out.defaultValue = normalised;
+  return out;
+}
+
 function parseFieldChanges(
+  className: string,
   raw: unknown,
   allowDelete: boolean,
 ): { add: Array<[string, FieldDef]>; remove: string[] } {
@@ -309,7 +360,10 @@ function parseFieldChanges(
       continue;
     }
     parseInput(fieldTyped(name), spec, ErrorCode.INVALID_JSON);
-    add.push([name, parseInput(fieldDefinition(name), spec, ErrorCode.INCORRECT_TYPE)]);
+    add.push([
+      name,
+      fieldOptions(className, name, spec, parseInput(fieldDefinition(name), spec, ErrorCode.INCORRECT_TYPE)),
+    ]);
   }
   return { add, remove };
 }

@@ -163,7 +163,7 @@ describe('relations and nested operations, with the stock Parse JS SDK', () => {
     parent = new Parse.Object('Family', { name: 'first' });
     parent.relation('kids').add([kids[0]!, kids[1]!]);
     await parent.save();
-    const other = new Parse.Object('Family', { name: 'second' });
+    const other: ParseSDK.Object = new Parse.Object('Family', { name: 'second' });
     other.relation('kids').add(kids[2]!);
     await other.save();
   });
@@ -198,7 +198,7 @@ describe('relations and nested operations, with the stock Parse JS SDK', () => {
   });
 
   it('an update answers what its nested operations produced', async () => {
-    const object = new Parse.Object('Nested', { objectField: { number: 10, other: 'x' } });
+    const object: ParseSDK.Object = new Parse.Object('Nested', { objectField: { number: 10, other: 'x' } });
     await object.save();
     object.increment('objectField.number', 10);
     await object.save();

@@ -1,8 +1,9 @@
 import { demandMaster } from '../../data/authorize.ts';
 import type { Data } from '../../data/data.ts';
 import { BdsError, ErrorCode } from '../../kernel/errors.ts';
+import { MATCH_ALL } from '../../kernel/query.ts';
 import type { ClassSchema } from '../../kernel/schema.ts';
-import { classNotFound, schemaDocument } from '../../schema/registry.ts';
+import { classNotFound, listedClass, schemaDocument } from '../../schema/registry.ts';
 import type { ApiRequest, Router } from '../router.ts';
 
 function requireMaster(req: ApiRequest): void {
@@ -27,9 +28,14 @@ export function registerSchemaRoutes(router: Router, data: Data): void {
     ...schemaDocument(schema),
     estimatedCount: await store.estimateCount(schema),
   });
+  /** Whether a class holds a row (any row: the master key's view). */
+  const holdsRows = async (schema: ClassSchema) =>
+    (await store.find(schema, { where: MATCH_ALL, order: [], limit: 1, skip: 0 }, schemas.lookup)).length > 0;
   router.add('GET', '/schemas', async (req) => {
     requireMaster(req);
-    return { body: { results: await Promise.all(schemas.all().map(withEstimate)) } };
+    const all = schemas.all();
+    const listed = await Promise.all(all.map((s) => listedClass(s.className, () => holdsRows(s))));
+    return { body: { results: await Promise.all(all.filter((_, i) => listed[i]).map(withEstimate)) } };
   });
   router.add('GET', '/schemas/:className', async (req) => {
     requireMaster(req);

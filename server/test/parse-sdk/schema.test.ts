@@ -27,6 +27,9 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** What Schema.save answers: the schema document. */
+type SchemaDocument = { fields: Record<string, { required?: boolean; defaultValue?: unknown }> };
+
 const classNames = async () =>
   (await Parse.Schema.all()).map((s: { className: string }) => s.className).sort();
 
@@ -40,7 +43,7 @@ describe('schemas with the stock Parse JS SDK', () => {
   it('keeps required and defaultValue, and a create without the field gets the default', async () => {
     const schema = new Parse.Schema('Defaults');
     schema.addField('fieldString', 'String', { required: true, defaultValue: 'Hello World' });
-    const saved = await schema.save();
+    const saved = (await schema.save()) as unknown as SchemaDocument;
     expect(saved.fields.fieldString).toEqual({ type: 'String', required: true, defaultValue: 'Hello World' });
     const object = new Parse.Object('Defaults');
     await object.save();
@@ -52,9 +55,9 @@ describe('schemas with the stock Parse JS SDK', () => {
     await pointer.save();
     const schema = new Parse.Schema('PointerDefaults');
     schema
-      .addPointer('pointerField', 'TestObject', { required: true, defaultValue: pointer })
+      .addPointer('pointerField', 'TestObject', { required: true, defaultValue: pointer as never })
       .addPointer('pointerJSONField', 'TestObject', { required: true, defaultValue: pointer.toPointer() });
-    const saved = await schema.save();
+    const saved = (await schema.save()) as unknown as SchemaDocument;
     expect(saved.fields.pointerField).toEqual(saved.fields.pointerJSONField);
     expect(saved.fields.pointerField.defaultValue).toEqual(pointer.toPointer());
     expect(saved.fields.pointerField.required).toBe(true);
@@ -80,7 +83,7 @@ describe('schemas with the stock Parse JS SDK', () => {
       .addPolygon('polygonField', { required: true, defaultValue: polygon })
       .addArray('arrayField', { required: true, defaultValue: [1, 2, 3] })
       .addObject('objectField', { required: true, defaultValue: { foo: 'bar' } });
-    const saved = await schema.save();
+    const saved = (await schema.save()) as unknown as SchemaDocument;
     const date = { __type: 'Date', iso: '2000-01-01T00:00:00.000Z' };
     expect(saved.fields).toEqual({
       objectId: { type: 'String' },

@@ -137,7 +137,7 @@ export async function createService(
   const limiter = new RateLimiter(options.rateLimit, redis ? new RedisRateLimitStore(redis) : undefined);
   const router = new Router((req) => limiter.check(req));
   const mailer = createMailAdapter(options);
-  const users = new Users(data, mailer, () => publicUrl, callers);
+  const users = new Users(data, mailer, () => publicUrl, callers, cloud.authProviders);
   state.pages = accountPages(users, options.appId);
   // Before the class routes: /users, /classes/_User, /sessions and /classes/_Session get the user rules.
   registerUserRoutes(router, users, data, () => publicUrl);

@@ -72,6 +72,7 @@ const SURFACE_NAMES = {
   config: 'changing the config',
   purge: 'purging a class',
   sessionWrite: 'creating or changing a session directly',
+  loginAs: 'making a session for a user (loginAs)',
   hooks: 'managing webhooks',
   liveTrace: 'reading the realtime delivery trace',
   cloudCode: 'describing the cloud code',

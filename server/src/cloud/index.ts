@@ -1,6 +1,8 @@
 import type { Data } from '../data/data.ts';
 import { Webhooks } from '../hooks/webhooks.ts';
 import type { Logger } from '../kernel/log.ts';
+import type { ProviderCheck } from '../users/providers.ts';
+import { cloudProviderChecks } from './auth-providers.ts';
 import { Functions } from './functions.ts';
 import { Invoker } from './invoke.ts';
 import { loadCloudModule } from './load.ts';
@@ -17,6 +19,8 @@ export class Cloud {
     readonly invoker: Invoker,
     readonly triggers: CloudTriggers,
     readonly functions: Functions,
+    /** The module's sign-in providers (`cloud.authProvider`), for the account rules. */
+    readonly authProviders: ReadonlyMap<string, ProviderCheck>,
   ) {}
 
   /** Loads the module (option `cloud`) and the `_Hooks` rows, and installs the triggers in the core. */
@@ -37,7 +41,14 @@ export class Cloud {
     const triggers = new CloudTriggers(data, registry, webhooks, invoker, log);
     data.core.readTriggers = triggers;
     data.core.accountTriggers = triggers;
-    return new Cloud(registry, webhooks, invoker, triggers, new Functions(registry, webhooks, invoker));
+    return new Cloud(
+      registry,
+      webhooks,
+      invoker,
+      triggers,
+      new Functions(registry, webhooks, invoker),
+      cloudProviderChecks(registry, invoker),
+    );
   }
 
   /** Stops webhook retries (a pending wait ends, nothing more is sent), then waits for after-triggers. */

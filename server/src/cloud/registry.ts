@@ -1,3 +1,4 @@
+import { providerNameProblem } from '../config/options.ts';
 import type { Row } from '../kernel/records.ts';
 import type { FindQuery } from '../kernel/triggers.ts';
 
@@ -49,6 +50,16 @@ export interface CloudRequest {
 
 export type Handler = (request: CloudRequest) => unknown;
 
+/**
+ * A sign-in provider's check (`cloud.authProvider`): `validate` resolves when `authData` proves its
+ * `id` and throws otherwise (141 with the text). The request is a handler's, with `object` the user
+ * the payload is linked to (none at sign-up) and `triggerName` validateSetUp, validateLogin or
+ * validateUpdate.
+ */
+export interface AuthProviderAdapter {
+  validate(authData: Record<string, unknown>, request: CloudRequest): unknown;
+}
+
 /** Who may call a function, and what its params must hold; a failed check answers 142. */
 export interface FunctionRules {
   requireUser?: boolean;
@@ -92,6 +103,7 @@ export interface CloudDefinitions {
   beforeLogin(handler: Handler): void;
   afterLogin(handler: Handler): void;
   afterLogout(handler: Handler): void;
+  authProvider(name: string, adapter: AuthProviderAdapter): void;
   beforeConnect(handler: Handler): void;
   beforeSubscribe(className: string, handler: Handler): void;
 }
@@ -100,6 +112,7 @@ export interface CloudDefinitions {
 export class CloudRegistry {
   readonly functions = new Map<string, { handler: Handler; rules: FunctionRules }>();
   readonly jobs = new Map<string, Handler>();
+  readonly authProviders = new Map<string, AuthProviderAdapter>();
   private readonly triggers = new Map<string, Handler>();
   /** Classes with at least one trigger: most requests ask about a class without any. */
   private readonly classesWithTriggers = new Set<string>();
@@ -177,6 +190,16 @@ export class CloudRegistry {
       beforeLogin: onAccount('beforeLogin'),
       afterLogin: onAccount('afterLogin'),
       afterLogout: onAccount('afterLogout'),
+      authProvider: (provider, adapter) => {
+        const problem = typeof provider === 'string' ? providerNameProblem(provider) : 'not a string';
+        if (problem)
+          throw new Error(`cloud.authProvider: invalid name ${JSON.stringify(provider)} (${problem}).`);
+        if (typeof adapter?.validate !== 'function')
+          throw new Error(`cloud.authProvider(${provider}): the adapter needs a validate function.`);
+        if (this.authProviders.has(provider))
+          throw new Error(`cloud.authProvider(${provider}) is registered twice.`);
+        this.authProviders.set(provider, adapter);
+      },
       beforeConnect: onAccount('beforeConnect', CONNECT_CLASS),
       beforeSubscribe: onClass('beforeSubscribe'),
     };

@@ -1,3 +1,4 @@
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isObject } from '@bds/client/protocol';
@@ -147,6 +148,78 @@ const pushSchema = z
   .strict()
   .refine((p) => p.apns !== undefined || p.fcm !== undefined, { message: 'needs apns or fcm' });
 
+/** Signature algorithms an ID token may use (public-key ones only: the service holds no shared secret). */
+export const ID_TOKEN_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
+
+/** A provider name: a key of `authData`. */
+const PROVIDER_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/** Whether `key` (a PEM text or a JWK) is a public key Node can use; a private part is refused. */
+function isPublicKey(key: string | Record<string, unknown>): boolean {
+  try {
+    if (typeof key === 'string') return key.includes('PUBLIC KEY') && createPublicKey(key).type === 'public';
+    return !('d' in key) && createPublicKey({ key: key as JsonWebKey, format: 'jwk' }).type === 'public';
+  } catch {
+    return false;
+  }
+}
+
+const oneOrMore = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+/**
+ * A sign-in provider built in: OpenID Connect ID tokens (JWT) checked offline against public keys
+ * given here (a JWKS, or PEM keys), for the issuer(s) and audience(s), unexpired, with `sub` equal
+ * to the provider id (users/providers.ts).
+ */
+const idTokenProviderSchema = z
+  .object({
+    issuer: oneOrMore,
+    audience: oneOrMore,
+    jwks: z
+      .object({
+        keys: z
+          .array(z.record(z.string(), z.unknown()).refine(isPublicKey, 'is not a public key (a JWK)'))
+          .min(1),
+      })
+      .strict()
+      .optional(),
+    publicKeys: z.array(z.string().refine(isPublicKey, 'is not a public key (PEM)')).min(1).optional(),
+    algorithms: z
+      .array(z.enum(ID_TOKEN_ALGORITHMS))
+      .min(1)
+      .default([...ID_TOKEN_ALGORITHMS]),
+  })
+  .strict()
+  .refine((p) => (p.jwks === undefined) !== (p.publicKeys === undefined), {
+    message: 'needs jwks or publicKeys (one of them)',
+  });
+
+/** Why `name` cannot name a sign-in provider (a key of `authData` besides the built-in ones), or undefined. */
+export function providerNameProblem(name: string): string | undefined {
+  if (name === 'anonymous') return 'anonymous is built in';
+  if (name === 'mfa') return 'mfa is the second factor (authData.mfa), not a provider';
+  if (!PROVIDER_NAME.test(name)) return 'a provider name is a letter, then letters, digits or _ (64 at most)';
+  return undefined;
+}
+
+const authSchema = z.record(z.string(), idTokenProviderSchema).superRefine((providers, ctx) => {
+  for (const name of Object.keys(providers)) {
+    const problem = providerNameProblem(name);
+    if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+  }
+});
+
 export const optionsSchema = z
   .object({
     appId: z.string().min(1),
@@ -290,6 +363,14 @@ export const optionsSchema = z
     /** Realtime subscriptions (LiveQuery) on the service's own HTTP server (docs/architecture.md "Realtime"). */
     liveQuery: liveQuerySchema.default(LIVE_QUERY_DEFAULTS),
     verifyUserEmails: z.boolean().default(false),
+    /** With verifyUserEmails: a password sign-up gets no session, a login answers 205, until the email is verified. */
+    preventLoginWithUnverifiedEmail: z.boolean().default(false),
+    /** A password reset (the mailed link) or change ends the user's other sessions. */
+    revokeSessionOnPasswordReset: z.boolean().default(true),
+    /** Any caller may choose the objectId of a create (`objectId` in the body); else only the master key. */
+    allowCustomObjectId: z.boolean().default(false),
+    /** Sign-in providers besides `anonymous` (built in): OpenID ID tokens checked against keys given here. */
+    auth: authSchema.default({}),
     /** Lifetime of an email verification link, in seconds. */
     emailVerifyTokenValidity: z
       .number()

@@ -45,6 +45,12 @@ export class Lookups {
     return (await this.first('_User', { type: 'compare', path: ['objectId'], op: 'eq', value: objectId }))[0];
   }
 
+  /** The objectIds of the users linked to a provider's id (`authData.<provider>.id`), two at most. */
+  async usersByAuthId(provider: string, id: string): Promise<string[]> {
+    const where: QueryNode = { type: 'compare', path: ['authData', provider, 'id'], op: 'eq', value: id };
+    return (await this.first('_User', where, 2)).map((row) => row.objectId as string);
+  }
+
   /** `objectId` and the internal columns of the rows of `className` whose `column` equals `value`. */
   internal(
     className: string,

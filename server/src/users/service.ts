@@ -1,10 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { isObject } from '@bds/client/protocol';
 import { SESSION_REQUIRED } from '../access/class.ts';
 import { type CallerResolver, invalidSession } from '../auth/caller.ts';
+import { demandMaster } from '../data/authorize.ts';
 import type { Core } from '../data/core.ts';
 import type { Data } from '../data/data.ts';
 import { fillFileUrls } from '../data/file-urls.ts';
+import { mayChooseObjectId, takeChosenObjectId } from '../data/write-body.ts';
 import type { MailAdapter } from '../email/mail.ts';
 import { type Caller, MASTER, makeCaller } from '../kernel/caller.ts';
 import type { Ctx } from '../kernel/context.ts';
@@ -15,6 +18,13 @@ import { USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
 import { Lockout } from './lockout.ts';
 import { enrol, mfaError, type StoredMfa, verify as verifyMfa } from './mfa.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
+import {
+  AuthProviders,
+  type ProviderCheck,
+  type ProviderStep,
+  providerPayload,
+  unsupportedService,
+} from './providers.ts';
 
 /** Internal _User columns (created by the store's migrations). */
 export const COL = USER_INTERNAL_COLUMNS;
@@ -28,11 +38,27 @@ const accountCtx = (caller: Caller): Ctx => ({ caller, source: 'account', contex
 const SYSTEM = accountCtx(MASTER);
 const badLogin = () => new BdsError(ErrorCode.OBJECT_NOT_FOUND, 'Invalid username/password.');
 const forbidden = (message: string) => new BdsError(ErrorCode.OPERATION_FORBIDDEN, message);
+const alreadyLinked = () => new BdsError(ErrorCode.ACCOUNT_ALREADY_LINKED, 'this auth is already used');
+const emailNotVerified = () => new BdsError(ErrorCode.EMAIL_NOT_FOUND, 'User email is not verified.');
+
+/** Fields a sign-up answer leaves out even when the service set them (the incumbent's answer). */
+const NOT_ECHOED = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL', 'authData', 'sessionToken']);
+
+/** Whether a provider payload sent again holds nothing new: each of its keys as stored (the incumbent's rule). */
+const unchanged = (sent: Record<string, unknown>, stored: unknown): boolean =>
+  isObject(stored) && Object.keys(sent).every((key) => isDeepStrictEqual(sent[key], stored[key]));
 
 /** SHA-256 of a one-time token: the store keeps digests, so a copy of the database opens no account. */
 export const tokenDigest = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export type CreatedWith = { action: 'signup' | 'login' | 'upgrade'; authProvider: string };
+
+/** What a body's `authData` asks of the account rules at sign-up (anonymous and provider links). */
+interface SignInLinks {
+  anonymousId: string | undefined;
+  /** Provider payloads to link, by provider (null entries dropped). */
+  providers: Map<string, Record<string, unknown>>;
+}
 
 /**
  * Users and sessions (SPEC "Built-in classes", "States and transitions"): sign-up, login, MFA,
@@ -42,6 +68,8 @@ export type CreatedWith = { action: 'signup' | 'login' | 'upgrade'; authProvider
  */
 export class Users {
   readonly lockout: Lockout;
+  /** The sign-in providers besides `anonymous` (the option `auth`, the cloud module's). */
+  readonly providers: AuthProviders;
   /** Background work (mail) still running; awaited on close. */
   private readonly pending = new Set<Promise<void>>();
   private readonly core: Core;
@@ -52,9 +80,12 @@ export class Users {
     readonly publicUrl: () => string,
     /** Resolves the user who logs in as a caller (with roles) for the login triggers. */
     private readonly callers?: CallerResolver,
+    /** Sign-in providers registered by the cloud module. */
+    cloudProviders: ReadonlyMap<string, ProviderCheck> = new Map(),
   ) {
     this.core = data.core;
     this.lockout = new Lockout(this.core.options.accountLockout, this.core.redis);
+    this.providers = new AuthProviders(this.core.options.auth, cloudProviders);
   }
 
   /**
@@ -194,51 +225,59 @@ export class Users {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * POST /users. Answers `created: false` (HTTP 200) when an anonymous id that already has a user
-   * logs in again.
+   * POST /users: a sign-up, or a sign-in with `authData` (anonymous or a provider) whose id already
+   * belongs to a user, which answers `created: false` (HTTP 200) with the user's row and a new
+   * session. A sign-up answers what the incumbent answers: `objectId`, `createdAt`, the session
+   * token, and the fields stored otherwise than sent (a lowercased or chosen username, a lowercased
+   * email, `emailVerified: false` with verifyUserEmails, a File's url, what a beforeSave changed).
    */
-  async signUp(auth: Caller, raw: unknown): Promise<{ created: boolean; body: Row }> {
+  async signUp(
+    auth: Caller,
+    raw: unknown,
+    ip: string | null = null,
+  ): Promise<{ created: boolean; body: Row }> {
     if (!isObject(raw)) throw new BdsError(ErrorCode.INVALID_JSON, 'The request body must be a JSON object.');
-    const body: Record<string, unknown> = { ...raw };
+    const chosen = takeChosenObjectId(raw, mayChooseObjectId(auth.isMaster, this.core.options));
+    const body: Record<string, unknown> = { ...(chosen.body as Record<string, unknown>) };
     const password = body.password;
     delete body.password;
     this.checkWritableFields(auth, body);
     const internal: Record<string, string | null> = {};
 
-    let anonymousId: string | undefined;
+    let links: SignInLinks = { anonymousId: undefined, providers: new Map() };
     if (body.authData !== undefined) {
       const authData = body.authData;
       if (!isObject(authData)) throw new BdsError(ErrorCode.INCORRECT_TYPE, 'authData must be an object.');
-      for (const [provider, value] of Object.entries(authData)) {
-        if (provider === 'anonymous') {
-          anonymousId = anonymousIdOf(value);
-        } else if (provider === 'mfa') {
-          // Only as the second factor of an anonymous login (checked below); enrolment is a PUT.
-        } else if (!auth.isMaster) {
-          throw unsupportedProvider(provider);
-        }
+      links = this.signInLinks(auth, authData);
+      const owners = await this.ownersOf(links);
+      if (owners.length > 0) {
+        const owner = owners.length === 1 ? await this.data.lookups.userById(owners[0]!) : undefined;
+        // The payloads are checked before a 208 too: without a valid one, nothing is learnt.
+        await this.checkPayloads(auth, links.providers, 'validateLogin', owner, ip);
+        if (!owner) throw alreadyLinked();
+        return { created: false, body: await this.signInLinked(auth, owner, links, authData, ip) };
       }
-      if (anonymousId !== undefined) {
-        const existing = await this.data.lookups.internal('_User', COL.anonymousId, anonymousId, [COL.mfa]);
-        if (existing[0]) {
-          const userId = existing[0].objectId as string;
-          // An enrolled user needs the second factor on every login path, the anonymous id included.
-          await this.checkMfa(existing[0], authData, `user:${userId}`);
-          return { created: false, body: await this.startSession(userId, 'login', 'anonymous', auth) };
-        }
-        internal[COL.anonymousId] = anonymousId;
-      }
+      await this.checkPayloads(auth, links.providers, 'validateSetUp', undefined, ip);
       if ('mfa' in authData) throw mfaError('MFA is enrolled after sign-up, with PUT /users/<objectId>.');
+      if (links.anonymousId !== undefined) internal[COL.anonymousId] = links.anonymousId;
+      const stored: Record<string, unknown> = Object.fromEntries(links.providers);
+      if (links.anonymousId !== undefined) stored.anonymous = authData.anonymous;
+      body.authData = Object.keys(stored).length ? stored : undefined;
+      if (body.authData === undefined) delete body.authData;
     }
+    const signInProvider =
+      links.anonymousId !== undefined
+        ? 'anonymous'
+        : [...links.providers.keys()].sort().join(',') || undefined;
 
-    if (anonymousId !== undefined && body.username === undefined) {
+    if (signInProvider !== undefined && body.username === undefined) {
       body.username = newObjectId(25).toLowerCase();
     }
     if (typeof body.username !== 'string' || body.username.trim() === '') {
       throw new BdsError(ErrorCode.USERNAME_MISSING, 'bad or missing username');
     }
     body.username = body.username.toLowerCase();
-    if (password !== undefined || (!auth.isMaster && anonymousId === undefined)) {
+    if (password !== undefined || (!auth.isMaster && signInProvider === undefined)) {
       if (typeof password !== 'string' || password === '') {
         throw new BdsError(ErrorCode.PASSWORD_MISSING, 'password is required');
       }
@@ -246,7 +285,7 @@ export class Users {
     }
     this.normaliseEmail(body);
 
-    const objectId = newObjectId();
+    const objectId = chosen.objectId ?? newObjectId();
     const acl = body.ACL;
     body.ACL = isObject(acl)
       ? { ...acl, [objectId]: { read: true, write: true } }
@@ -263,20 +302,26 @@ export class Users {
       }
     }
     await this.checkUnique(body.username as string, body.email);
-    const loginCapable = typeof internal[COL.hash] === 'string' || anonymousId !== undefined;
+    // A session for whoever can sign in: by password (once the email is verified, with
+    // preventLoginWithUnverifiedEmail), by an anonymous id or a provider.
+    const signsIn =
+      signInProvider !== undefined ||
+      (typeof internal[COL.hash] === 'string' && !this.loginWaitsForEmail(body.emailVerified));
     const answer = await this.core.store.transaction(async () => {
+      let created: Row;
       try {
-        await this.data.writes.create(accountCtx(auth), '_User', body, { objectId, internal });
+        created = await this.data.writes.create(accountCtx(auth), '_User', body, { objectId, internal });
       } catch (err) {
         throw await this.explainDuplicate(err, body.username as string, body.email);
       }
-      if (!loginCapable) return this.ownRow(objectId);
-      return this.startSession(
-        objectId,
-        'signup',
-        anonymousId !== undefined ? 'anonymous' : 'password',
-        auth,
-      );
+      // The fields stored otherwise than sent come back (the SDKs keep what they sent).
+      const row = await this.ownRow(objectId);
+      for (const [field, value] of Object.entries(row)) {
+        if (!NOT_ECHOED.has(field) && !isDeepStrictEqual(value, raw[field])) created[field] = value;
+      }
+      if (!signsIn) return created;
+      const sessionToken = await this.newSession(objectId, 'signup', signInProvider ?? 'password', auth);
+      return { ...created, sessionToken };
     });
     if (verifyToken) {
       const email = body.email as string;
@@ -286,28 +331,136 @@ export class Users {
     return { created: true, body: answer };
   }
 
-  private async startSession(
+  /**
+   * The links a sign-up's `authData` asks for: the anonymous id, and provider payloads (each with
+   * a string id). A client may name only providers that are configured (252 otherwise); the master
+   * key writes any, unchecked.
+   */
+  private signInLinks(auth: Caller, authData: Record<string, unknown>): SignInLinks {
+    const links: SignInLinks = { anonymousId: undefined, providers: new Map() };
+    for (const [provider, value] of Object.entries(authData)) {
+      if (provider === 'anonymous') links.anonymousId = anonymousIdOf(value);
+      else if (provider === 'mfa') {
+        // Only as the second factor of a sign-in (checked there); enrolment is a PUT.
+      } else if (value !== null) {
+        if (!auth.isMaster && !this.providers.has(provider)) throw unsupportedService();
+        links.providers.set(provider, providerPayload(provider, value));
+      }
+    }
+    return links;
+  }
+
+  /** The users (distinct objectIds) already linked to the anonymous id or a provider id of `links`. */
+  private async ownersOf(links: SignInLinks): Promise<string[]> {
+    const owners = new Set<string>();
+    if (links.anonymousId !== undefined) {
+      const rows = await this.data.lookups.internal('_User', COL.anonymousId, links.anonymousId, []);
+      for (const row of rows) owners.add(row.objectId as string);
+    }
+    for (const [provider, payload] of links.providers) {
+      for (const id of await this.data.lookups.usersByAuthId(provider, payload.id as string)) owners.add(id);
+    }
+    return [...owners];
+  }
+
+  /** Checks each payload with its provider (the master key's are trusted, as all its writes are). */
+  private async checkPayloads(
+    auth: Caller,
+    payloads: Iterable<[string, Record<string, unknown>]> | Map<string, Record<string, unknown>>,
+    step: ProviderStep | ((provider: string) => ProviderStep),
+    user: Row | undefined,
+    ip: string | null,
+  ): Promise<void> {
+    if (auth.isMaster) return;
+    const { password: _password, authData: _authData, ...visible } = user ?? {};
+    for (const [provider, payload] of [...payloads].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      await this.providers.validate(provider, payload, {
+        step: typeof step === 'function' ? step(provider) : step,
+        caller: auth,
+        user: user ? visible : undefined,
+        ip,
+      });
+    }
+  }
+
+  /**
+   * A sign-in with `authData` linked to `user`: the second factor of an enrolled user, a changed
+   * provider payload stored, then the login as any other (triggers, session).
+   */
+  private async signInLinked(
+    auth: Caller,
+    user: Row,
+    links: SignInLinks,
+    authData: Record<string, unknown>,
+    ip: string | null,
+  ): Promise<Row> {
+    const userId = user.objectId as string;
+    const internal = (await this.internalOf(userId, [COL.mfa])) ?? {};
+    // An enrolled user needs the second factor on every login path, the anonymous id included.
+    await this.checkMfa({ ...internal, objectId: userId }, authData, `user:${userId}`);
+    const current: Record<string, unknown> = isObject(user.authData) ? { ...user.authData } : {};
+    let changed = false;
+    for (const [provider, payload] of links.providers) {
+      if (unchanged(payload, current[provider])) continue;
+      current[provider] = payload;
+      changed = true;
+    }
+    if (changed) await this.data.writes.update(SYSTEM, '_User', userId, { authData: current });
+    const provider =
+      links.anonymousId !== undefined ? 'anonymous' : [...links.providers.keys()].sort().join(',');
+    return this.completeLogin(auth, userId, provider, ip);
+  }
+
+  /** With verifyUserEmails and preventLoginWithUnverifiedEmail, a password login waits for the email's verification. */
+  private loginWaitsForEmail(emailVerified: unknown): boolean {
+    const { verifyUserEmails, preventLoginWithUnverifiedEmail } = this.core.options;
+    return verifyUserEmails && preventLoginWithUnverifiedEmail && emailVerified !== true;
+  }
+
+  /** A new session of the user (replacing the one of the caller's installation, when it names one). */
+  private async newSession(
     userId: string,
     action: CreatedWith['action'],
     authProvider: string,
     auth: Caller,
-  ): Promise<Row> {
+  ): Promise<string> {
     if (auth.installationId) await this.revokeSessions(userId, { installationId: auth.installationId });
-    const sessionToken = await this.createSession(userId, { action, authProvider }, auth.installationId);
-    return { ...(await this.ownRow(userId)), sessionToken };
+    return this.createSession(userId, { action, authProvider }, auth.installationId);
   }
 
-  /** POST /login and GET /login. */
-  async logIn(auth: Caller, params: Record<string, unknown>, ip: string | null = null): Promise<Row> {
+  /**
+   * Every login ends here (password, anonymous id, provider): the beforeLogin trigger may refuse it
+   * (no session is made), then the session, then afterLogin. Answers the user's own row and token.
+   */
+  private async completeLogin(
+    auth: Caller,
+    userId: string,
+    authProvider: string,
+    ip: string | null,
+  ): Promise<Row> {
+    const triggers = this.core.accountTriggers;
+    // The login triggers see the user who logs in as the caller.
+    const ctx: Ctx | undefined = triggers && {
+      ...accountCtx(
+        this.callers ? await this.callers.forUser(userId) : makeCaller({ user: { objectId: userId } }),
+      ),
+      ip,
+    };
+    if (triggers && ctx) await triggers.beforeLogin(ctx, await this.ownRow(userId));
+    const sessionToken = await this.newSession(userId, 'login', authProvider, auth);
+    const user = await this.ownRow(userId);
+    if (triggers && ctx) triggers.afterLogin(ctx, user);
+    return { ...user, sessionToken };
+  }
+
+  /**
+   * The password check of a login and of verifyPassword: the user named by `username` or `email`
+   * and its password, under the lockout. Answers the user's row of internal columns and its lockout key.
+   */
+  private async checkPassword(
+    params: Record<string, unknown>,
+  ): Promise<{ row: Record<string, unknown>; key: string }> {
     const { username, email, password } = params;
-    let authData = params.authData;
-    if (typeof authData === 'string') {
-      try {
-        authData = JSON.parse(authData);
-      } catch {
-        throw new BdsError(ErrorCode.INVALID_JSON, 'authData must be a JSON object.');
-      }
-    }
     if ((typeof username !== 'string' || !username) && (typeof email !== 'string' || !email)) {
       throw new BdsError(ErrorCode.USERNAME_MISSING, 'username/email is required.');
     }
@@ -328,23 +481,60 @@ export class Users {
       await this.lockout.fail(key);
       throw badLogin();
     }
+    return { row, key };
+  }
+
+  /** POST /login and GET /login. */
+  async logIn(auth: Caller, params: Record<string, unknown>, ip: string | null = null): Promise<Row> {
+    let authData = params.authData;
+    if (typeof authData === 'string') {
+      try {
+        authData = JSON.parse(authData);
+      } catch {
+        throw new BdsError(ErrorCode.INVALID_JSON, 'authData must be a JSON object.');
+      }
+    }
+    const { row, key } = await this.checkPassword(params);
     const userId = row.objectId as string;
     await this.checkMfa(row, authData, key);
     await this.lockout.succeed(key);
-    const triggers = this.core.accountTriggers;
-    if (!triggers) return this.startSession(userId, 'login', 'password', auth);
-    // The login triggers see the user who logs in as the caller.
-    const ctx: Ctx = {
-      ...accountCtx(
-        this.callers ? await this.callers.forUser(userId) : makeCaller({ user: { objectId: userId } }),
-      ),
-      ip,
-    };
-    await triggers.beforeLogin(ctx, await this.ownRow(userId));
-    const answer = await this.startSession(userId, 'login', 'password', auth);
-    const { sessionToken: _token, ...user } = answer;
-    triggers.afterLogin(ctx, user);
-    return answer;
+    if (this.loginWaitsForEmail((await this.data.lookups.userById(userId))?.emailVerified)) {
+      throw emailNotVerified();
+    }
+    return this.completeLogin(auth, userId, 'password', ip);
+  }
+
+  /**
+   * GET and POST /verifyPassword: the login's password check, without a session: answers the
+   * user's own row. The master key may skip the email verification (`ignoreEmailVerification`).
+   */
+  async verifyPassword(auth: Caller, params: Record<string, unknown>): Promise<Row> {
+    const { row, key } = await this.checkPassword(params);
+    await this.lockout.succeed(key);
+    const userId = row.objectId as string;
+    const ignore = params.ignoreEmailVerification;
+    const ignoring = auth.isMaster && (ignore === true || ignore === 'true');
+    if (!ignoring && this.loginWaitsForEmail((await this.data.lookups.userById(userId))?.emailVerified)) {
+      throw emailNotVerified();
+    }
+    return this.ownRow(userId);
+  }
+
+  /**
+   * POST /loginAs (master key only): a new session for the user `userId`, as an operator acting for
+   * the user; no password, no login triggers (the incumbent's). Answers the user's row and token.
+   */
+  async logInAs(auth: Caller, params: Record<string, unknown>): Promise<Row> {
+    demandMaster(auth, 'loginAs');
+    const { userId } = params;
+    if (userId === undefined || userId === null || userId === '') {
+      throw new BdsError(ErrorCode.INVALID_VALUE, 'userId must not be empty, null, or undefined');
+    }
+    if (typeof userId !== 'string') throw new BdsError(ErrorCode.INVALID_VALUE, 'userId must be a string.');
+    const user = await this.data.lookups.userById(userId);
+    if (!user) throw new BdsError(ErrorCode.OBJECT_NOT_FOUND, 'user not found');
+    const sessionToken = await this.newSession(userId, 'login', 'masterkey', auth);
+    return { ...(await this.ownRow(userId)), sessionToken };
   }
 
   /** The second factor of an enrolled user (`row` carries COL.mfa): 211 without a token, 210 for a wrong one. */
@@ -418,6 +608,8 @@ export class Users {
       if (authData !== null && !isObject(authData))
         throw new BdsError(ErrorCode.INCORRECT_TYPE, 'authData must be an object.');
       const merged: Record<string, unknown> = isObject(current.authData) ? { ...current.authData } : {};
+      /** Provider payloads this update links (new or changed), to check and to keep unique. */
+      const linking = new Map<string, Record<string, unknown>>();
       for (const [provider, value] of Object.entries(authData ?? {})) {
         if (provider === 'mfa') {
           if (value === null) {
@@ -433,6 +625,8 @@ export class Users {
           if (value === null) {
             delete merged.anonymous;
             internal[COL.anonymousId] = null;
+          } else if (isObject(value) && unchanged(value, merged.anonymous)) {
+            // The anonymous id the user holds, sent back: nothing to change.
           } else if (auth.isMaster) {
             const id = anonymousIdOf(value);
             merged.anonymous = { id };
@@ -440,12 +634,14 @@ export class Users {
           } else {
             throw forbidden('An anonymous id can only be linked at sign-up.');
           }
-        } else if (!auth.isMaster) {
-          throw unsupportedProvider(provider);
         } else if (value === null) {
-          delete merged[provider];
+          delete merged[provider]; // unlinking needs no provider
         } else {
-          merged[provider] = value;
+          if (!auth.isMaster && !this.providers.has(provider)) throw unsupportedService();
+          const payload = providerPayload(provider, value);
+          // A payload sent back as stored (or a part of it) is not a new link: nothing to check.
+          if (unchanged(payload, merged[provider])) continue;
+          linking.set(provider, payload);
         }
       }
       if (authData === null) {
@@ -453,8 +649,25 @@ export class Users {
         for (const k of Object.keys(merged)) delete merged[k];
         internal[COL.anonymousId] = null;
       }
+      // Checked before the 208: without a valid payload a caller learns nothing about who holds an id.
+      const linked = isObject(current.authData) ? current.authData : {};
+      await this.checkPayloads(
+        auth,
+        linking,
+        (provider) => (isObject(linked[provider]) ? 'validateUpdate' : 'validateSetUp'),
+        current,
+        null,
+      );
+      for (const [provider, payload] of linking) {
+        const owners = await this.data.lookups.usersByAuthId(provider, payload.id as string);
+        if (owners.some((owner) => owner !== objectId)) throw alreadyLinked();
+        merged[provider] = payload;
+      }
       body.authData = Object.keys(merged).length ? merged : null;
     }
+    // A user cannot lock itself out of its own row: its own entry stays (the incumbent's rule).
+    if (!auth.isMaster && isObject(body.ACL))
+      body.ACL = { ...body.ACL, [objectId]: { read: true, write: true } };
 
     const wasAnonymous =
       Boolean(currentInternal[COL.anonymousId]) || isObject((current.authData as Row)?.anonymous);
@@ -487,8 +700,9 @@ export class Users {
       } catch (err) {
         throw await this.explainDuplicate(err, body.username as string | undefined, body.email);
       }
-      if (password !== undefined)
-        await this.revokeSessions(objectId, { keep: rotate ? null : auth.sessionToken });
+      if (rotate) await this.revokeSessions(objectId);
+      else if (password !== undefined && this.core.options.revokeSessionOnPasswordReset)
+        await this.revokeSessions(objectId, { keep: auth.sessionToken });
       if (rotate) {
         // The anonymous upgrade: the old token (revoked above) is replaced by a new one.
         updated.sessionToken = await this.createSession(
@@ -702,7 +916,7 @@ export class Users {
         { [COL.resetToken]: user.digest },
       );
       if (!done) return false;
-      await this.revokeSessions(user.objectId);
+      if (this.core.options.revokeSessionOnPasswordReset) await this.revokeSessions(user.objectId);
       await this.lockout.succeed(`user:${user.objectId}`);
       return true;
     });
@@ -737,10 +951,6 @@ function anonymousIdOf(value: unknown): string {
     throw new BdsError(ErrorCode.INCORRECT_TYPE, 'authData.anonymous needs an id (a client-generated UUID).');
   }
   return id;
-}
-
-function unsupportedProvider(provider: string): BdsError {
-  return forbidden(`This authentication method is unsupported: ${provider}.`);
 }
 
 export function escapeHtml(text: string): string {

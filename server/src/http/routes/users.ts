@@ -4,10 +4,11 @@ import type { Users } from '../../users/service.ts';
 import type { ApiRequest, Router } from '../router.ts';
 
 /**
- * Users and sessions: sign-up, login, logout, the current user and session, user updates and
- * deletes, session scoping, password reset and verification requests. Registered before the
- * generic class routes, so `/users`, `/classes/_User`, `/sessions` and `/classes/_Session` reach
- * these rules (batch sub-requests too). Plain reads of _User stay with the class routes.
+ * Users and sessions: sign-up (and sign-in with authData), login, verifyPassword, loginAs,
+ * logout, the current user and session, user updates and deletes, session scoping, password reset
+ * and verification requests. Registered before the generic class routes, so `/users`,
+ * `/classes/_User`, `/sessions` and `/classes/_Session` reach these rules (batch sub-requests too).
+ * Plain reads of _User stay with the class routes.
  */
 export function registerUserRoutes(router: Router, users: Users, data: Data, publicUrl: () => string): void {
   const login = async (req: ApiRequest) => {
@@ -16,6 +17,16 @@ export function registerUserRoutes(router: Router, users: Users, data: Data, pub
   };
   router.add('POST', '/login', login);
   router.add('GET', '/login', login);
+  // The SDKs send GET (as a POST with `_method`); the incumbent also answers POST.
+  const verify = async (req: ApiRequest) => {
+    const params = req.method === 'GET' ? req.query : { ...req.query, ...((req.body as object) ?? {}) };
+    return { body: await users.verifyPassword(req.ctx.caller, params) };
+  };
+  router.add('GET', '/verifyPassword', verify);
+  router.add('POST', '/verifyPassword', verify);
+  router.add('POST', '/loginAs', async (req) => ({
+    body: await users.logInAs(req.ctx.caller, { ...req.query, ...((req.body as object) ?? {}) }),
+  }));
   router.add('POST', '/logout', async (req) => ({
     body: await users.logOut(req.ctx.caller, req.ctx.ip ?? null),
   }));
@@ -30,7 +41,7 @@ export function registerUserRoutes(router: Router, users: Users, data: Data, pub
 
   for (const prefix of ['/users', '/classes/_User']) {
     router.add('POST', prefix, async (req) => {
-      const { created, body } = await users.signUp(req.ctx.caller, req.body);
+      const { created, body } = await users.signUp(req.ctx.caller, req.body, req.ctx.ip ?? null);
       const location = `${publicUrl()}${prefix}/${body.objectId as string}`;
       return { status: created ? 201 : 200, body, headers: { Location: location } };
     });

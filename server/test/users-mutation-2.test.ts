@@ -226,7 +226,7 @@ describe('sign-up checks', () => {
 
   it('the master key may sign up with another provider; a client may not', async () => {
     const client = await signUp({ username: 'prov-c', password: 'pw', authData: { custom: { id: 'c1' } } });
-    expect(client.json).toEqual(err(119, 'This authentication method is unsupported: custom.'));
+    expect(client.json).toEqual(err(252, 'This authentication method is unsupported.'));
     const master = await signUp(
       { username: 'prov-m', password: 'pw-prov-m', authData: { custom: { id: 'm1' } } },
       'master',
@@ -440,7 +440,7 @@ describe('updates and deletes', () => {
     const client = await put(u.objectId, { authData: { anonymous: { id: 'late-link' } } }, u.sessionToken);
     expect(client.json).toEqual(err(119, 'An anonymous id can only be linked at sign-up.'));
     const other = await put(u.objectId, { authData: { custom: { id: 'c' } } }, u.sessionToken);
-    expect(other.json).toEqual(err(119, 'This authentication method is unsupported: custom.'));
+    expect(other.json).toEqual(err(252, 'This authentication method is unsupported.'));
 
     const link = await put(u.objectId, { authData: { anonymous: { id: 'late-link' } } });
     expect(link.status, link.text).toBe(200);

@@ -350,6 +350,43 @@ const rows: Row[] = [
     ],
   },
   {
+    name: 'link an auth provider (master): the user',
+    setup: async (v, t) => {
+      v.user = (await signUp(t, 'linked1')).objectId;
+    },
+    method: 'PUT',
+    path: '/users/{user}',
+    as: 'master',
+    body: { authData: { custom: { id: 'linked1-id' } } },
+    status: 200,
+    events: [['_User', 'update', 1]],
+    source: 'account',
+  },
+  {
+    name: 'loginAs: a session',
+    setup: async (v, t) => {
+      v.user = (await signUp(t, 'loginas1')).objectId;
+    },
+    method: 'POST',
+    path: '/loginAs',
+    as: 'master',
+    body: { userId: '{user}' },
+    status: 200,
+    events: [['_Session', 'create', 1]],
+    source: 'account',
+  },
+  {
+    name: 'verifyPassword: nothing written',
+    setup: async (_v, t) => {
+      await signUp(t, 'verifypw1');
+    },
+    method: 'POST',
+    path: '/verifyPassword',
+    body: { username: 'verifypw1', password: 'pw' },
+    status: 200,
+    events: [],
+  },
+  {
     name: 'revoke a session',
     setup: async (v, t) => {
       const u = await signUp(t, 'revoke1');

@@ -75,6 +75,12 @@ const SERVICE_GET_RULES: readonly ServicePathRule[] = [
   // GETs that change something.
   { pattern: /^\/login$/, needs: 'write', why: 'GET /login signs in and creates a session' },
   {
+    // A password oracle, whose failures count toward the user's lockout.
+    pattern: /^\/verifyPassword$/,
+    needs: 'write',
+    why: "GET /verifyPassword checks a user's password",
+  },
+  {
     pattern: /^\/apps\/[^/]+\/verify_email$/,
     needs: 'write',
     why: 'GET /apps/<id>/verify_email spends a verification token',

@@ -26,6 +26,7 @@ const REFUSED = {
   aggregate:
     'GET /aggregate/<C> can copy secret fields under other names: read-only console users cannot send it.',
   login: 'GET /login signs in and creates a session: read-only console users cannot send it.',
+  verifyPassword: "GET /verifyPassword checks a user's password: read-only console users cannot send it.",
 };
 
 let t: StartedBff;
@@ -406,6 +407,7 @@ describe('a read-only console user crawls the console and the service', () => {
       if (/^\/sessions(\/|$)|\/_Session(\/|$)/.test(normal)) return REFUSED.session;
       if (normal.startsWith('/aggregate/')) return REFUSED.aggregate;
       if (normal === '/login') return REFUSED.login;
+      if (normal === '/verifyPassword') return REFUSED.verifyPassword;
       return undefined;
     };
     let refusals = 0;

@@ -6,9 +6,9 @@ import { acl, className, jsonObject, objectId } from './schemas-edge.ts';
 
 /**
  * The Security API (docs/security-api.md), proxied with the master key: explain, evaluate as a
- * viewpoint (reads as they are, writes as dry runs) and the impact of a permission change. None
- * of them changes anything, so read-only console users may call them (see readOnlyGuard), evaluate
- * with reads only.
+ * viewpoint (reads as they are, writes as dry runs), a class's effective rules and the impact of a
+ * permission draft. None of them changes anything, so read-only console users may call them (see
+ * readOnlyGuard), evaluate with reads only and impact without role changes.
  */
 
 const roleName = z.string().regex(/^[0-9A-Za-z_\- ]{1,200}$/, 'must be a role name');
@@ -40,16 +40,28 @@ const evaluateBody = z.strictObject({
   body: z.unknown().optional(),
 });
 
+const classChange = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('acl'), objectIds: z.array(objectId).min(1).max(1000), ACL: acl }),
+  z.strictObject({ kind: z.literal('clp'), classLevelPermissions: jsonObject }),
+  z.strictObject({
+    kind: z.literal('protectedFields'),
+    protectedFields: z.record(z.string(), z.array(z.string())),
+  }),
+]);
+const members = z.strictObject({
+  add: z.array(objectId).max(1000).optional(),
+  remove: z.array(objectId).max(1000).optional(),
+});
+/** A permission draft: changes of one class (`change`, or `changes` in order) and role changes. */
 const impactBody = z.strictObject({
-  className,
-  change: z.discriminatedUnion('kind', [
-    z.strictObject({ kind: z.literal('acl'), objectIds: z.array(objectId).min(1).max(1000), ACL: acl }),
-    z.strictObject({ kind: z.literal('clp'), classLevelPermissions: jsonObject }),
-    z.strictObject({
-      kind: z.literal('protectedFields'),
-      protectedFields: z.record(z.string(), z.array(z.string())),
-    }),
-  ]),
+  className: className.optional(),
+  change: classChange.optional(),
+  changes: z.array(classChange).min(1).max(100).optional(),
+  roles: z
+    .array(z.strictObject({ roleId: objectId, users: members.optional(), roles: members.optional() }))
+    .min(1)
+    .max(100)
+    .optional(),
 });
 
 const proxy = async (s: AppScope, path: string, body: unknown) =>
@@ -77,8 +89,19 @@ export function registerSecurityRoutes(router: express.Router, ctx: BffContext):
   );
   router.post(
     `${base}/impact`,
+    appRoute(ctx, {}, (s) => {
+      const draft = parse(impactBody, bodyOf(s.req), 'impact request');
+      // A role change is previewed by writing it in a transaction that rolls back, so the role's
+      // before-save triggers run (a webhook trigger calls out): read-only users preview class changes only.
+      if (draft.roles) demand(s.user, 'write', 'Read-only console users cannot preview role changes.');
+      return proxy(s, '/security/impact', draft);
+    }),
+  );
+  // A question, so a GET: read-only console users see the rules the service enforces too.
+  router.get(
+    `${base}/rules/:className`,
     appRoute(ctx, {}, (s) =>
-      proxy(s, '/security/impact', parse(impactBody, bodyOf(s.req), 'impact request')),
+      proxy(s, '/security/rules', { className: parse(className, s.req.params.className, 'class name') }),
     ),
   );
 }

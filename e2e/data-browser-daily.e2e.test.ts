@@ -736,6 +736,9 @@ describe('polish', () => {
     await fb.getByLabel('saved filter name').fill('big n');
     await fb.getByRole('button', { name: 'Save filter' }).click();
     await fb.getByRole('button', { name: 'big n', exact: true }).waitFor();
+    // A saved filter is its owner's until shared (trial-parity.e2e.test.ts).
+    await fb.getByRole('button', { name: 'share saved filter big n' }).click();
+    await fb.getByRole('button', { name: 'stop sharing saved filter big n' }).waitFor();
     const want = (await rest('GET', '/classes/Saved?where={"n":{"$gte":100}}&count=1&limit=0')).count;
     expect(want).toBe(2);
 

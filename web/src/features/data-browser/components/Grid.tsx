@@ -9,7 +9,7 @@ import { rowShift, scrollScale } from '../lib/scroll-scale.ts';
 import { isEditableField, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue } from './Cell.tsx';
 import { CellEditor } from './CellEditor.tsx';
-import { hasOwnEditor, NotShownCell, OwnCellEditor } from './OwnCellEditors.tsx';
+import { EditCellButton, hasOwnEditor, NotShownCell, OwnCellEditor } from './OwnCellEditors.tsx';
 
 export const ROW_HEIGHT = 30;
 const SELECT_WIDTH = 36;
@@ -469,6 +469,13 @@ const GridRow = memo(function GridRow({
                 />
               )}
             </span>
+            {ownEditor && !isEditing && (
+              <EditCellButton
+                objectId={row.objectId}
+                field={c}
+                onEdit={() => actions.startEdit(row.objectId, c)}
+              />
+            )}
             {isEditing && ownEditor && (
               <OwnCellEditor
                 appId={appId}

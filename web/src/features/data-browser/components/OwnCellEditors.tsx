@@ -268,3 +268,32 @@ export function NotShownCell({ objectId, field, onWhy }: { objectId: string; fie
     </span>
   );
 }
+
+/**
+ * Opens a Relation or File cell's editor: those cells hold a link (the members, the file), so a
+ * double click would follow it.
+ */
+export function EditCellButton({
+  objectId,
+  field,
+  onEdit,
+}: {
+  objectId: string;
+  field: string;
+  onEdit(): void;
+}) {
+  return (
+    <button
+      type="button"
+      className="ml-auto shrink-0 rounded px-1 text-xs text-gray-500 hover:bg-gray-200 dark:hover:bg-gray-700"
+      aria-label={`edit ${field} of ${objectId}`}
+      title={`Edit ${field}`}
+      onClick={(e) => {
+        e.stopPropagation();
+        onEdit();
+      }}
+    >
+      ✎
+    </button>
+  );
+}

@@ -515,6 +515,29 @@ describe('POST /loginAs', () => {
   });
 });
 
+describe('POST /upgradeToRevocableSession', () => {
+  it('a new session replaces the caller’s: the session row with its token; the old token ends', async () => {
+    const u = await signUp({ username: 'up-a', password: 'pw' });
+    const res = await send('POST', '/upgradeToRevocableSession', { sessionToken: u.sessionToken });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json).toMatchObject({
+      user: { __type: 'Pointer', className: '_User', objectId: u.objectId },
+      createdWith: { action: 'upgrade', authProvider: 'password' },
+    });
+    expect(res.json.sessionToken).toMatch(TOKEN);
+    expect(res.json.sessionToken).not.toBe(u.sessionToken);
+    expect((await send('GET', '/users/me', { sessionToken: res.json.sessionToken })).status).toBe(200);
+    const old = await send('GET', '/users/me', { sessionToken: u.sessionToken });
+    expect(old.json).toEqual(err(209, 'Invalid session token'));
+  });
+
+  it('without a session: 209', async () => {
+    const res = await send('POST', '/upgradeToRevocableSession', {});
+    expect(res.status).toBe(400);
+    expect(res.json.code).toBe(209);
+  });
+});
+
 describe('the answers of sign-up and update', () => {
   it('a sign-up answers objectId, createdAt and the session token; the name when the service changed it', async () => {
     const plain = await send('POST', '/users', { body: { username: 'ans-a', password: 'pw', extra: 1 } });

@@ -376,6 +376,21 @@ const rows: Row[] = [
     source: 'account',
   },
   {
+    name: 'upgradeToRevocableSession: a new session in, the old one out',
+    setup: async (v, t) => {
+      v.token = (await signUp(t, 'upgrade1')).sessionToken;
+    },
+    method: 'POST',
+    path: '/upgradeToRevocableSession',
+    sessionToken: '{token}',
+    status: 200,
+    events: [
+      ['_Session', 'create', 1],
+      ['_Session', 'delete', 1],
+    ],
+    source: 'account',
+  },
+  {
     name: 'verifyPassword: nothing written',
     setup: async (_v, t) => {
       await signUp(t, 'verifypw1');

@@ -204,6 +204,27 @@ export class Users {
   }
 
   /**
+   * POST /upgradeToRevocableSession: the incumbent's way out of a legacy token. Every session here
+   * is revocable already, so the caller's session is replaced by a new one (createdWith upgrade);
+   * answers the new session's row.
+   */
+  async upgradeSession(auth: Caller): Promise<Row> {
+    const { userId, token } = this.requireSession(auth);
+    const current = await this.data.lookups.sessionByToken(token);
+    if (!current) throw invalidSession();
+    const was = current.createdWith as Partial<CreatedWith> | undefined;
+    return this.core.store.transaction(async () => {
+      const sessionToken = await this.createSession(
+        userId,
+        { action: 'upgrade', authProvider: was?.authProvider ?? 'password' },
+        auth.installationId,
+      );
+      await this.data.writes.delete(SYSTEM, '_Session', current.objectId as string);
+      return (await this.data.lookups.sessionByToken(sessionToken))!;
+    });
+  }
+
+  /**
    * GET /sessions: master sees all; a user only their own. Who may read, get and delete sessions
    * is decided by the `_Session` rule in access/class.ts (a caller without a session gets 209).
    */

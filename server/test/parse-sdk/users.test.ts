@@ -237,6 +237,20 @@ describe('passwords and sessions', () => {
     });
   });
 
+  it('_upgradeToRevocableSession replaces the session token by a new one', async () => {
+    const user = new Parse.User();
+    user.set({ username: 'upgrader', password: 'pw-upgrader' });
+    await user.signUp();
+    const old = user.getSessionToken()!;
+    await (
+      user as unknown as { _upgradeToRevocableSession(): Promise<ParseSDK.User> }
+    )._upgradeToRevocableSession();
+    expect(user.getSessionToken()).toMatch(/^r:[0-9a-f]{32}$/);
+    expect(user.getSessionToken()).not.toBe(old);
+    expect((await Parse.User.me(user.getSessionToken()!)).id).toBe(user.id);
+    await expect(Parse.User.me(old)).rejects.toMatchObject({ code: 209 });
+  });
+
   it('signUp answers what the incumbent answers: no ACL comes back to the object', async () => {
     const user = new Parse.User();
     user.set({ username: 'Mixed.Case', password: 'pw-mixed' });

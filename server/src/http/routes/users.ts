@@ -32,6 +32,9 @@ export function registerUserRoutes(router: Router, users: Users, data: Data, pub
   }));
   router.add('GET', '/users/me', async (req) => ({ body: await users.me(req.ctx.caller) }));
   router.add('GET', '/sessions/me', async (req) => ({ body: await users.sessionMe(req.ctx.caller) }));
+  router.add('POST', '/upgradeToRevocableSession', async (req) => ({
+    body: await users.upgradeSession(req.ctx.caller),
+  }));
   router.add('POST', '/requestPasswordReset', async (req) => ({
     body: users.requestPasswordReset(req.body),
   }));

@@ -473,6 +473,29 @@ describe('POST /verifyPassword and GET /verifyPassword', () => {
   });
 });
 
+describe('verifyPassword counts with login against the default rate limit', () => {
+  it('30 password checks a minute from one address, logins and verifyPassword together; then 429 (155)', async () => {
+    const limited = await startService({ rateLimit: undefined, passwordHashCost: 12 });
+    try {
+      for (let i = 0; i < 30; i++) {
+        const res = await limited.request('POST', i % 2 ? '/verifyPassword' : '/login', {
+          body: { username: 'nobody', password: 'guess' },
+        });
+        expect(res.status).toBe(404);
+      }
+      for (const path of ['/verifyPassword', '/login']) {
+        const over = await limited.request(path === '/login' ? 'POST' : 'GET', path, {
+          query: { username: 'nobody', password: 'guess' },
+        });
+        expect(over.status, path).toBe(429);
+        expect(over.json.code).toBe(155);
+      }
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('POST /loginAs', () => {
   it('the master key gets a session for the user: the row and a token (createdWith login, masterkey)', async () => {
     const u = await signUp({ username: 'as-ann', password: 'pw' });

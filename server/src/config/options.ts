@@ -20,9 +20,18 @@ function isRegExp(source: string): boolean {
 
 const TRUST_PROXY = 'must be true, false, a number of trusted hops or a list of trusted proxy addresses.';
 
-/** Per IP: logins and sign-ups 30 a minute, password reset and verification mail 5 a minute. */
+/**
+ * Per IP: password checks (login, verifyPassword: one counter) and sign-ups 30 a minute, password
+ * reset and verification mail 5 a minute.
+ */
 const DEFAULT_RATE_LIMITS = [
-  { path: '^/login$', methods: ['GET', 'POST'] as const, window: 60, max: 30, by: 'ip' as const },
+  {
+    path: '^/(login|verifyPassword)$',
+    methods: ['GET', 'POST'] as const,
+    window: 60,
+    max: 30,
+    by: 'ip' as const,
+  },
   { path: '^/(users|classes/_User)$', methods: ['POST'] as const, window: 60, max: 30, by: 'ip' as const },
   {
     path: '^/(requestPasswordReset|verificationEmailRequest)$',

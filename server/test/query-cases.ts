@@ -569,6 +569,48 @@ export const QUERY_CASES: QueryCase[] = [
     INVALID_KEY_NAME,
   ),
   // Refused by both with the same 102.
+  // $text: a word of the field (query/text.ts), case and diacritics folded unless told.
+  c('$text finds a word', { s: { $text: { $search: { $term: 'alpha' } } } }, ['r1', 'hidden']),
+  c('$text folds case', { s: { $text: { $search: { $term: 'DELTA' } } } }, ['r4']),
+  c('$text with $caseSensitive', { s: { $text: { $search: { $term: 'Delta', $caseSensitive: true } } } }, [
+    'r4',
+  ]),
+  c(
+    '$text with $caseSensitive, other case',
+    { s: { $text: { $search: { $term: 'delta', $caseSensitive: true } } } },
+    [],
+  ),
+  c('$text: any of the words', { s: { $text: { $search: { $term: 'gamma line2' } } } }, ['r3', 'r5']),
+  c('$text: words end at any non-letter', { s: { $text: { $search: { $term: 'x' } } } }, ['r8', 'r9']),
+  c('$text: a stop word finds nothing', { s: { $text: { $search: { $term: 'the' } } } }, []),
+  c(
+    '$text: no stop words in language none',
+    { s: { $text: { $search: { $term: 'alpha', $language: 'none' } } } },
+    ['r1', 'hidden'],
+  ),
+  c('$text below an Object reads strings only', { 'obj.c': { $text: { $search: { $term: 'x' } } } }, [
+    'r1',
+    'r6',
+    'r9',
+  ]),
+  c('$text on a missing field', { nope: { $text: { $search: { $term: 'x' } } } }, []),
+  refused(
+    '$text on a Number field',
+    { n: { $text: { $search: { $term: '1' } } } },
+    'Invalid where: $text needs a String field, n is Number.',
+  ),
+  refused(
+    '$text without $search',
+    { s: { $text: { $term: 'x' } } },
+    'bad $text: $search, should be object',
+    107,
+  ),
+  refused(
+    '$text with an unknown language',
+    { s: { $text: { $search: { $term: 'x', $language: 'klingon' } } } },
+    'bad $text: $language "klingon" is not supported',
+    107,
+  ),
   // A Relation field compared with pointers: the rows whose relation holds them (as $relatedTo).
   c('a relation equal to a pointer it holds', { friends: ptr('Person', '{ann}') }, ['r1']),
   c('a relation equal to a pointer it lacks', { friends: ptr('Person', '{bob}') }, []),

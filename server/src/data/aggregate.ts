@@ -1,7 +1,8 @@
 import { isObject } from '@bds/client/protocol';
 import type { GroupStage, Projection, Stage } from '../kernel/aggregate.ts';
 import type { Ctx } from '../kernel/context.ts';
-import { invalidQuery } from '../kernel/errors.ts';
+import { BdsError, ErrorCode, invalidQuery } from '../kernel/errors.ts';
+import { keyPathProblem } from '../kernel/names.ts';
 import { MATCH_ALL, type Path, type QueryNode } from '../kernel/query.ts';
 import type { OrderKey, Row } from '../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
@@ -53,6 +54,37 @@ export class Aggregator {
     const out: Row[] = [];
     for await (const doc of docs) out.push(doc);
     return out;
+  }
+
+  /**
+   * `distinct=<field>` (with an optional `where`), as the SDKs' `Query.distinct` sends it: the
+   * distinct values the matching rows hold at the field (a dot path reaches into an Object), nulls
+   * left out, an Array field's elements one by one. Run as the pipeline `$match`, `$unwind` (Array
+   * fields), `$group` on the field, so it obeys the same rules (master only).
+   */
+  async distinct(ctx: Ctx, className: string, field: unknown, where: unknown): Promise<unknown[]> {
+    demandMaster(ctx.caller, 'aggregate', className);
+    checkClassName(className);
+    if (typeof field !== 'string' || keyPathProblem(field)) {
+      throw new BdsError(ErrorCode.INVALID_KEY_NAME, `Invalid field name: ${String(field)}`);
+    }
+    let match: unknown = where ?? {};
+    if (typeof match === 'string') {
+      try {
+        match = match === '' ? {} : JSON.parse(match);
+      } catch {
+        throw new BdsError(ErrorCode.INVALID_JSON, 'where parameter is not valid JSON');
+      }
+    }
+    const schema = this.core.schemas.get(className);
+    const isArray = !field.includes('.') && schema?.fields[field]?.type === 'Array';
+    const pipeline = [
+      { $match: match },
+      ...(isArray ? [{ $unwind: `$${field}` }] : []),
+      { $group: { _id: `$${field}` } },
+    ];
+    const groups = await this.run(ctx, className, pipeline);
+    return groups.map((g) => g.objectId).filter((v) => v !== null && v !== undefined);
   }
 
   private async vectorSearch(

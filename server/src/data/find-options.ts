@@ -5,6 +5,7 @@ import type { Path, QueryNode } from '../kernel/query.ts';
 import type { OrderKey } from '../kernel/records.ts';
 import { jsonProblem, parseInput } from '../kernel/validate.ts';
 import { parseWhere, type QueryLimits } from '../query/parse.ts';
+import { TEXT_SCORE_KEY } from '../query/text.ts';
 
 export interface FindOptions {
   where: QueryNode;
@@ -38,7 +39,7 @@ const listParam = (name: string) =>
   z.preprocess(
     splitList,
     z.array(
-      z.string().refine((item) => item === '*' || !keyPathProblem(item), {
+      z.string().refine((item) => item === '*' || item === TEXT_SCORE_KEY || !keyPathProblem(item), {
         error: (iss) => `Invalid ${name}: ${JSON.stringify(iss.input)}.`,
         params: INVALID_KEY,
       }),
@@ -82,7 +83,7 @@ const orderParam = z.preprocess(
   z.array(
     z
       .string()
-      .refine((item) => !keyPathProblem(orderKey(item)), {
+      .refine((item) => orderKey(item) === TEXT_SCORE_KEY || !keyPathProblem(orderKey(item)), {
         error: (iss) => `Invalid order: ${JSON.stringify(iss.input)}.`,
         params: INVALID_KEY,
       })
@@ -252,7 +253,7 @@ function fastFindOptions(
     if (typeof rawOrder !== 'string') return undefined;
     for (const item of splitList(rawOrder)) {
       const key = orderKey(item);
-      if (keyPathProblem(key)) return undefined;
+      if (key !== TEXT_SCORE_KEY && keyPathProblem(key)) return undefined;
       order.push({ path: key.split('.') as Path, descending: item.startsWith('-') });
     }
   }

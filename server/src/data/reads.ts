@@ -9,6 +9,7 @@ import type { Row } from '../kernel/records.ts';
 import { type ClassSchema, USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
 import type { FindQuery } from '../kernel/triggers.ts';
 import { parseWhere } from '../query/parse.ts';
+import { TEXT_SCORE_KEY, textScore } from '../query/text.ts';
 import { checkClassName } from '../schema/registry.ts';
 import { and, classVerdict, denial, includeAccess, rowAccess, secureQuery, viewOf } from './authorize.ts';
 import type { Core } from './core.ts';
@@ -97,6 +98,10 @@ export class Reads {
     if (!schema || where === undefined) return opts.count ? { results: [], count: 0 } : { results: [] };
     const spec = { where, order: opts.order, limit: opts.limit, skip: opts.skip };
     const rows = opts.limit === 0 ? [] : await store.find(schema, spec, schemas.lookup);
+    if (opts.keys?.includes(TEXT_SCORE_KEY)) {
+      addTextScores(opts.where, rows);
+      opts = { ...opts, keys: opts.keys.map((k) => (k === TEXT_SCORE_KEY ? 'score' : k)) };
+    }
     let results = await this.present(caller, schema, rows, opts);
     if (triggers && query) {
       results = onlyGiven(schema, results, await triggers.afterFind(ctx, query, structuredClone(results)));
@@ -317,6 +322,7 @@ export class Reads {
 
 const COSTLY = new Set<QueryNode['type']>([
   'regex',
+  'text',
   'nearSphere',
   'withinPolygon',
   'withinCenterSphere',
@@ -325,6 +331,31 @@ const COSTLY = new Set<QueryNode['type']>([
   'select',
   'relatedTo',
 ]);
+
+/**
+ * `keys=$score`: each row answers its `$text` score as `score` (the first `$text` of the where,
+ * outside subqueries), computed by the rule the store matched and sorted with (query/text.ts).
+ */
+function addTextScores(where: QueryNode, rows: Row[]): void {
+  const text = firstText(where);
+  if (!text) return;
+  for (const row of rows) {
+    let value: unknown = row;
+    for (const key of text.path) value = isObject(value) ? value[key] : undefined;
+    row.score = textScore(value, text.search);
+  }
+}
+
+function firstText(node: QueryNode): Extract<QueryNode, { type: 'text' }> | undefined {
+  if (node.type === 'text') return node;
+  if (node.type === 'and' || node.type === 'or' || node.type === 'nor') {
+    for (const child of node.children) {
+      const found = firstText(child);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
 
 function hasCostlyTests(node: QueryNode): boolean {
   if (node.type === 'and' || node.type === 'or' || node.type === 'nor')

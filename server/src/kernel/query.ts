@@ -23,6 +23,15 @@ export interface PointerValue {
 
 export type Comparison = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte';
 
+/** A `$text` search (query/text.ts holds its rule): the words sought, folded as the rule folds them. */
+export interface TextSearch {
+  terms: string[];
+  /** A language of query/text.ts TEXT_LANGUAGES (its stop words). */
+  language: string;
+  caseSensitive: boolean;
+  diacriticSensitive: boolean;
+}
+
 export interface SubQuery {
   className: string;
   where: QueryNode;
@@ -46,6 +55,7 @@ export type QueryNode =
   | { type: 'withinPolygon'; path: Path; polygon: GeoPointValue[] }
   | { type: 'withinCenterSphere'; path: Path; center: GeoPointValue; radius: number }
   | { type: 'intersectsPoint'; path: Path; point: GeoPointValue }
+  | { type: 'text'; path: Path; search: TextSearch }
   /**
    * The ACL layer as a row condition: rows with no ACL, or whose ACL grants `access` to one of
    * `principals`. Built by access/ (never parsed from a request); storage compiles it to SQL and

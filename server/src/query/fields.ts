@@ -112,6 +112,13 @@ export function checkRegexField(def: FieldDef | undefined, path: Path): void {
   }
 }
 
+/** `$text` reads strings: a typed field must be a String. */
+export function checkTextField(def: FieldDef | undefined, path: Path): void {
+  if (def && def.type !== 'String') {
+    throw invalidQuery(`Invalid where: $text needs a String field, ${path.join('.')} is ${def.type}.`);
+  }
+}
+
 /** `$all` and `$containedBy` read arrays: a typed field must be an Array (a key below an Object may hold one). */
 export function checkArrayField(def: FieldDef | undefined, path: Path, op: '$all' | '$containedBy'): void {
   if (def && def.type !== 'Array') {

@@ -9,6 +9,7 @@ import {
   checkGeoPointField,
   checkPolygonField,
   checkRegexField,
+  checkTextField,
   equalityOnly,
   type Key,
   keyOf,
@@ -19,6 +20,7 @@ import {
 } from './fields.ts';
 import { distanceRadians, pointInBox, pointInPolygon } from './geo.ts';
 import { regexTester } from './regex.ts';
+import { textScore } from './text.ts';
 
 /**
  * The in-memory matcher of the where AST: decides whether one row matches, with the semantics of
@@ -194,6 +196,13 @@ export function compileMatcher(node: QueryNode, schema: ClassSchema): RowMatcher
           pointInPolygon(point.latitude, point.longitude, polygon.coordinates as number[][])
         );
       };
+    }
+    case 'text': {
+      const resolved = resolvePath(schema, node.path);
+      checkTextField(resolved.def, node.path);
+      const get = getter(resolved);
+      const { search } = node;
+      return (row) => textScore(get(row), search) > 0;
     }
     case 'acl': {
       const { access, principals } = node;

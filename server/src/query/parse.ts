@@ -14,6 +14,7 @@ import {
 } from '../kernel/query.ts';
 import { closedRing } from './geo.ts';
 import { MAX_REGEX_LENGTH, prepareRegex, type RegexSpec, RegexTooLarge } from './regex.ts';
+import { parseTextSearch } from './text.ts';
 
 export interface QueryLimits {
   /** Nesting of $and/$or/$nor; -1 or undefined: no limit. */
@@ -160,6 +161,9 @@ class WhereParser {
           break;
         case '$geoIntersects':
           nodes.push(parseGeoIntersects(path, key, operand));
+          break;
+        case '$text':
+          nodes.push({ type: 'text', path, search: parseTextSearch(operand) });
           break;
         default:
           throw invalidQuery(`Invalid where: unknown operator ${op} on ${key}.`);

@@ -208,6 +208,90 @@ describe('relations and nested operations, with the stock Parse JS SDK', () => {
   });
 });
 
+describe('full-text search and distinct, with the stock Parse JS SDK', () => {
+  const save = (className: string, field: string, texts: string[]) =>
+    Parse.Object.saveAll(texts.map((text) => new Parse.Object(className, { [field]: text })));
+  const subjects = [
+    'coffee',
+    'Coffee Shopping',
+    'Baking a cake',
+    'baking',
+    'Café Con Leche',
+    'Сырники',
+    'coffee and cream',
+    'Cafe con Leche',
+  ];
+
+  it('fullText finds the rows holding the word, case-insensitively', async () => {
+    await save('FullText', 'subject', subjects);
+    const query = new Parse.Query('FullText');
+    query.fullText('subject', 'coffee');
+    expect((await query.find()).map((o) => o.get('subject')).sort()).toEqual([
+      'Coffee Shopping',
+      'coffee',
+      'coffee and cream',
+    ]);
+  });
+
+  it('sorts by $score and selects it: the best match first', async () => {
+    await save('FullTextScore', 'comment', subjects);
+    const query = new Parse.Query('FullTextScore');
+    query.fullText('comment', 'coffee');
+    query.ascending('$score');
+    query.select('$score');
+    const results = await query.find();
+    expect(results.map((o) => o.get('score'))).toEqual([1, 0.75, 0.75]);
+  });
+
+  it('takes a language, case and diacritic options', async () => {
+    await save('FullTextOptions', 'comment', [
+      'café',
+      'loja de café',
+      'Preparando um café',
+      'preparar',
+      'café com leite',
+      'Сырники',
+      'Preparar café e creme',
+      'preparação de cafe com leite',
+    ]);
+    const find = async (term: string, options: Record<string, unknown>) => {
+      const query = new Parse.Query('FullTextOptions');
+      query.fullText('comment', term, options);
+      return (await query.find()).map((o) => o.get('comment')).sort();
+    };
+    expect(await find('preparar', { language: 'portuguese' })).toEqual(
+      ['preparar', 'Preparar café e creme'].sort(),
+    );
+    expect(await find('Preparar', { caseSensitive: true })).toEqual(['Preparar café e creme']);
+    expect(await find('cafe', { diacriticSensitive: true })).toEqual(['preparação de cafe com leite']);
+    expect(await find('cafe', { caseSensitive: true, diacriticSensitive: true })).toEqual([
+      'preparação de cafe com leite',
+    ]);
+    expect(await find('cafe', {})).toHaveLength(6);
+    await expect(find('cafe', { language: 'klingon' })).rejects.toMatchObject({
+      code: Parse.Error.INVALID_JSON,
+    });
+  });
+
+  it('distinct answers the distinct values of a field, with the query as where', async () => {
+    await Parse.Object.saveAll(
+      [
+        { name: 'a', n: 1, tags: ['x', 'y'] },
+        { name: 'b', n: 2, tags: ['y'] },
+        { name: 'a', n: 3 },
+      ].map((fields) => new Parse.Object('Distinct', fields)),
+    );
+    const all = new Parse.Query('Distinct');
+    expect(((await all.distinct('name')) as string[]).sort()).toEqual(['a', 'b']);
+    expect(((await all.distinct('tags')) as string[]).sort()).toEqual(['x', 'y']);
+    const some = new Parse.Query('Distinct');
+    some.greaterThan('n', 1);
+    expect(((await some.distinct('name')) as string[]).sort()).toEqual(['a', 'b']);
+    some.lessThan('n', 3);
+    expect(await some.distinct('name')).toEqual(['b']);
+  });
+});
+
 describe('queries over REST: exact codes and texts', () => {
   const find = (query: Record<string, unknown>, className = 'BoxedNumber') =>
     t.request('GET', `/classes/${className}`, { as: 'master', query });
@@ -374,5 +458,68 @@ describe('queries over REST: exact codes and texts', () => {
       code: 111,
       error: 'schema mismatch for Nested.label; expected String but got Object',
     });
+  });
+
+  it('$text: order=$score sorts best first either way, keys=$score answers score, texts of refusals', async () => {
+    const texts = ['tea', 'tea time', 'tea tea', 'coffee'];
+    for (const body of texts.map((body) => ({ body }))) {
+      await t.request('POST', '/classes/Tea', { as: 'master', body });
+    }
+    const where = { body: { $text: { $search: { $term: 'tea' } } } };
+    for (const order of ['$score', '-$score']) {
+      const res = await find({ where, order, keys: 'body,$score' }, 'Tea');
+      expect(res.status, res.text).toBe(200);
+      expect(res.json.results.map((r: { body: string; score: number }) => [r.body, r.score])).toEqual([
+        ['tea tea', 1.5],
+        ['tea', 1],
+        ['tea time', 0.75],
+      ]);
+    }
+    const noScore = await find({ where, order: 'body', keys: 'body' }, 'Tea');
+    expect(noScore.json.results).toEqual([
+      expect.not.objectContaining({ score: expect.anything() }),
+      expect.anything(),
+      expect.anything(),
+    ]);
+    const cases: Array<[unknown, number, string]> = [
+      [{ $search: 'tea' }, 107, 'bad $text: $search, should be object'],
+      [{ $search: { $term: '' } }, 107, 'bad $text: $term, should be string'],
+      [{ $search: { $term: 'tea', $language: 7 } }, 107, 'bad $text: $language, should be string'],
+      [
+        { $search: { $term: 'tea', $caseSensitive: 'yes' } },
+        107,
+        'bad $text: $caseSensitive, should be boolean',
+      ],
+      [{ $search: { $term: 'tea', $other: 1 } }, 107, 'bad $text: unknown option $other in $search'],
+    ];
+    for (const [operand, code, error] of cases) {
+      const res = await find({ where: { body: { $text: operand } } }, 'Tea');
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ code, error });
+    }
+  });
+
+  it('distinct: GET and POST, with where; a key naming no field is 105; master only', async () => {
+    const get = await t.request('GET', '/aggregate/Distinct', {
+      as: 'master',
+      query: { distinct: 'name', where: { n: 1 } },
+    });
+    expect(get.json).toEqual({ results: ['a'] });
+    const post = await t.request('POST', '/aggregate/Distinct', {
+      as: 'master',
+      body: { distinct: 'n', where: { name: 'a' } },
+    });
+    expect((post.json.results as number[]).sort()).toEqual([1, 3]);
+    const none = await t.request('GET', '/aggregate/Distinct', {
+      as: 'master',
+      query: { distinct: 'nosuch' },
+    });
+    expect(none.json).toEqual({ results: [] });
+    const bad = await t.request('GET', '/aggregate/Distinct', { as: 'master', query: { distinct: '$x' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({ code: 105, error: 'Invalid field name: $x' });
+    const rest = await t.request('GET', '/aggregate/Distinct', { as: 'rest', query: { distinct: 'name' } });
+    expect(rest.status).toBe(403);
+    expect(rest.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
   });
 });

@@ -227,6 +227,7 @@ export const postgresDialect: Dialect = {
   dateInstant: (iso) => `(bds_instant(${iso}))::text`,
 
   regexMatch: (expr, pattern, flags) => `bds_regexp(${pattern}, ${flags}, ${expr})`,
+  textScore: (expr, spec) => `bds_text_score((${expr})::text, (${spec})::jsonb)`,
   geoDistance: (latitude, longitude, lat, lng) =>
     `bds_distance((${latitude})::float8, (${longitude})::float8, ${lat}, ${lng})`,
   pointInPolygon: (latitude, longitude, polygon) =>

@@ -129,6 +129,45 @@ END $$;
 `;
 
 /**
+ * The `$text` score of query/text.ts textScore, with the same arithmetic: the words of the value
+ * (combining marks U+0300..U+036F dropped after NFD unless diacritic sensitive, lowercased unless
+ * case sensitive, runs of letters and digits, stop words out) and, for each search term found
+ * c times among n words, (2 - 2^(1-c)) * (0.5 * c / n + 0.5). 0 when nothing matches.
+ */
+const TEXT_SCORE = String.raw`
+CREATE OR REPLACE FUNCTION bds_text_score(value text, spec jsonb)
+RETURNS double precision LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  folded text;
+  words text[];
+  stop text[];
+  n integer;
+  c integer;
+  term text;
+  score double precision := 0;
+BEGIN
+  IF value IS NULL OR spec IS NULL OR jsonb_array_length(spec -> 'terms') = 0 THEN RETURN 0; END IF;
+  folded := value;
+  IF NOT (spec ->> 'diacriticSensitive')::boolean THEN
+    folded := regexp_replace(normalize(folded, NFD), '[̀-ͯ]', '', 'g');
+  END IF;
+  IF NOT (spec ->> 'caseSensitive')::boolean THEN folded := lower(folded); END IF;
+  stop := ARRAY(SELECT jsonb_array_elements_text(spec -> 'stop'));
+  words := ARRAY(SELECT w FROM unnest(regexp_split_to_array(folded, '[^[:alnum:]]+')) AS w
+    WHERE w <> '' AND NOT (lower(w) = ANY (stop)));
+  n := cardinality(words);
+  IF n = 0 THEN RETURN 0; END IF;
+  FOR term IN SELECT jsonb_array_elements_text(spec -> 'terms') LOOP
+    SELECT count(*) INTO c FROM unnest(words) AS w WHERE w = term;
+    IF c > 0 THEN
+      score := score + (2::float8 - 2::float8 ^ (1 - c)::float8) * ((0.5::float8 * c) / n + 0.5::float8);
+    END IF;
+  END LOOP;
+  RETURN score;
+END $$;
+`;
+
+/**
  * The native geometry of a GeoPoint or Polygon column (see `nativeGeo` in dialect.ts), computed
  * from its JSON text by the STORED generated columns: a point (longitude, latitude) and a polygon
  * of (longitude, latitude) vertices. Each coordinate is read from the digits of its JSON number,
@@ -331,6 +370,16 @@ $$;
 /** Everything above, as one script (safe to run again; run under the schema lock). */
 export function functionsSql(): string {
   return (
-    NUM + operators() + INSTANT + JSON_FUNCTIONS + DISTANCE + POLYGON + GEOMETRY + REGEXP + VECTOR + ACL_COUNT
+    NUM +
+    operators() +
+    INSTANT +
+    JSON_FUNCTIONS +
+    DISTANCE +
+    POLYGON +
+    TEXT_SCORE +
+    GEOMETRY +
+    REGEXP +
+    VECTOR +
+    ACL_COUNT
   );
 }

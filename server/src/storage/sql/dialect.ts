@@ -115,6 +115,8 @@ export interface Dialect {
   dateInstant(isoExpr: string): string;
 
   regexMatch(expr: string, patternParam: string, flagsParam: string): string;
+  /** The `$text` score of a string for a search given as JSON (query/text.ts textSpecJson); 0 without a match. */
+  textScore(expr: string, specParam: string): string;
   /** Great-circle distance in radians between a point (its latitude and longitude expressions) and a point. */
   geoDistance(latitude: string, longitude: string, latParam: string, lngParam: string): string;
   /** 1 when the point (its latitude and longitude expressions) lies in the polygon, else 0. */

@@ -1,5 +1,13 @@
 import { invalidQuery } from '../../kernel/errors.ts';
-import type { Comparison, GeoPointValue, Path, QueryNode, SubQuery, WireValue } from '../../kernel/query.ts';
+import type {
+  Comparison,
+  GeoPointValue,
+  Path,
+  QueryNode,
+  SubQuery,
+  TextSearch,
+  WireValue,
+} from '../../kernel/query.ts';
 import type { OrderKey } from '../../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../../kernel/schema.ts';
 import {
@@ -9,6 +17,7 @@ import {
   checkInQueryField,
   checkPolygonField,
   checkRegexField,
+  checkTextField,
   equalityOnly,
   fieldKind,
   type Key,
@@ -20,6 +29,7 @@ import {
   resolvePath,
   stripGeoType,
 } from '../../query/fields.ts';
+import { TEXT_SCORE_KEY, textSpecJson } from '../../query/text.ts';
 import type { SchemaLookup } from '../adapter.ts';
 import {
   type Dialect,
@@ -93,6 +103,8 @@ export class WhereCompiler {
   private aliasCounter = 0;
   /** Set when the query uses $nearSphere: results are ordered by distance unless told otherwise. */
   private nearOrder: { latitude: string; longitude: string; point: GeoPointValue } | undefined;
+  /** The first `$text` of the query (outside subqueries): what `order=$score` sorts by. */
+  private textOrder: { value: string; search: TextSearch } | undefined;
   /** > 0 while a subquery compiles: its $nearSphere filters but never orders the outer rows. */
   private subqueryLevel = 0;
 
@@ -211,6 +223,15 @@ export class WhereCompiler {
       }
       case 'acl':
         return this.acl(alias, node.access, node.principals);
+      case 'text': {
+        const op = this.operand(schema, alias, node.path);
+        checkTextField(op.def, node.path);
+        if (op.missing) return FALSE;
+        // Below an Object only a string is read, as for $regex.
+        const guard = op.def ? '' : `${this.dialect.jsonTypeIn(this.pathSlot(op).type, ['string'])} AND `;
+        if (this.subqueryLevel === 0) this.textOrder ??= { value: op.sql, search: node.search };
+        return `${guard}${this.dialect.textScore(op.sql, this.params.add(textSpecJson(node.search)))} > 0`;
+      }
       case 'intersectsPoint': {
         const op = this.operand(schema, alias, node.path);
         if (op.missing) return FALSE;
@@ -263,6 +284,15 @@ export class WhereCompiler {
   orderBy(schema: ClassSchema, alias: string, order: OrderKey[]): string[] {
     const parts: string[] = [];
     for (const key of order) {
+      if (key.path[0] === TEXT_SCORE_KEY) {
+        // The best match first, whichever way it is asked (as the incumbent sorts it); nothing
+        // to sort by without a $text.
+        if (this.textOrder) {
+          const spec = this.params.add(textSpecJson(this.textOrder.search));
+          parts.push(`${this.dialect.textScore(this.textOrder.value, spec)} DESC`);
+        }
+        continue;
+      }
       const def = queryFieldDef(schema, key.path[0]!);
       if (!def || def.type === 'Relation' || def.type === 'ACL') continue;
       const op = this.operand(schema, alias, key.path);

@@ -64,6 +64,7 @@ export const sqliteDialect: Dialect = {
   dateInstant: (iso) => `bds_instant(${iso})`,
 
   regexMatch: (expr, pattern, flags) => `bds_regexp(${pattern}, ${flags}, ${expr})`,
+  textScore: (expr, spec) => `bds_text_score(${expr}, ${spec})`,
   geoDistance: (latitude, longitude, lat, lng) => `bds_distance(${latitude}, ${longitude}, ${lat}, ${lng})`,
   pointInPolygon: (latitude, longitude, polygon) =>
     `bds_point_in_polygon(${latitude}, ${longitude}, ${polygon})`,

@@ -1,7 +1,9 @@
 import type Database from 'better-sqlite3';
+import type { TextSearch } from '../../kernel/query.ts';
 import { instantOf } from '../../query/fields.ts';
 import { distanceRadians, pointInPolygon } from '../../query/geo.ts';
 import { regexTest } from '../../query/regex.ts';
+import { textScore } from '../../query/text.ts';
 import { vectorView } from '../sql/values.ts';
 
 /** A stored vector as float32 numbers: bytes of a `Vector` column, or JSON text of an `Array` column. */
@@ -56,6 +58,16 @@ export function registerFunctions(db: Database.Database): void {
     const stored = storedVector(value);
     if (!stored || !lastVector || stored.length !== lastVector.length) return null;
     return similarity(stored, lastVector, Number(norm), Number(kind));
+  });
+  let lastSpec: string | undefined;
+  let lastSearch: TextSearch | undefined;
+  db.function('bds_text_score', { deterministic: true }, (value, spec) => {
+    // The search is the same bound text for every row of one query: parsed once.
+    if (spec !== lastSpec) {
+      lastSpec = String(spec);
+      lastSearch = JSON.parse(lastSpec) as TextSearch;
+    }
+    return textScore(value, lastSearch!);
   });
   db.function('bds_point_in_polygon', { deterministic: true }, (lat, lng, polygon) => {
     if (typeof lat !== 'number' || typeof lng !== 'number' || typeof polygon !== 'string') return 0;

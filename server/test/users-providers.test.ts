@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OptionError, validateOptions } from '../src/config/options.ts';
 import { createService } from '../src/index.ts';
 import { createLogger } from '../src/kernel/log.ts';
+import { AuthProviders } from '../src/users/providers.ts';
 import { spendResetLink } from './helpers/account-mail.ts';
 import { type TestIssuer, testIssuer } from './helpers/id-tokens.ts';
 import { KEYS, type RequestOptions, startService, type TestService } from './helpers/service.ts';
@@ -203,6 +204,12 @@ describe('signing in with an auth provider (POST /users with authData)', () => {
       expect(res.status).toBe(400);
       expect(res.json).toEqual(err(142, 'blocked by beforeLogin'));
     }
+    // A new payload brought by the refused login is not stored either.
+    const refreshed = await send('POST', '/users', {
+      body: { authData: { myprov: { id: 'r6', token: 'good-r6', refreshed: true } } },
+    });
+    expect(refreshed.json).toEqual(err(142, 'blocked by beforeLogin'));
+    expect((await stored(named.objectId)).authData.myprov).toEqual({ id: 'r6', token: 'good-r6' });
     const sessionsAfter = (
       await send('GET', '/classes/_Session', { as: 'master', query: { count: 1, limit: 0 } })
     ).json.count;
@@ -511,6 +518,18 @@ describe('POST /loginAs', () => {
     );
   });
 
+  it('adds a session: the user’s session on the same installation stays', async () => {
+    const device = { 'X-Backend-Installation-Id': 'as-device-1' };
+    const u = await send('POST', '/users', { body: { username: 'as-dev', password: 'pw' }, headers: device });
+    const res = await send('POST', '/loginAs', {
+      as: 'master',
+      body: { userId: u.json.objectId },
+      headers: device,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect((await send('GET', '/users/me', { sessionToken: u.json.sessionToken })).status).toBe(200);
+  });
+
   it('answers the incumbent’s codes; without the master key 119 (HTTP 403), nothing made', async () => {
     const u = await signUp({ username: 'as-bob', password: 'pw' });
     const cases: Array<[RequestOptions, number, ReturnType<typeof err>]> = [
@@ -756,6 +775,27 @@ describe('the option auth: bad providers stop the start, naming the option', () 
     refused({ p: { ...ok, audience: '' } }, 'auth.p.audience', '');
     refused({ p: { ...ok, algorithms: ['HS256'] } }, 'auth.p.algorithms.0', '');
     refused({ p: { ...ok, extra: 1 } }, 'auth.p.extra', 'unknown option');
+  });
+});
+
+describe('one provider name, one check', () => {
+  it('a name both in the option auth and registered by the cloud module stops the start', async () => {
+    const issuer = await testIssuer();
+    const options = validateOptions({
+      appId: 'a',
+      masterKey: 'master-key-123',
+      auth: { oidc: { issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks } },
+    });
+    const check = { validate: async () => {} };
+    let error: unknown;
+    try {
+      new AuthProviders(options.auth, new Map([['oidc', check]]));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(OptionError);
+    expect((error as OptionError).option).toBe('auth.oidc');
+    expect((error as OptionError).message).toContain('also registered by cloud.authProvider');
   });
 });
 

@@ -426,10 +426,12 @@ export class Users {
       current[provider] = payload;
       changed = true;
     }
-    if (changed) await this.data.writes.update(SYSTEM, '_User', userId, { authData: current });
     const provider =
       links.anonymousId !== undefined ? 'anonymous' : [...links.providers.keys()].sort().join(',');
-    return this.completeLogin(auth, userId, provider, ip);
+    // A new payload is stored once beforeLogin let the login through (a refused login changes nothing).
+    return this.completeLogin(auth, userId, provider, ip, async () => {
+      if (changed) await this.data.writes.update(SYSTEM, '_User', userId, { authData: current });
+    });
   }
 
   /** With verifyUserEmails and preventLoginWithUnverifiedEmail, a password login waits for the email's verification. */
@@ -458,6 +460,8 @@ export class Users {
     userId: string,
     authProvider: string,
     ip: string | null,
+    /** Writes the login makes once it is allowed (a sign-in's new provider payload). */
+    allowed?: () => Promise<void>,
   ): Promise<Row> {
     const triggers = this.core.accountTriggers;
     // The login triggers see the user who logs in as the caller.
@@ -468,6 +472,7 @@ export class Users {
       ip,
     };
     if (triggers && ctx) await triggers.beforeLogin(ctx, await this.ownRow(userId));
+    await allowed?.();
     const sessionToken = await this.newSession(userId, 'login', authProvider, auth);
     const user = await this.ownRow(userId);
     if (triggers && ctx) triggers.afterLogin(ctx, user);
@@ -554,7 +559,12 @@ export class Users {
     if (typeof userId !== 'string') throw new BdsError(ErrorCode.INVALID_VALUE, 'userId must be a string.');
     const user = await this.data.lookups.userById(userId);
     if (!user) throw new BdsError(ErrorCode.OBJECT_NOT_FOUND, 'user not found');
-    const sessionToken = await this.newSession(userId, 'login', 'masterkey', auth);
+    // A session besides the user's others (unlike a login, none of an installation is replaced).
+    const sessionToken = await this.createSession(
+      userId,
+      { action: 'login', authProvider: 'masterkey' },
+      auth.installationId,
+    );
     return { ...(await this.ownRow(userId)), sessionToken };
   }
 

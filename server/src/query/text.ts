@@ -10,7 +10,7 @@ import type { TextSearch } from '../kernel/query.ts';
  * letters and digits; by default they compare without case and without diacritics (combining marks
  * U+0300..U+036F after canonical decomposition), unless `$caseSensitive` / `$diacriticSensitive`.
  * The language picks the stop words (English's below; `none` and the other languages have none).
- * There is no stemming: `bake` does not find `baking` (see docs/queries.md for why).
+ * There is no stemming: `bake` does not find `baking` (docs/queries.md says why).
  *
  * The same arithmetic runs in three places: here (the in-memory matcher and SQLite's
  * `bds_text_score`) and in PL/pgSQL (`bds_text_score` of storage/postgres/functions.ts), so both

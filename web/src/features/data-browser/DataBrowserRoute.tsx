@@ -10,6 +10,7 @@ import { pushToast, toast } from '../../lib/toast.ts';
 import { RunOnRowsBar } from '../cloud/components/run-on-rows.tsx';
 import { openStream } from '../realtime/lib/stream.ts';
 import type { Evaluation, Viewpoint } from '../security/api/security.ts';
+import { AclChangeReview, asWireAcl, type WireAcl } from '../security/impact/AclChangeReview.tsx';
 import { type BulkAnswer, dataApi, errorText } from './api/bff.ts';
 import { earlyKeys, parseWhere, startClassLoad, takeEarly } from './api/early.ts';
 import { viewAsApi } from './api/viewas.ts';
@@ -176,6 +177,8 @@ function ClassView({
   const rows = useRowPages(appId, cls, where, sort, typeOf(schema, sort.field), viewpoint);
   const [why, setWhy] = useState<WhyQuestion | null>(null);
   const [aclRows, setAclRows] = useState<Row[] | null>(null);
+  /** An ACL typed as JSON, waiting for its impact to be reviewed before it is saved. */
+  const [aclTyped, setAclTyped] = useState<{ row: Row; acl: WireAcl } | null>(null);
   const [comparing, setComparing] = useState(false);
   const [compareSides, setCompareSides] = useState<[Viewpoint | null, Viewpoint | null]>([null, viewpoint]);
   const [dryRun, setDryRun] = useState<{
@@ -342,6 +345,12 @@ function ClassView({
       } catch (err) {
         toast.error(err, 'Dry run refused');
       }
+      return false;
+    }
+    // A permission change: its impact is reviewed first (AclChangeReview saves it).
+    const typedAcl = field === 'ACL' ? asWireAcl(value) : null;
+    if (typedAcl) {
+      setAclTyped({ row, acl: typedAcl });
       return false;
     }
     try {
@@ -900,6 +909,20 @@ function ClassView({
           onSaved={() => {
             setAclRows(null);
             refresh();
+            void qc.invalidateQueries({ queryKey: ['data-browser', appId, 'row', cls] });
+          }}
+        />
+      )}
+      {aclTyped && (
+        <AclChangeReview
+          appId={appId}
+          className={cls}
+          row={aclTyped.row}
+          acl={aclTyped.acl}
+          onClose={() => setAclTyped(null)}
+          onSaved={(acl) => {
+            setAclTyped(null);
+            rows.patch(aclTyped.row.objectId, { ACL: acl });
             void qc.invalidateQueries({ queryKey: ['data-browser', appId, 'row', cls] });
           }}
         />

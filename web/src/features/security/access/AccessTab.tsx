@@ -10,16 +10,24 @@ import { toast } from '../../../lib/toast.ts';
 import { JsonDiff } from '../../audit/components/json-diff.tsx';
 import { dataApi } from '../../data-browser/api/bff.ts';
 import type { SchemaDoc } from '../../data-browser/lib/wire.ts';
-import { type PermissionChange, securityKeys, useSaveClp, useUserNames } from '../api/security.ts';
+import {
+  type OperationRule,
+  securityKeys,
+  useClassRules,
+  useSaveClp,
+  useUserNames,
+} from '../api/security.ts';
 import { ImpactPreview } from '../impact/ImpactPreview.tsx';
 import { ClpMatrix } from './ClpMatrix.tsx';
 import {
   CLP_OPERATIONS,
   type Clp,
+  type ClpOperation,
   dangerousSettings,
   describeClpChanges,
   principalsOf,
   protectedFieldsOf,
+  ruleWords,
   setProtectedFields,
 } from './clp.ts';
 import { ProtectedFieldsEditor } from './ProtectedFieldsEditor.tsx';
@@ -28,19 +36,41 @@ import { ProtectedPreview } from './ProtectedPreview.tsx';
 /** Fields every row has that protectedFields does not apply to. */
 const UNPROTECTABLE = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL']);
 
-/** The change to send to the impact preview: protectedFields only when nothing else changed. */
-function changeOf(before: Clp, after: Clp): PermissionChange {
-  const { protectedFields: _b, ...restBefore } = before;
-  const { protectedFields: _a, ...restAfter } = after;
-  if (JSON.stringify(restBefore) === JSON.stringify(restAfter)) {
-    return { kind: 'protectedFields', protectedFields: protectedFieldsOf(after) };
-  }
-  return { kind: 'clp', classLevelPermissions: after };
+/**
+ * The rules the service enforces on a class beside its CLP (a built-in class's own rules), per
+ * operation, as the service answers them: fixed ones decide alone, the others apply with the CLP.
+ */
+function ServiceRules({ rules }: { rules: OperationRule[] }) {
+  const builtIn = rules.filter((r) => r.builtIn);
+  if (builtIn.length === 0) return null;
+  return (
+    <section aria-label="Rules the service enforces" data-testid="class-rules" className="text-sm">
+      <h2 className="mb-1 font-semibold">Rules the service enforces</h2>
+      <p className="mb-1 text-xs text-slate-500 dark:text-slate-400">
+        This is a built-in class: the service applies its own rules to these operations. Fixed ones ignore the
+        class-level permissions; the others apply together with them.
+      </p>
+      <ul className="space-y-1">
+        {builtIn.map((r) => (
+          <li key={r.operation} data-operation={r.operation} data-fixed={r.fixed}>
+            <code className="font-mono">{r.operation}</code>:{' '}
+            {r.fixed ? 'fixed' : 'with the class-level permissions'}
+            {' — '}
+            {r.builtIn!.reason}. Now: {ruleWords(r)}.
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 }
 
 /** The CLP and protectedFields editors of one class, with review (diff, warnings, impact) before saving. */
 function ClassAccessEditor({ appId, doc, canWrite }: { appId: string; doc: SchemaDoc; canWrite: boolean }) {
   const saved: Clp = doc.classLevelPermissions ?? {};
+  const rules = useClassRules(appId, doc.className);
+  const fixed: Partial<Record<ClpOperation, OperationRule>> = Object.fromEntries(
+    (rules.data?.operations ?? []).filter((r) => r.fixed).map((r) => [r.operation, r]),
+  );
   const [draft, setDraft] = useState<Clp>(saved);
   const [reviewing, setReviewing] = useState(false);
   const [addedNames, setAddedNames] = useState<Record<string, string>>({});
@@ -63,7 +93,11 @@ function ClassAccessEditor({ appId, doc, canWrite }: { appId: string; doc: Schem
 
   const changes = describeClpChanges(saved, draft, names);
   const dirty = JSON.stringify(saved) !== JSON.stringify(draft);
-  const warnings = dangerousSettings(doc.className, draft, fieldNames);
+  // Until the service's rules are known, no warning: a built-in class's stored CLP may not apply.
+  const warnings =
+    rules.data || rules.isError
+      ? dangerousSettings(doc.className, draft, fieldNames, new Set(Object.keys(fixed)))
+      : [];
   const edit = (next: Clp) => {
     setDraft(next);
     setReviewing(false);
@@ -94,6 +128,8 @@ function ClassAccessEditor({ appId, doc, canWrite }: { appId: string; doc: Schem
         </ul>
       )}
 
+      {rules.data && <ServiceRules rules={rules.data.operations} />}
+
       <section aria-label="Class-level permissions">
         <h2 className="mb-2 font-semibold">Class-level permissions</h2>
         <ClpMatrix
@@ -104,6 +140,7 @@ function ClassAccessEditor({ appId, doc, canWrite }: { appId: string; doc: Schem
           pointerFields={pointerFields}
           names={names}
           onUserAdded={addName}
+          fixed={fixed}
         />
       </section>
 
@@ -151,8 +188,11 @@ function ClassAccessEditor({ appId, doc, canWrite }: { appId: string; doc: Schem
               </div>
               <ImpactPreview
                 appId={appId}
-                className={doc.className}
-                change={changeOf(saved, draft)}
+                // The whole draft: the CLP with its protectedFields, as saving writes it.
+                draft={{
+                  className: doc.className,
+                  changes: [{ kind: 'clp', classLevelPermissions: draft }],
+                }}
                 confirmLabel={save.isPending ? 'Saving…' : 'Save'}
                 busy={save.isPending}
                 onConfirm={confirm}

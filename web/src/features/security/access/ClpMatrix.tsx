@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select } from '../../../components/ui/input.tsx';
-import { useRoleNames } from '../api/security.ts';
+import { type OperationRule, useRoleNames } from '../api/security.ts';
 import {
   CLP_OPERATIONS,
   type Clp,
@@ -12,6 +12,7 @@ import {
   principalsOf,
   removePrincipal,
   requiresAuthentication,
+  ruleWords,
   setGrant,
   setPointerField,
   setRequiresAuthentication,
@@ -71,6 +72,8 @@ function Cell({
 /**
  * The operations × principals matrix of a class's CLP: the public, authenticated users
  * (requiresAuthentication), roles, users and pointer fields; then readUserFields/writeUserFields.
+ * An operation the service decides by a fixed rule (a built-in class's own rule, from the
+ * service's rules) has no cells: its row says what the service does and why.
  */
 export function ClpMatrix({
   appId,
@@ -80,11 +83,14 @@ export function ClpMatrix({
   pointerFields,
   names,
   onUserAdded,
+  fixed = {},
 }: {
   appId: string;
   clp: Clp;
   onChange: (next: Clp) => void;
   canWrite: boolean;
+  /** The operations no CLP changes, by operation, with the service's rule. */
+  fixed?: Partial<Record<ClpOperation, OperationRule>>;
   /** The class's fields that may point at a user (pointer permissions). */
   pointerFields: string[];
   /** Usernames by user id. */
@@ -184,11 +190,25 @@ export function ClpMatrix({
                 <th scope="row" className="px-2 py-1 text-left font-mono font-normal">
                   {op}
                 </th>
-                {columns.map((c) => (
-                  <td key={columnId(c)} className="px-2 py-1 text-center">
-                    {cell(op, c)}
+                {fixed[op] ? (
+                  <td
+                    colSpan={columns.length}
+                    className="px-2 py-1 text-left text-slate-600 dark:text-slate-300"
+                    data-testid={`clp-fixed-${op}`}
+                  >
+                    <span className="mr-1 rounded bg-slate-200 px-1 text-xs font-semibold dark:bg-slate-700">
+                      fixed
+                    </span>
+                    {ruleWords(fixed[op]!)}: {fixed[op]!.builtIn?.reason ?? 'a rule of the service'} (not
+                    editable: the service applies this rule whatever the class-level permissions say)
                   </td>
-                ))}
+                ) : (
+                  columns.map((c) => (
+                    <td key={columnId(c)} className="px-2 py-1 text-center">
+                      {cell(op, c)}
+                    </td>
+                  ))
+                )}
               </tr>
             ))}
           </tbody>

@@ -5,7 +5,7 @@
  */
 
 import { isObject } from '@bds/client/protocol';
-import type { ProtectedGroup } from '../api/security.ts';
+import type { OperationRule, ProbeVerdict, ProtectedGroup } from '../api/security.ts';
 
 export type Clp = Record<string, unknown>;
 export type ProtectedFields = Record<string, string[]>;
@@ -199,11 +199,20 @@ export interface Warning {
 const openToAnonymous = (clp: Clp, op: ClpOperation): boolean =>
   grants(clp, op, '*') && !requiresAuthentication(clp, op);
 
-/** Settings that open the class wider than most apps want; `fields` are the class's field names. */
-export function dangerousSettings(className: string, clp: Clp, fields: readonly string[]): Warning[] {
+/**
+ * Settings that open the class wider than most apps want; `fields` are the class's field names.
+ * Operations the service decides by a fixed rule (`fixed`, from its rules) are left out: the CLP
+ * does not apply to them.
+ */
+export function dangerousSettings(
+  className: string,
+  clp: Clp,
+  fields: readonly string[],
+  fixed: ReadonlySet<string> = new Set(),
+): Warning[] {
   const out: Warning[] = [];
   for (const op of DESTRUCTIVE) {
-    if (openToAnonymous(clp, op)) {
+    if (!fixed.has(op) && openToAnonymous(clp, op)) {
       out.push({
         id: `public-${op}`,
         text: `Anyone with the application keys may ${op} rows of ${className} (public ${op}).`,
@@ -212,15 +221,15 @@ export function dangerousSettings(className: string, clp: Clp, fields: readonly 
   }
   const addField = entryOf(clp, 'addField');
   if (
-    addField === undefined ||
-    Object.entries(addField).some(([k, v]) => k !== 'pointerFields' && v === true)
+    !fixed.has('addField') &&
+    (addField === undefined || Object.entries(addField).some(([k, v]) => k !== 'pointerFields' && v === true))
   ) {
     out.push({
       id: 'addField-open',
       text: `Clients may add fields to ${className} (addField is not master-key only).`,
     });
   }
-  const readableByAll = READS.filter((op) => op !== 'count' && openToAnonymous(clp, op));
+  const readableByAll = READS.filter((op) => op !== 'count' && !fixed.has(op) && openToAnonymous(clp, op));
   if (readableByAll.length > 0) {
     const hiddenFromPublic = new Set(protectedFieldsOf(clp)['*'] ?? []);
     const exposed = fields.filter((f) => SENSITIVE_NAME.test(f) && !hiddenFromPublic.has(f));
@@ -245,4 +254,24 @@ export function fieldVerdict(
   if (listing.length === 0) return 'visible: no group that applies lists it';
   const notListing = groups.filter((g) => !g.fields.includes(field)).map((g) => g.pattern);
   return `visible: ${listing.join(', ')} list it, but ${notListing.join(', ')} does not (only fields every group lists are hidden)`;
+}
+
+const MASTER_KEY_REQUIRED = 'unauthorized: master key is required';
+
+/** A probe's verdict in a few words: "master key only", "allowed on some rows", "refused (code 119)". */
+function verdictWords(v: ProbeVerdict): string {
+  if (v.allowed) return v.onSomeRows ? 'allowed on the rows the rule names' : 'allowed';
+  if (v.message === MASTER_KEY_REQUIRED) return 'master key only';
+  return `refused (${v.message ?? 'refused'}, code ${v.code})`;
+}
+
+/**
+ * What the service does for an operation, in words, from its rules (POST /security/rules):
+ * "master key only", or what anonymous callers and signed-in users get when they differ.
+ */
+export function ruleWords(rule: OperationRule): string {
+  const anonymous = verdictWords(rule.anonymous);
+  const signedIn = verdictWords(rule.signedIn);
+  if (anonymous === signedIn) return anonymous === 'allowed' ? 'allowed for everyone' : anonymous;
+  return `anonymous callers: ${anonymous}; signed-in users: ${signedIn}`;
 }

@@ -1,5 +1,5 @@
 /**
- * The Security section's calls to the bff: the service's explain / evaluate / impact endpoints
+ * The Security section's calls to the bff: the service's explain / evaluate / rules / impact endpoints
  * (docs/security-api.md), the class-level permissions save, and the user and role look-ups the
  * editors pick principals from. Shared by the Security tabs and the data browser's "View as"/"Why?".
  */
@@ -74,11 +74,28 @@ export interface Evaluation {
   wouldHave?: { op: string; className: string; after?: Record<string, unknown> };
 }
 
-/** The `change` of POST /security/impact. */
+/** One change of a class in a draft for POST /security/impact. */
 export type PermissionChange =
   | { kind: 'acl'; objectIds: string[]; ACL: Record<string, { read?: boolean; write?: boolean }> }
   | { kind: 'clp'; classLevelPermissions: Record<string, unknown> }
   | { kind: 'protectedFields'; protectedFields: Record<string, string[]> };
+
+/** A role's membership (`users`) or inheritance (`roles`: the roles in its `roles` relation) change. */
+export interface RoleChange {
+  roleId: string;
+  users?: { add?: string[]; remove?: string[] };
+  roles?: { add?: string[]; remove?: string[] };
+}
+
+/**
+ * A permission draft (docs/security-api.md): changes of one class, in order, and role changes.
+ * Without a className, a draft of role changes is compared on every class.
+ */
+export interface ImpactDraft {
+  className?: string;
+  changes?: PermissionChange[];
+  roles?: RoleChange[];
+}
 
 export interface UserSample {
   objectId: string;
@@ -92,18 +109,55 @@ export interface AccessShift {
   loseSample: UserSample[];
 }
 
-export interface Impact {
-  users: { total: number; considered: number; sampled: boolean; bound: number | null };
-  anonymous: { read: 'gains' | 'loses' | 'same'; write: 'gains' | 'loses' | 'same' };
+/** What anonymous callers gain or lose. */
+export type Shift = 'gains' | 'loses' | 'both' | 'same';
+
+export interface OperationShift extends AccessShift {
+  operation: Operation;
+  anonymous: Shift;
+}
+
+export interface FieldShift {
+  field: string;
+  visibleTo: number;
+  hiddenFrom: number;
+  hiddenFromSample?: UserSample[];
+  visibleToSample?: UserSample[];
+  anonymous?: Shift;
+}
+
+export interface ClassShift {
+  anonymous: { read: Shift; write: Shift };
   read: AccessShift;
   write: AccessShift;
-  fields: Array<{
-    field: string;
-    visibleTo: number;
-    hiddenFrom: number;
-    hiddenFromSample?: UserSample[];
-    visibleToSample?: UserSample[];
-  }>;
+  /** Per operation (absent from a service that answers read and write only). */
+  operations?: OperationShift[];
+  fields: FieldShift[];
+}
+
+export interface Impact extends ClassShift {
+  users: { total: number; considered: number; sampled: boolean; bound: number | null };
+  /** Every class compared (the one named, or each class a role draft changes something on). */
+  classes?: Array<ClassShift & { className: string }>;
+}
+
+/** The class layer's rule for one operation (POST /security/rules). */
+export interface ProbeVerdict {
+  allowed: boolean;
+  decidedBy: string;
+  rule: string;
+  reason: string;
+  code?: number;
+  message?: string;
+  onSomeRows?: boolean;
+}
+export interface OperationRule {
+  operation: Operation;
+  /** No class-level permission changes the outcome: a built-in rule decides it. */
+  fixed: boolean;
+  builtIn?: { rule: string; reason: string };
+  anonymous: ProbeVerdict;
+  signedIn: ProbeVerdict;
 }
 
 export const securityApi = {
@@ -111,8 +165,13 @@ export const securityApi = {
     api.post<Explanation>(`${app(appId)}/security/explain`, req),
   evaluate: (appId: string, req: EvaluateRequest) =>
     api.post<Evaluation>(`${app(appId)}/security/evaluate`, req),
-  impact: (appId: string, className: string, change: PermissionChange) =>
-    api.post<Impact>(`${app(appId)}/security/impact`, { className, change }),
+  impact: (appId: string, draft: ImpactDraft) => api.post<Impact>(`${app(appId)}/security/impact`, draft),
+  rules: (appId: string, className: string, signal?: AbortSignal) =>
+    api.get<{ className: string; operations: OperationRule[] }>(
+      `${app(appId)}/security/rules/${encodeURIComponent(className)}`,
+      undefined,
+      signal,
+    ),
   /** Replaces the class's classLevelPermissions (protectedFields included) through the bff. */
   saveClp: (appId: string, className: string, classLevelPermissions: Record<string, unknown>) =>
     api.put<{ classLevelPermissions: Record<string, unknown> }>(
@@ -122,8 +181,8 @@ export const securityApi = {
 };
 
 export const securityKeys = {
-  impact: (appId: string, className: string, change: PermissionChange) =>
-    ['apps', appId, 'security', 'impact', className, change] as const,
+  impact: (appId: string, draft: ImpactDraft) => ['apps', appId, 'security', 'impact', draft] as const,
+  rules: (appId: string, className: string) => ['apps', appId, 'security', 'rules', className] as const,
   explain: (appId: string, req: ExplainRequest | null) =>
     ['apps', appId, 'security', 'explain', req] as const,
   evaluate: (appId: string, req: EvaluateRequest | null) =>
@@ -133,13 +192,22 @@ export const securityKeys = {
   schemas: (appId: string) => ['apps', appId, 'security', 'schemas'] as const,
 };
 
-/** The impact of a proposed change; recomputed whenever the change differs. */
-export function useImpact(appId: string, className: string, change: PermissionChange) {
+/** The impact of a permission draft; recomputed whenever the draft differs. */
+export function useImpact(appId: string, draft: ImpactDraft) {
   return useQuery({
-    queryKey: securityKeys.impact(appId, className, change),
-    queryFn: () => securityApi.impact(appId, className, change),
+    queryKey: securityKeys.impact(appId, draft),
+    queryFn: () => securityApi.impact(appId, draft),
     retry: false,
     staleTime: 0,
+  });
+}
+
+/** The rules the service enforces on a class, per operation (built-in classes' fixed rules). */
+export function useClassRules(appId: string, className: string) {
+  return useQuery({
+    queryKey: securityKeys.rules(appId, className),
+    queryFn: ({ signal }) => securityApi.rules(appId, className, signal),
+    staleTime: 30_000,
   });
 }
 

@@ -6,6 +6,8 @@ import { Spinner } from '../../../components/ui/spinner.tsx';
 import { api, isApiError, seg } from '../../../lib/api.ts';
 import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
+import type { RoleChange } from '../api/security.ts';
+import { ImpactPreview } from '../impact/ImpactPreview.tsx';
 import {
   type RoleDetail,
   type RoleNode,
@@ -57,32 +59,90 @@ export function RolesTab({ appId }: { appId: string }) {
 
 function CreateRole({ appId, onCreated }: { appId: string; onCreated: (roleId: string) => void }) {
   const [name, setName] = useState('');
+  const [refusal, setRefusal] = useState<string | null>(null);
   const create = usePeopleWrite(appId, (base, roleName: string) =>
     api.post<{ objectId: string }>(`${base}/roles`, { name: roleName }),
   );
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    setRefusal(null);
     create.mutate(name.trim(), {
       onSuccess: (created) => {
         toast.success(`Role ${name.trim()} created`);
         setName('');
         onCreated(created.objectId);
       },
-      onError: (err) => toast.error(err, 'Could not create the role'),
+      // The service's own words (a name already taken names the role), next to the name typed.
+      onError: (err) =>
+        setRefusal(
+          isApiError(err) ? `${err.error} (code ${err.code})` : `Could not create the role: ${String(err)}`,
+        ),
     });
   };
   return (
-    <form onSubmit={submit} className="flex items-center gap-2">
-      <Input
-        aria-label="New role name"
-        placeholder="New role name"
-        value={name}
-        onChange={(e) => setName(e.target.value)}
-      />
-      <Button type="submit" variant="primary" disabled={!name.trim() || create.isPending}>
-        Create role
-      </Button>
+    <form onSubmit={submit} className="space-y-1">
+      <div className="flex items-center gap-2">
+        <Input
+          aria-label="New role name"
+          placeholder="New role name"
+          value={name}
+          aria-invalid={refusal !== null}
+          aria-describedby={refusal ? 'create-role-error' : undefined}
+          onChange={(e) => {
+            setName(e.target.value);
+            setRefusal(null);
+          }}
+        />
+        <Button type="submit" variant="primary" disabled={!name.trim() || create.isPending}>
+          Create role
+        </Button>
+      </div>
+      {refusal && (
+        <p
+          id="create-role-error"
+          role="alert"
+          data-testid="create-role-error"
+          className="text-sm text-red-600"
+        >
+          {refusal}
+        </p>
+      )}
     </form>
+  );
+}
+
+/** A role change waiting for its impact to be reviewed, with the words that describe it. */
+interface PendingRoleChange {
+  change: RoleChange;
+  sentence: string;
+  confirmLabel: string;
+  apply: () => void;
+}
+
+/** The impact of a role change (every class), then Apply or Cancel. */
+function RoleChangeReview({
+  appId,
+  pending,
+  onCancel,
+  onRefused,
+}: {
+  appId: string;
+  pending: PendingRoleChange;
+  onCancel: () => void;
+  onRefused?: (error: unknown) => void;
+}) {
+  return (
+    <div className="space-y-1" data-testid="role-change-review">
+      <p className="text-sm font-medium">Before applying: {pending.sentence}</p>
+      <ImpactPreview
+        appId={appId}
+        draft={{ roles: [pending.change] }}
+        confirmLabel={pending.confirmLabel}
+        onConfirm={pending.apply}
+        onCancel={onCancel}
+        onRefused={onRefused}
+      />
+    </div>
   );
 }
 
@@ -170,20 +230,31 @@ function Inheritance({
 }) {
   const me = detail.role;
   const [refusal, setRefusal] = useState<string | null>(null);
+  const [pending, setPending] = useState<PendingRoleChange | null>(null);
   // Capabilities flow from `source` to `inheritor`: the inheritor joins the source's `roles` relation.
   const change = usePeopleWrite(appId, (base, v: { source: string; inheritor: string; add: boolean }) =>
     v.add
       ? api.post(`${base}/roles/${seg(v.source)}/roles`, { roleIds: [v.inheritor] })
       : api.delete(`${base}/roles/${seg(v.source)}/roles/${seg(v.inheritor)}`),
   );
+  const refused = (sentence: string, err: unknown) =>
+    setRefusal(
+      `"${sentence}" was refused: ${isApiError(err) ? `${err.error} (code ${err.code})` : String(err)}`,
+    );
+  // The change is first previewed (who gains or loses what, on every class), then applied.
   const run = (v: { source: string; inheritor: string; add: boolean }, sentence: string) => {
     setRefusal(null);
-    change.mutate(v, {
-      onSuccess: () => toast.success(sentence),
-      onError: (err) =>
-        setRefusal(
-          `"${sentence}" was refused: ${isApiError(err) ? `${err.error} (code ${err.code})` : String(err)}`,
-        ),
+    setPending({
+      change: { roleId: v.source, roles: v.add ? { add: [v.inheritor] } : { remove: [v.inheritor] } },
+      sentence,
+      confirmLabel: 'Apply',
+      apply: () => {
+        setPending(null);
+        change.mutate(v, {
+          onSuccess: () => toast.success(sentence),
+          onError: (err) => refused(sentence, err),
+        });
+      },
     });
   };
   const others = roles.filter((r) => r.objectId !== me.objectId);
@@ -269,6 +340,18 @@ function Inheritance({
           />
         </div>
       )}
+      {pending && (
+        <RoleChangeReview
+          appId={appId}
+          pending={pending}
+          onCancel={() => setPending(null)}
+          // The service refuses the change itself (a cycle): said here, as the write would be.
+          onRefused={(err) => {
+            refused(pending.sentence, err);
+            setPending(null);
+          }}
+        />
+      )}
       {refusal && (
         <p role="alert" data-testid="inheritance-error" className="text-sm text-red-600">
           {refusal}
@@ -336,11 +419,23 @@ function Members({ appId, detail, canWrite }: { appId: string; detail: RoleDetai
       : api.delete(`${base}/roles/${seg(me.objectId)}/users/${seg(v.userId)}`),
   );
   const memberIds = new Set(detail.users.map((u) => u.objectId));
-  const run = (v: { userId: string; add: boolean }, done: string) =>
-    change.mutate(v, {
-      onSuccess: () => toast.success(done),
-      onError: (err) => toast.error(err, 'Could not change the members'),
+  const [pending, setPending] = useState<PendingRoleChange | null>(null);
+  // The change is first previewed (who gains or loses what, on every class), then applied.
+  const run = (v: { userId: string; add: boolean }, name: string) => {
+    const done = v.add ? `${name} added to ${me.name}` : `${name} removed from ${me.name}`;
+    setPending({
+      change: { roleId: me.objectId, users: v.add ? { add: [v.userId] } : { remove: [v.userId] } },
+      sentence: v.add ? `add ${name} to ${me.name}` : `remove ${name} from ${me.name}`,
+      confirmLabel: v.add ? 'Add' : 'Remove',
+      apply: () => {
+        setPending(null);
+        change.mutate(v, {
+          onSuccess: () => toast.success(done),
+          onError: (err) => toast.error(err, 'Could not change the members'),
+        });
+      },
     });
+  };
   return (
     <section aria-label="Members" className="space-y-2 text-sm">
       <h3 className="font-semibold">Members ({detail.users.length})</h3>
@@ -357,9 +452,7 @@ function Members({ appId, detail, canWrite }: { appId: string; detail: RoleDetai
                   size="sm"
                   variant="ghost"
                   aria-label={`Remove ${u.username ?? u.objectId} from ${me.name}`}
-                  onClick={() =>
-                    run({ userId: u.objectId, add: false }, `${u.username} removed from ${me.name}`)
-                  }
+                  onClick={() => run({ userId: u.objectId, add: false }, u.username ?? u.objectId)}
                 >
                   Remove
                 </Button>
@@ -368,6 +461,7 @@ function Members({ appId, detail, canWrite }: { appId: string; detail: RoleDetai
           ))}
         </ul>
       )}
+      {pending && <RoleChangeReview appId={appId} pending={pending} onCancel={() => setPending(null)} />}
       {canWrite && (
         <div className="space-y-1">
           <Input
@@ -398,9 +492,7 @@ function Members({ appId, detail, canWrite }: { appId: string; detail: RoleDetai
                       <Button
                         size="sm"
                         aria-label={`Add ${u.username} to ${me.name}`}
-                        onClick={() =>
-                          run({ userId: u.objectId, add: true }, `${u.username} added to ${me.name}`)
-                        }
+                        onClick={() => run({ userId: u.objectId, add: true }, u.username ?? u.objectId)}
                       >
                         Add
                       </Button>

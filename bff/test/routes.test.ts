@@ -124,6 +124,22 @@ const CASES: Case[] = [
     has: ['"code":255', 'Field title exists'],
   },
   {
+    name: 'add field: required and defaultValue reach the service and come back',
+    method: 'POST',
+    path: `${A}/schemas/Game/fields`,
+    body: { name: 'stars', type: 'Number', required: true, defaultValue: 1 },
+    status: 201,
+    has: ['"stars":{"type":"Number","required":true,"defaultValue":1}'],
+  },
+  {
+    name: "add field: a default of another type is the service's 111",
+    method: 'POST',
+    path: `${A}/schemas/Game/fields`,
+    body: { name: 'rank', type: 'Number', defaultValue: 'first' },
+    status: 400,
+    has: ['"code":111', 'schema mismatch for Game.rank default value; expected Number but got String'],
+  },
+  {
     name: 'add index',
     method: 'POST',
     path: `${A}/schemas/Game/indexes`,

@@ -8,11 +8,14 @@ import { classOf } from './rows.ts';
 import { className, fieldName, jsonObject } from './schemas-edge.ts';
 
 const dimension = z.number().int().min(1).max(16_000);
+/** A field's `required` and `defaultValue`: the service checks the default against the type. */
+const fieldOptions = { required: z.boolean().optional(), defaultValue: z.unknown().optional() };
 const fieldSpec = z
   .strictObject({
     type: z.enum(SCHEMA_FIELD_TYPES),
     targetClass: className.optional(),
     dimension: dimension.optional(),
+    ...fieldOptions,
   })
   .refine((f) => (f.type === 'Vector') === (f.dimension !== undefined), {
     message: 'dimension is required for Vector fields, and only for them',
@@ -37,6 +40,7 @@ const addFieldBody = z.strictObject({
   type: z.enum(SCHEMA_FIELD_TYPES),
   targetClass: className.optional(),
   dimension: dimension.optional(),
+  ...fieldOptions,
 });
 const addIndexBody = z.strictObject({ name: indexName, keys: indexSpec });
 const clpBody = z.strictObject({ classLevelPermissions: clp });

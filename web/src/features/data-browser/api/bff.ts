@@ -117,7 +117,7 @@ export const dataApi = {
     c: string,
     name: string,
     type: string,
-    extra: { targetClass?: string; dimension?: number } = {},
+    extra: { targetClass?: string; dimension?: number; required?: boolean; defaultValue?: unknown } = {},
   ) => bff<SchemaDoc>('POST', `${schema(appId, c)}/fields`, { name, type, ...extra }),
   deleteField: (appId: string, c: string, name: string) =>
     bff<SchemaDoc>('DELETE', `${schema(appId, c)}/fields/${encodeURIComponent(name)}`),

@@ -1,7 +1,36 @@
 /** Schema changes: add/delete column, drop class, indexes editor. Each shows the service's answer. */
 import { useState } from 'react';
 import { dataApi } from '../api/bff.ts';
-import { FIELD_TYPES, type SchemaDoc } from '../lib/wire.ts';
+import { FIELD_TYPES, type FieldSpec, type SchemaDoc } from '../lib/wire.ts';
+
+/**
+ * `required` and `defaultValue` of a new column: a String default is the text as typed, any other
+ * type's is read as JSON (`10`, `true`, `{"a": 1}`); text that is no JSON goes as it is, and the
+ * service answers why it does not fit the type. An empty default sends none.
+ */
+export function fieldOptions(
+  type: string,
+  required: boolean,
+  defaultText: string,
+): { required?: boolean; defaultValue?: unknown } {
+  const out: { required?: boolean; defaultValue?: unknown } = required ? { required: true } : {};
+  if (defaultText === '') return out;
+  if (type === 'String') return { ...out, defaultValue: defaultText };
+  try {
+    return { ...out, defaultValue: JSON.parse(defaultText) };
+  } catch {
+    return { ...out, defaultValue: defaultText };
+  }
+}
+
+/** A column's options as the button's tooltip says them. */
+function describeOptions(spec: FieldSpec | undefined): string | undefined {
+  if (!spec) return undefined;
+  const parts: string[] = [spec.type];
+  if (spec.required) parts.push('required');
+  if (spec.defaultValue !== undefined) parts.push(`default ${JSON.stringify(spec.defaultValue)}`);
+  return parts.join(', ');
+}
 
 export function SchemaPanel({
   appId,
@@ -24,8 +53,12 @@ export function SchemaPanel({
   const [idxKeys, setIdxKeys] = useState('');
   const [confirmDrop, setConfirmDrop] = useState('');
   const [dimension, setDimension] = useState('384');
+  const [required, setRequired] = useState(false);
+  const [defaultText, setDefaultText] = useState('');
   const needsTarget = type === 'Pointer' || type === 'Relation';
   const isVector = type === 'Vector';
+  // The service keeps `required` and `defaultValue` on every type but Relation and Vector.
+  const takesOptions = type !== 'Relation' && !isVector;
   const input = 'rounded border px-1 dark:bg-gray-800';
   const own = Object.keys(schema.fields).filter(
     (f) => !['objectId', 'createdAt', 'updatedAt', 'ACL'].includes(f),
@@ -73,21 +106,39 @@ export function SchemaPanel({
             ))}
           </select>
         )}
+        {takesOptions && (
+          <>
+            <label className="flex items-center gap-1">
+              <input
+                type="checkbox"
+                aria-label="column required"
+                checked={required}
+                onChange={(e) => setRequired(e.target.checked)}
+              />
+              required
+            </label>
+            <input
+              aria-label="column default"
+              className={input}
+              value={defaultText}
+              onChange={(e) => setDefaultText(e.target.value)}
+              placeholder={type === 'String' ? 'default' : 'default (JSON)'}
+            />
+          </>
+        )}
         <button
           type="button"
           className="rounded bg-blue-600 px-2 text-white"
           disabled={!name}
           onClick={() => {
             const added = name;
+            const options = takesOptions ? fieldOptions(type, required, defaultText) : {};
             // Once added, clear the name unless the user has already typed the next one.
             run(`Add column ${added}`, () =>
-              dataApi.addField(
-                appId,
-                cls,
-                added,
-                type,
-                needsTarget ? { targetClass: target } : isVector ? { dimension: Number(dimension) } : {},
-              ),
+              dataApi.addField(appId, cls, added, type, {
+                ...(needsTarget ? { targetClass: target } : isVector ? { dimension: Number(dimension) } : {}),
+                ...options,
+              }),
             ).then((ok) => ok && setName((current) => (current === added ? '' : current)));
           }}
         >
@@ -101,12 +152,14 @@ export function SchemaPanel({
             key={f}
             type="button"
             className="rounded border px-1"
+            title={describeOptions(schema.fields[f])}
             onClick={() =>
               window.confirm(`Delete column ${f} of ${cls} and its data in every row?`) &&
               run(`Delete column ${f}`, () => dataApi.deleteField(appId, cls, f))
             }
           >
-            {f} ✕
+            {f}
+            {schema.fields[f]?.required ? '*' : ''} ✕
           </button>
         ))}
       </div>

@@ -49,6 +49,8 @@ describe('console: Cloud', () => {
       .click();
     await page.getByLabel('Run as', { exact: true }).selectOption('user');
     await page.getByLabel('Username', { exact: true }).fill('lin');
+    // The console's one user picker: type, then pick the match.
+    await page.getByRole('button', { name: 'lin', exact: true }).click();
     await page.getByRole('button', { name: 'Run function' }).click();
     await expect.poll(() => result.textContent()).toContain('"username": "lin"');
     expect(await result.textContent()).toContain('"master": false');

@@ -26,7 +26,11 @@ const events = (box: Locator) => box.getByRole('list', { name: 'Events' }).locat
 
 async function startAs(box: Locator, viewpoint: 'master' | 'user' | 'anonymous', username?: string) {
   await box.getByLabel('Viewpoint').selectOption(viewpoint);
-  if (username) await box.getByLabel('Username').fill(username);
+  if (username) {
+    // The console's one user picker: type, then pick the match.
+    await box.getByLabel('Username').fill(username);
+    await box.getByRole('button', { name: username, exact: true }).click();
+  }
   await box.getByRole('button', { name: 'Start' }).click();
   await expect
     .poll(() => box.getByTestId('inspector-status').textContent())

@@ -1,11 +1,12 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLOUD_MODULE } from '../server/test/helpers/cloud.ts';
 import { launchBrowser, login, openSession, type Session } from './helpers/browser.ts';
 import { type Product, startProduct } from './helpers/product.ts';
 
 /**
  * Sections of the console as a new admin tries them (issue "The console, tried as a new admin
- * would"): the analytics chart's axes, push without its option.
+ * would"): the analytics chart's axes, push without its option, one user picker everywhere.
  */
 let product: Product;
 let browser: Browser;
@@ -22,8 +23,17 @@ async function section(name: string): Promise<Page> {
 
 beforeAll(async () => {
   // Analytics kept, push not configured (the service's default).
-  product = await startProduct({ service: { analytics: { adapter: 'store' } } });
+  product = await startProduct({ service: { analytics: { adapter: 'store' }, cloud: CLOUD_MODULE } });
   browser = await launchBrowser();
+  for (const name of ['pablo', 'pia']) {
+    const res = await product.rest(
+      'POST',
+      '/users',
+      { username: name, password: 'pw-secret-1', email: `${name}@example.com` },
+      'rest',
+    );
+    expect(res.status).toBe(201);
+  }
 });
 
 afterAll(async () => {
@@ -67,4 +77,84 @@ describe('push: "not configured" when the section opens', () => {
     // The rest of the section still works.
     await page.getByRole('region', { name: 'Pushes' }).waitFor();
   });
+});
+
+/** Where each section asks for a user, and what it shows once one is picked. */
+const PICKERS: Array<{
+  section: string;
+  open(page: Page): Promise<void>;
+  label: string;
+  picked(page: Page): Promise<string | null>;
+}> = [
+  {
+    section: 'Data, View as',
+    open: async (page) => {
+      await page.goto(`/apps/${product.appId}/data/_User`);
+      await page.getByLabel('view as', { exact: true }).selectOption('user');
+    },
+    label: 'view as: find a user',
+    picked: (page) => page.getByTestId('viewas-banner').locator('span').first().textContent(),
+  },
+  {
+    section: 'API console, Run as',
+    open: async (page) => {
+      await page.goto(`/apps/${product.appId}/api-console`);
+      await page.getByLabel('Run as').selectOption('user');
+    },
+    label: 'Find user',
+    picked: (page) => page.getByTestId('picked-user').locator('strong').textContent(),
+  },
+  {
+    section: 'Realtime inspector',
+    open: async (page) => {
+      await page.goto(`/apps/${product.appId}/realtime`);
+      await page.getByLabel('Class').selectOption('_User');
+      await page.getByRole('region', { name: 'Inspector 1' }).getByLabel('Viewpoint').selectOption('user');
+    },
+    label: 'Username',
+    picked: (page) => page.getByTestId('inspector-user').locator('strong').textContent(),
+  },
+  {
+    section: 'Cloud, run a function as',
+    open: async (page) => {
+      await page.goto(`/apps/${product.appId}/cloud`);
+      await page.getByLabel('Run as', { exact: true }).selectOption('user');
+    },
+    label: 'Username',
+    picked: (page) => page.getByTestId('run-as-user').locator('strong').textContent(),
+  },
+];
+
+describe('one user picker in every section', () => {
+  for (const where of PICKERS) {
+    it(`${where.section}: the same search, keyboard and empty state`, async () => {
+      const s = await openSession(browser, product);
+      sessions.push(s);
+      const { page } = s;
+      await login(page);
+      await where.open(page);
+      const box = page.getByLabel(where.label, { exact: true });
+      const matches = page.getByRole('list', { name: `${where.label}: matches` });
+      // The start of a username or an email, by username.
+      await box.fill('p');
+      await expect
+        .poll(() => matches.getByRole('button').allTextContents())
+        .toEqual(['pablo pablo@example.com', 'pia pia@example.com']);
+      await box.fill('zz');
+      await expect.poll(() => matches.textContent()).toBe('No user matches “zz”.');
+      // Escape clears the search.
+      await box.fill('pa');
+      await matches.getByRole('button').first().waitFor();
+      await box.press('Escape');
+      expect(await box.inputValue()).toBe('');
+      expect(await matches.count()).toBe(0);
+      // ↓ goes to the matches, ↓ again to the next, Enter picks.
+      await box.fill('p');
+      await matches.getByRole('button').nth(1).waitFor();
+      await box.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => where.picked(page)).toContain('pia');
+    });
+  }
 });

@@ -1,4 +1,4 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation } from '@tanstack/react-query';
 import { api, seg } from '../../../lib/api.ts';
 import { type ApiCall, type ApiCallAnswer, wireAs } from '../lib/call.ts';
 
@@ -24,34 +24,5 @@ export function fetchCurl(appId: string, call: ApiCall): Promise<{ curl: string 
     query: call.query,
     ...(call.body !== undefined ? { body: call.body } : {}),
     as: wireAs(call.as),
-  });
-}
-
-export interface UserMatch {
-  objectId: string;
-  username: string;
-}
-
-const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Users whose username starts with `prefix` (the server lowercases usernames). */
-export function useUserSearch(appId: string, prefix: string) {
-  const text = prefix.trim().toLowerCase();
-  return useQuery({
-    queryKey: ['apps', appId, 'api-console', 'users', text],
-    enabled: text.length > 0,
-    queryFn: ({ signal }) =>
-      api
-        .get<{ results: UserMatch[] }>(
-          `/apps/${seg(appId)}/users`,
-          {
-            where: JSON.stringify({ username: { $regex: `^${escapeRegex(text)}` } }),
-            keys: 'username',
-            order: 'username',
-            limit: 8,
-          },
-          signal,
-        )
-        .then((r) => r.results),
   });
 }

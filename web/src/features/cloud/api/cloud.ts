@@ -55,26 +55,13 @@ export function useCloudCode(appId: string) {
   });
 }
 
-/** A user's id by username (the console runs a function as that user without the password). */
-async function userIdOf(appId: string, username: string): Promise<string> {
-  const res = await api.get<{ results: Array<{ objectId: string }> }>(`/apps/${seg(appId)}/users`, {
-    where: JSON.stringify({ username: username.toLowerCase() }),
-    limit: 1,
-  });
-  const id = res.results[0]?.objectId;
-  if (!id) throw new Error(`No user named ${username}.`);
-  return id;
-}
-
 export function useRunFunction(appId: string) {
   return useMutation({
-    mutationFn: async (call: { name: string; params: Record<string, unknown>; username?: string }) => {
-      const userId = call.username ? await userIdOf(appId, call.username) : undefined;
-      return api.post<FunctionAnswer>(`${root(appId)}/functions/${seg(call.name)}`, {
+    mutationFn: (call: { name: string; params: Record<string, unknown>; userId?: string }) =>
+      api.post<FunctionAnswer>(`${root(appId)}/functions/${seg(call.name)}`, {
         params: call.params,
-        userId,
-      });
-    },
+        userId: call.userId,
+      }),
   });
 }
 

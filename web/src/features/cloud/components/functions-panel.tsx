@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
-import { Input, Select, Textarea } from '../../../components/ui/input.tsx';
+import { Select, Textarea } from '../../../components/ui/input.tsx';
+import { type UserHit, UserPicker, userName } from '../../../components/user-picker.tsx';
 import { type CloudCode, useRunFunction } from '../api/cloud.ts';
 import { parseParams } from '../lib/json.ts';
 
@@ -23,7 +24,7 @@ export function FunctionsPanel({
   const [name, setName] = useState(all[0]?.name ?? '');
   const [params, setParams] = useState('{}');
   const [runAs, setRunAs] = useState<'master' | 'user'>('master');
-  const [username, setUsername] = useState('');
+  const [user, setUser] = useState<UserHit | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const run = useRunFunction(appId);
 
@@ -37,9 +38,9 @@ export function FunctionsPanel({
   const submit = () => {
     const parsed = parseParams(params);
     if (!parsed.ok) return setProblem(parsed.error);
-    if (runAs === 'user' && !username.trim()) return setProblem('Type the username to run the function as.');
+    if (runAs === 'user' && !user) return setProblem('Pick the user to run the function as.');
     setProblem(null);
-    run.mutate({ name, params: parsed.value, username: runAs === 'user' ? username.trim() : undefined });
+    run.mutate({ name, params: parsed.value, userId: runAs === 'user' ? user?.objectId : undefined });
   };
   const answer = run.data;
   return (
@@ -101,15 +102,16 @@ export function FunctionsPanel({
             </Select>
           </label>
           {runAs === 'user' && (
-            <label>
-              Username
-              <Input
-                aria-label="Username"
-                className="ml-2"
-                value={username}
-                onChange={(e) => setUsername(e.target.value)}
-              />
-            </label>
+            <span className="flex items-center gap-2">
+              <UserPicker appId={appId} label="Username" width="w-40" onPick={setUser} />
+              {user ? (
+                <span data-testid="run-as-user">
+                  as <strong>{userName(user)}</strong>
+                </span>
+              ) : (
+                <span className="text-xs text-slate-500">No user chosen.</span>
+              )}
+            </span>
           )}
           <Button type="submit" variant="primary" disabled={!canWrite || run.isPending}>
             {run.isPending ? 'Running…' : 'Run function'}

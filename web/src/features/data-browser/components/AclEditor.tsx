@@ -6,8 +6,9 @@
 import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
+import { UserPicker, userName } from '../../../components/user-picker.tsx';
 import { toast } from '../../../lib/toast.ts';
-import { useRoleNames, useUserSearch } from '../../security/api/security.ts';
+import { useRoleNames } from '../../security/api/security.ts';
 import { ImpactPreview } from '../../security/impact/ImpactPreview.tsx';
 import { useAclNames } from '../api/acl-names.ts';
 import { dataApi } from '../api/bff.ts';
@@ -43,9 +44,7 @@ export function AclEditor({
   const [acl, setAcl] = useState<Acl>(() => shared ?? rowAcl(rows[0]?.ACL));
   const [step, setStep] = useState<'edit' | 'review'>('edit');
   const [busy, setBusy] = useState(false);
-  const [userText, setUserText] = useState('');
   const [role, setRole] = useState('');
-  const users = useUserSearch(appId, userText);
   const roleNames = useRoleNames(appId);
   const keys = Object.keys(acl);
   const userIds = keys.filter((k) => principalOf(k).kind === 'user');
@@ -140,38 +139,15 @@ export function AclEditor({
                   Add public
                 </Button>
               )}
-              <span className="relative">
-                <input
-                  aria-label="add user"
-                  placeholder="add a user: username or email"
-                  className="w-56 rounded border px-1 py-0.5 dark:bg-gray-800"
-                  value={userText}
-                  onChange={(e) => setUserText(e.target.value)}
-                />
-                {userText.trim() && (
-                  <ul className="absolute left-0 top-full z-40 max-h-48 w-64 overflow-auto rounded border bg-white shadow dark:bg-gray-900">
-                    {users.data?.length === 0 && (
-                      <li className="px-2 py-1 text-gray-500">No user matches.</li>
-                    )}
-                    {users.data?.map((u) => (
-                      <li key={u.objectId}>
-                        <button
-                          type="button"
-                          className="w-full px-2 py-1 text-left hover:bg-blue-100 dark:hover:bg-gray-700"
-                          onClick={() => {
-                            setPicked({ ...picked, [u.objectId]: u.username ?? u.objectId });
-                            setAcl(addPrincipal(acl, u.objectId));
-                            setUserText('');
-                          }}
-                        >
-                          {u.username ?? u.objectId}
-                          {u.email ? <span className="text-gray-500"> {u.email}</span> : null}
-                        </button>
-                      </li>
-                    ))}
-                  </ul>
-                )}
-              </span>
+              <UserPicker
+                appId={appId}
+                label="add user"
+                placeholder="add a user: username or email"
+                onPick={(u) => {
+                  setPicked({ ...picked, [u.objectId]: userName(u) });
+                  setAcl(addPrincipal(acl, u.objectId));
+                }}
+              />
               <select
                 aria-label="add role"
                 className="rounded border px-1 py-0.5 dark:bg-gray-800"

@@ -4,8 +4,9 @@
  */
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
+import { UserPicker } from '../../../components/user-picker.tsx';
 import { api, seg } from '../../../lib/api.ts';
-import { useRoleNames, useUserSearch, type Viewpoint } from '../../security/api/security.ts';
+import { useRoleNames, type Viewpoint } from '../../security/api/security.ts';
 import { viewpointLabel } from '../lib/viewpoint.ts';
 
 /** The username of a user viewpoint (for banners and labels). */
@@ -39,8 +40,6 @@ export function ViewpointPicker({
   const [kind, setKind] = useState<'master' | Viewpoint['kind']>(
     value?.kind ?? (allowMaster ? 'master' : 'user'),
   );
-  const [search, setSearch] = useState('');
-  const users = useUserSearch(appId, search);
   const roleNames = useRoleNames(appId);
   const [roles, setRoles] = useState<string[]>(value?.kind === 'roles' ? value.roles : []);
   const name = useViewpointName(appId, value);
@@ -70,33 +69,12 @@ export function ViewpointPicker({
               {name}
             </span>
           )}
-          <input
-            aria-label={`${label}: find a user`}
-            placeholder="username or email"
-            className={`${input} w-40`}
-            value={search}
-            onChange={(e) => setSearch(e.target.value)}
+          <UserPicker
+            appId={appId}
+            label={`${label}: find a user`}
+            width="w-40"
+            onPick={(u) => onChange({ kind: 'user', userId: u.objectId })}
           />
-          {search.trim() && (
-            <ul className="absolute left-0 top-full z-40 max-h-48 w-64 overflow-auto rounded border bg-white text-sm shadow dark:bg-gray-900">
-              {users.data?.length === 0 && <li className="px-2 py-1 text-gray-500">No user matches.</li>}
-              {users.data?.map((u) => (
-                <li key={u.objectId}>
-                  <button
-                    type="button"
-                    className="w-full px-2 py-1 text-left hover:bg-blue-100 dark:hover:bg-gray-700"
-                    onClick={() => {
-                      setSearch('');
-                      onChange({ kind: 'user', userId: u.objectId });
-                    }}
-                  >
-                    {u.username ?? u.objectId}
-                    {u.email ? <span className="text-gray-500"> {u.email}</span> : null}
-                  </button>
-                </li>
-              ))}
-            </ul>
-          )}
         </span>
       )}
       {kind === 'roles' && (

@@ -1,6 +1,6 @@
 /** One realtime inspector: a viewpoint, a where, and the events the service sends it. */
 import { useEffect, useRef, useState } from 'react';
-import { api, seg } from '../../../lib/api.ts';
+import { type UserHit, UserPicker, userName } from '../../../components/user-picker.tsx';
 import { FilterBuilder } from '../../data-browser/components/FilterBuilder.tsx';
 import { columnsOf, type SchemaDoc } from '../../data-browser/lib/wire.ts';
 import { fieldDiff, KINDS, keepEvents, REASONS } from '../lib/events.ts';
@@ -8,16 +8,6 @@ import { type InspectorEvent, openStream, type Viewpoint } from '../lib/stream.t
 
 const input = 'rounded border px-1 py-0.5 text-sm dark:bg-gray-800';
 const button = 'rounded border px-2 py-0.5 text-sm disabled:opacity-50';
-
-async function userIdOf(appId: string, username: string): Promise<string> {
-  const res = await api.get<{ results: Array<{ objectId: string }> }>(`/apps/${seg(appId)}/users`, {
-    where: JSON.stringify({ username: username.toLowerCase() }),
-    limit: 1,
-  });
-  const id = res.results[0]?.objectId;
-  if (!id) throw new Error(`No user named ${username}.`);
-  return id;
-}
 
 const show = (v: unknown) => (v === undefined ? '—' : JSON.stringify(v));
 
@@ -82,7 +72,7 @@ type Status =
 export function Inspector({ appId, index, schema, initialViewpoint = 'master' }: InspectorProps) {
   const className = schema.className;
   const [viewpoint, setViewpoint] = useState<Viewpoint>(initialViewpoint);
-  const [username, setUsername] = useState('');
+  const [user, setUser] = useState<UserHit | null>(null);
   const [where, setWhere] = useState<Record<string, unknown>>({});
   const [status, setStatus] = useState<Status>({ state: 'stopped' });
   // The kept events and how many fell off, in one state: its updates stay pure (React may run an
@@ -117,17 +107,12 @@ export function Inspector({ appId, index, schema, initialViewpoint = 'master' }:
   const start = async () => {
     stop();
     setStatus({ state: 'opening' });
-    let userId: string | undefined;
-    try {
-      if (viewpoint === 'user') {
-        if (!username.trim()) throw new Error('Type the username to inspect as.');
-        userId = await userIdOf(appId, username.trim());
-      }
-    } catch (err) {
-      setStatus({ state: 'error', error: (err as Error).message });
+    if (viewpoint === 'user' && !user) {
+      setStatus({ state: 'error', error: 'Pick the user to inspect as.' });
       return;
     }
-    const label = viewpoint === 'user' ? `user ${username.trim()}` : viewpoint;
+    const userId = viewpoint === 'user' ? user?.objectId : undefined;
+    const label = viewpoint === 'user' && user ? `user ${userName(user)}` : viewpoint;
     closeRef.current = openStream(
       { appId, className, where, viewpoint, userId },
       {
@@ -186,16 +171,14 @@ export function Inspector({ appId, index, schema, initialViewpoint = 'master' }:
           </select>
         </label>
         {viewpoint === 'user' && (
-          <label className="text-sm">
-            Username{' '}
-            <input
-              aria-label="Username"
-              className={input}
-              value={username}
-              disabled={running}
-              onChange={(e) => setUsername(e.target.value)}
-            />
-          </label>
+          <span className="flex items-center gap-1 text-sm">
+            {user && (
+              <span data-testid="inspector-user">
+                as <strong>{userName(user)}</strong>
+              </span>
+            )}
+            {!running && <UserPicker appId={appId} label="Username" width="w-40" onPick={setUser} />}
+          </span>
         )}
         {running ? (
           <button

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select } from '../../../components/ui/input.tsx';
+import { UserPicker } from '../../../components/user-picker.tsx';
 import { type OperationRule, useRoleNames } from '../api/security.ts';
 import {
   CLP_OPERATIONS,
@@ -19,7 +20,6 @@ import {
   setUserField,
   userFieldsOf,
 } from './clp.ts';
-import { UserPicker } from './UserPicker.tsx';
 
 type Column =
   | { kind: 'principal'; key: string }

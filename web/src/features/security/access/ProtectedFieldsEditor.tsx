@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Input, Select } from '../../../components/ui/input.tsx';
+import { UserPicker } from '../../../components/user-picker.tsx';
 import { useRoleNames } from '../api/security.ts';
 import { type ProtectedFields, principalLabel } from './clp.ts';
-import { UserPicker } from './UserPicker.tsx';
 
 type PatternKind = '*' | 'authenticated' | 'role' | 'userField' | 'user';
 

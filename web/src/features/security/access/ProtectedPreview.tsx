@@ -1,10 +1,10 @@
 import { isObject } from '@bds/client/protocol';
 import { useState } from 'react';
 import { Spinner } from '../../../components/ui/spinner.tsx';
+import { type UserHit, UserPicker } from '../../../components/user-picker.tsx';
 import { isApiError } from '../../../lib/api.ts';
-import { type ExplainRequest, rowsPath, type UserHit, useEvaluate, useExplain } from '../api/security.ts';
+import { type ExplainRequest, rowsPath, useEvaluate, useExplain } from '../api/security.ts';
 import { fieldVerdict } from './clp.ts';
-import { UserPicker } from './UserPicker.tsx';
 
 const errorText = (err: Error) => (isApiError(err) ? `Error ${err.code}: ${err.error}` : err.message);
 

@@ -399,19 +399,29 @@ describe('linking and unlinking (PUT /users/<id>)', () => {
     expect(reused.json.objectId).not.toBe(anon.json.objectId);
   });
 
-  it('a client sending back the anonymous id it holds changes nothing; another id is still refused', async () => {
+  it('a user links an anonymous id with its own session; one another user holds answers 208', async () => {
     const anon = await send('POST', '/users', { body: { authData: { anonymous: { id: 'anon-echo' } } } });
     const as = { sessionToken: anon.json.sessionToken };
+    // Sent back as held: nothing changes.
     const echo = await send('PUT', `/users/${anon.json.objectId}`, {
       ...as,
       body: { nickname: 'n', authData: { anonymous: { id: 'anon-echo' } } },
     });
     expect(echo.status, echo.text).toBe(200);
-    const other = await send('PUT', `/users/${anon.json.objectId}`, {
-      ...as,
-      body: { authData: { anonymous: { id: 'anon-other' } } },
+    const named = await signUp({ username: 'anon-linker-rest', password: 'pw' });
+    const link = await send('PUT', `/users/${named.objectId}`, {
+      sessionToken: named.sessionToken,
+      body: { authData: { anonymous: { id: 'anon-late' } } },
     });
-    expect(other.json).toEqual(err(119, 'An anonymous id can only be linked at sign-up.'));
+    expect(link.status, link.text).toBe(200);
+    const viaId = await send('POST', '/users', { body: { authData: { anonymous: { id: 'anon-late' } } } });
+    expect(viaId.json.objectId).toBe(named.objectId);
+    const taken = await send('PUT', `/users/${named.objectId}`, {
+      sessionToken: named.sessionToken,
+      body: { authData: { anonymous: { id: 'anon-echo' } } },
+    });
+    expect(taken.json).toEqual(ALREADY_LINKED);
+    expect((await stored(named.objectId)).authData).toEqual({ anonymous: { id: 'anon-late' } });
   });
 
   it('authData is stripped from other callers’ reads and never in a find by a user', async () => {

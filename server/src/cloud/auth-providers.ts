@@ -19,7 +19,11 @@ export function cloudProviderChecks(registry: CloudRegistry, invoker: Invoker): 
         );
         // A copy: what the adapter does to it is not what gets stored.
         const payload = structuredClone(authData);
-        await invoker.run(() => adapter.validate(payload, request), request, ErrorCode.SCRIPT_FAILED);
+        const run = () =>
+          'validate' in adapter
+            ? adapter.validate(payload, request)
+            : adapter.validateAuthData(payload, {}, request);
+        await invoker.run(run, request, ErrorCode.SCRIPT_FAILED);
       },
     });
   }

@@ -54,11 +54,18 @@ export type Handler = (request: CloudRequest) => unknown;
  * A sign-in provider's check (`cloud.authProvider`): `validate` resolves when `authData` proves its
  * `id` and throws otherwise (141 with the text). The request is a handler's, with `object` the user
  * the payload is linked to (none at sign-up) and `triggerName` validateSetUp, validateLogin or
- * validateUpdate.
+ * validateUpdate. An adapter written for the incumbent (`validateAuthData(authData, options,
+ * request)`) is taken as it is.
  */
-export interface AuthProviderAdapter {
-  validate(authData: Record<string, unknown>, request: CloudRequest): unknown;
-}
+export type AuthProviderAdapter =
+  | { validate(authData: Record<string, unknown>, request: CloudRequest): unknown }
+  | {
+      validateAuthData(
+        authData: Record<string, unknown>,
+        options: Record<string, unknown>,
+        request: CloudRequest,
+      ): unknown;
+    };
 
 /** Who may call a function, and what its params must hold; a failed check answers 142. */
 export interface FunctionRules {
@@ -194,7 +201,8 @@ export class CloudRegistry {
         const problem = typeof provider === 'string' ? providerNameProblem(provider) : 'not a string';
         if (problem)
           throw new Error(`cloud.authProvider: invalid name ${JSON.stringify(provider)} (${problem}).`);
-        if (typeof adapter?.validate !== 'function')
+        const check = adapter as Partial<Record<'validate' | 'validateAuthData', unknown>> | undefined;
+        if (typeof check?.validate !== 'function' && typeof check?.validateAuthData !== 'function')
           throw new Error(`cloud.authProvider(${provider}): the adapter needs a validate function.`);
         if (this.authProviders.has(provider))
           throw new Error(`cloud.authProvider(${provider}) is registered twice.`);

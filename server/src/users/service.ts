@@ -634,6 +634,7 @@ export class Users {
     }
     this.normaliseEmail(body);
 
+    let linksAnonymous = false;
     if (body.authData !== undefined) {
       const authData = body.authData;
       if (authData !== null && !isObject(authData))
@@ -658,12 +659,15 @@ export class Users {
             internal[COL.anonymousId] = null;
           } else if (isObject(value) && unchanged(value, merged.anonymous)) {
             // The anonymous id the user holds, sent back: nothing to change.
-          } else if (auth.isMaster) {
+          } else {
+            // Linked by the user (or the master key): a login path of the user's own choosing,
+            // unless another user holds the id.
             const id = anonymousIdOf(value);
+            const owners = await this.data.lookups.internal('_User', COL.anonymousId, id, []);
+            if (owners.some((row) => row.objectId !== objectId)) throw alreadyLinked();
             merged.anonymous = { id };
             internal[COL.anonymousId] = id;
-          } else {
-            throw forbidden('An anonymous id can only be linked at sign-up.');
+            linksAnonymous = true;
           }
         } else if (value === null) {
           delete merged[provider]; // unlinking needs no provider
@@ -729,7 +733,10 @@ export class Users {
       try {
         updated = await this.data.writes.update(accountCtx(auth), '_User', objectId, body, { internal });
       } catch (err) {
-        throw await this.explainDuplicate(err, body.username as string | undefined, body.email);
+        const explained = await this.explainDuplicate(err, body.username as string | undefined, body.email);
+        // Not the name or the email: the anonymous id's unique index (another user linked it meanwhile).
+        const isDuplicate = explained instanceof BdsError && explained.code === ErrorCode.DUPLICATE_VALUE;
+        throw isDuplicate && linksAnonymous ? alreadyLinked() : explained;
       }
       if (rotate) await this.revokeSessions(objectId);
       else if (password !== undefined && this.core.options.revokeSessionOnPasswordReset)

@@ -197,6 +197,73 @@ describe('linking and unlinking', () => {
   });
 });
 
+describe('the SDK suite’s user flows (with a current user)', () => {
+  beforeAll(() => {
+    Parse.User.enableUnsafeCurrentUser();
+  });
+  afterAll(async () => {
+    await Parse.User.logOut();
+    Parse.User.disableUnsafeCurrentUser();
+  });
+
+  it('links and unlinks an anonymous id with the user’s own session (no master key)', async () => {
+    const user = new Parse.User() as SdkUser;
+    user.setUsername('anon-linker');
+    user.setPassword('pw-anon-linker');
+    await user.signUp();
+    await user.linkWith('anonymous', { authData: { id: 'sdk-anon-1234' } });
+    expect(user._isLinked('anonymous')).toBe(true);
+    expect(await authDataOf(user.id!)).toEqual({ anonymous: { id: 'sdk-anon-1234' } });
+    await user._unlinkFrom('anonymous');
+    expect(user._isLinked('anonymous')).toBe(false);
+    expect(await authDataOf(user.id!)).toBeUndefined();
+  });
+
+  it('links with an adapter written for the incumbent (validateAuthData), and refuses with its text', async () => {
+    const user = new Parse.User() as SdkUser;
+    user.setUsername('myauth-linker');
+    user.setPassword('pw-myauth');
+    await user.signUp();
+    await user.linkWith('myAuth', { authData: { id: '1234' } });
+    expect(user._isLinked('myAuth')).toBe(true);
+    await user._unlinkFrom('myAuth');
+    expect(user._isLinked('myAuth')).toBe(false);
+    await expect(Parse.User.logInWith('myAuth', { authData: { id: 'refused' } })).rejects.toMatchObject({
+      code: 141,
+      message: 'myAuth refused it',
+    });
+  });
+
+  it('an update leaves the user with the attributes the incumbent gives it (no ACL, no echo)', async () => {
+    const user = new Parse.User();
+    await user.signUp({ password: 'asdf', email: 'sdk-asdf@example.com', username: 'sdk-zxcv' });
+    user.set('username', 'sdk-test');
+    await user.save();
+    expect(Object.keys(user.attributes).sort()).toEqual([
+      'createdAt',
+      'email',
+      'sessionToken',
+      'updatedAt',
+      'username',
+    ]);
+  });
+
+  it('an anonymous user signs up with a name: its data stays, the anonymous id goes', async () => {
+    const user = await Parse.AnonymousUtils.logIn();
+    user.set('field', 'hello world');
+    await user.save();
+    expect(user.get('authData').anonymous).toBeDefined();
+    user.setUsername('sdk-foo');
+    user.setPassword('baz');
+    await user.signUp();
+    const result = await new Parse.Query(Parse.User).get(user.id!);
+    expect(result.get('username')).toBe('sdk-foo');
+    expect(result.get('authData')).toBeUndefined();
+    expect(result.get('field')).toBe('hello world');
+    expect(user.get('authData').anonymous).toBeUndefined();
+  });
+});
+
 describe('passwords and sessions', () => {
   beforeAll(async () => {
     const u = new Parse.User();

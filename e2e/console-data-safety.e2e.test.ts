@@ -227,13 +227,14 @@ describe('data safety', () => {
     // Bulk edit: an empty value is refused too, on every selected row.
     await ui.selectRow(page, 'safe_a').check();
     await ui.selectRow(page, 'safe_b').check();
-    await page.getByLabel('bulk edit column').selectOption('s');
+    await page.getByLabel('bulk edit column').selectOption('o');
     await page.getByLabel('bulk edit value').fill('');
     await page.getByRole('button', { name: 'on 2 rows', exact: true }).click();
     const refused = page.getByTestId('toast-error').filter({ hasText: 'Bulk edit' });
     await refused.waitFor();
     expect(await refused.textContent()).toContain(NOTHING_TYPED);
-    expect((await rest('GET', '/classes/Safe/safe_b')).s).toBe('text');
+    expect((await rest('GET', '/classes/Safe/safe_b')).o).toEqual({ a: 1 });
+    expect((await rest('GET', '/classes/Safe/safe_a')).o).toEqual({ a: 1 });
     await admin.screenshot('safety-cell-editors');
   });
 
@@ -513,7 +514,7 @@ describe('rough edges', () => {
       await rest('POST', `/classes/${cls}`, { objectId: `${cls.slice(0, 8)}_1`, label: 'x' });
       await rest('POST', `/classes/${cls}`, { objectId: `${cls.slice(0, 8)}_2`, label: 'y' });
     }
-    const acl = page.getByRole('button', { name: /^ACL/ });
+    const acl = page.getByTestId('class-toolbar').getByRole('button', { name: /^ACL/ });
     const place = async (cls: string, select: boolean) => {
       await openClass(page, cls);
       if (select) {
@@ -521,11 +522,20 @@ describe('rough edges', () => {
         await ui.selectRow(page, `${cls.slice(0, 8)}_2`).check();
       }
       const toolbar = page.getByTestId('class-toolbar');
-      const tops = await toolbar
-        .locator('button, label')
-        .evaluateAll((els) => [...new Set(els.map((e) => Math.round(e.getBoundingClientRect().top)))]);
-      // Every control of the toolbar on one line.
-      expect(tops.length).toBe(1);
+      const middles = await toolbar.locator('button, label').evaluateAll((els) => [
+        ...new Set(
+          els.map((e) => {
+            const r = e.getBoundingClientRect();
+            return Math.round(r.top + r.height / 2);
+          }),
+        ),
+      ]);
+      // Every control of the toolbar on one line, and all of them in view at 1280 px.
+      expect(middles.length).toBe(1);
+      expect(await toolbar.evaluate((el) => [el.scrollWidth <= el.clientWidth, el.scrollWidth])).toEqual([
+        true,
+        expect.any(Number),
+      ]);
       const box = (await acl.boundingBox())!;
       return [Math.round(box.x), Math.round(box.y)];
     };

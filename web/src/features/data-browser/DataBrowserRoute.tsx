@@ -381,7 +381,7 @@ function ClassView({
   const slowSort = !indexed.includes(sort.field) && rowsInClass > LARGE_CLASS_ROWS;
 
   const ids = [...selected];
-  const btn = 'shrink-0 rounded border px-2 py-0.5 disabled:opacity-50';
+  const btn = 'shrink-0 rounded border px-1.5 py-0.5 disabled:opacity-50';
 
   const addRow = async () => {
     if (needsCreateForm(cls)) return setCreating(true);
@@ -461,11 +461,11 @@ function ClassView({
         {/* The class and how to look at it; the actions come on one line of their own below, so
             a long class name or count never moves them. */}
         <div className="flex items-center gap-2 px-2 pt-2 text-sm" data-testid="class-header">
-          <h1 className="min-w-0 truncate text-base font-semibold" title={cls}>
+          <h1 className="max-w-[40%] shrink-0 truncate text-base font-semibold" title={cls}>
             {cls}
           </h1>
           <span
-            className={`shrink-0 ${count.error ? 'text-red-600' : 'text-gray-500'}`}
+            className={`min-w-0 truncate ${count.error ? 'text-red-600' : 'text-gray-500'}`}
             data-testid="row-count"
           >
             {count.data
@@ -511,7 +511,7 @@ function ClassView({
           </span>
         </div>
         <div
-          className="flex flex-nowrap items-center gap-2 overflow-x-auto border-b p-2 text-sm"
+          className="flex flex-nowrap items-center gap-1.5 overflow-x-auto border-b p-2 text-sm"
           data-testid="class-toolbar"
         >
           <button
@@ -537,8 +537,8 @@ function ClassView({
               Schema
             </button>
           )}
-          <button type="button" className={btn} onClick={refresh}>
-            Refresh
+          <button type="button" className={btn} onClick={refresh} aria-label="Refresh" title="Refresh">
+            ↻
           </button>
           {!viewpoint && (
             <label className="flex shrink-0 items-center gap-1 text-sm">
@@ -548,7 +548,6 @@ function ClassView({
           )}
           {realWrite && (
             <>
-              <span className="h-5 shrink-0 border-l" aria-hidden="true" />
               <button
                 type="button"
                 className={btn}
@@ -615,7 +614,6 @@ function ClassView({
               </button>
             </>
           )}
-          <span className="h-5 shrink-0 border-l" aria-hidden="true" />
           {transfer.controls}
         </div>
         {realWrite && ids.length > 0 && (

@@ -19,6 +19,9 @@ import { inferColumn, parseDimension, VECTOR_DIMENSION_MAX, vectorDimension } fr
 import { checkCsv, exportRows, type ImportProgress, importStream, sampleOf } from '../lib/transfer.ts';
 import { FIELD_TYPES, type FieldType, type SchemaDoc, SYSTEM_FIELDS } from '../lib/wire.ts';
 
+/** A control of the class toolbar. */
+const TOOL = 'shrink-0 rounded border px-1.5 py-0.5 disabled:opacity-50';
+
 /** Bytes read from the start of a file to find its columns and guess their types. */
 const SAMPLE_BYTES = 256 * 1024;
 
@@ -248,23 +251,26 @@ export function useImportExport({
 
   const controls = (
     <>
+      <span className="shrink-0 text-gray-500">Export</span>
       <button
         type="button"
-        className="shrink-0 rounded border px-2"
+        className={TOOL}
+        aria-label="Export CSV"
         disabled={!!progress}
         onClick={() => doExport('csv')}
       >
-        Export CSV
+        CSV
       </button>
       <button
         type="button"
-        className="shrink-0 rounded border px-2"
+        className={TOOL}
+        aria-label="Export JSON"
         disabled={!!progress}
         onClick={() => doExport('json')}
       >
-        Export JSON
+        JSON
       </button>
-      {canWrite && fileInput('import file', 'Import CSV/JSON', 'shrink-0 cursor-pointer rounded border px-2')}
+      {canWrite && fileInput('import file', 'Import', `${TOOL} cursor-pointer`)}
     </>
   );
 

@@ -87,12 +87,26 @@ export function useRowPages(
     setVersion((v) => v + 1);
   }, [key]);
 
-  useEffect(() => () => state.current?.controller.abort(), []);
+  // Leaving aborts the requests on their way and drops their state: a component that comes back
+  // (React may unmount and mount again, as StrictMode does) starts afresh instead of waiting on
+  // aborted requests.
+  useEffect(
+    () => () => {
+      state.current?.controller.abort();
+      state.current = null;
+    },
+    [],
+  );
+  const current = () => {
+    if (!state.current)
+      state.current = { pages: new Map(), inflight: new Map(), controller: new AbortController() };
+    return state.current;
+  };
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the viewpoint is part of `key`
   const load = useCallback(
     (index: number): Promise<Row[]> => {
-      const s = state.current!;
+      const s = current();
       const have = s.pages.get(index);
       if (have) return Promise.resolve(have);
       const running = s.inflight.get(index);
@@ -217,8 +231,7 @@ export function useRowPages(
   }, []);
 
   const reset = useCallback(() => {
-    const s = state.current!;
-    s.controller.abort();
+    state.current?.controller.abort();
     state.current = { pages: new Map(), inflight: new Map(), controller: new AbortController() };
     fresh.current = [];
     gone.current = [];

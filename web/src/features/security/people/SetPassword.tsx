@@ -45,18 +45,17 @@ export function SetPassword({
             <Button
               variant="primary"
               disabled={password === '' || repeat !== password || save.isPending}
-              onClick={() =>
-                save.mutate(
-                  { password },
-                  {
-                    onSuccess: () => {
-                      toast.success(`Password of ${username} changed`, 'Their sessions have ended.');
-                      close();
-                    },
-                    onError: (err) => toast.error(err, 'Could not set the password'),
-                  },
-                )
-              }
+              onClick={async () => {
+                // Awaited, not per-call callbacks: the saved user's panel is drawn anew (and this
+                // control with it) before those would run.
+                try {
+                  await save.mutateAsync({ password });
+                  toast.success(`Password of ${username} changed`, 'Their sessions have ended.');
+                  close();
+                } catch (err) {
+                  toast.error(err, 'Could not set the password');
+                }
+              }}
             >
               Set password
             </Button>

@@ -544,14 +544,23 @@ describe('users: anonymous users and the upgrade', () => {
     expect(again.json).toMatchObject({ objectId: id, username: 'grace' });
   });
 
-  it('a client cannot link an anonymous id to an existing account', async () => {
+  it('a client cannot link an anonymous id another user holds (208); its own new one it may (issue 29)', async () => {
+    const victim = await anonymous('steal-me');
     const user = await signUp(t, { username: 'heidi', password: 'pw' });
     const res = await t.request('PUT', `/users/${user.objectId}`, {
       sessionToken: user.sessionToken,
       body: { authData: { anonymous: { id: 'steal-me' } } },
     });
     expect(res.status).toBe(400);
-    expect(res.json.code).toBe(119);
+    expect(res.json).toEqual({ code: 208, error: 'this auth is already used' });
+    const again = await anonymous('steal-me');
+    expect(again.json.objectId).toBe(victim.json.objectId);
+    // Linking an id nobody holds is the SDKs' linkWith('anonymous', …): allowed.
+    const own = await t.request('PUT', `/users/${user.objectId}`, {
+      sessionToken: user.sessionToken,
+      body: { authData: { anonymous: { id: 'heidi-own' } } },
+    });
+    expect(own.status, own.text).toBe(200);
   });
 });
 

@@ -187,7 +187,6 @@ export const securityKeys = {
     ['apps', appId, 'security', 'explain', req] as const,
   evaluate: (appId: string, req: EvaluateRequest | null) =>
     ['apps', appId, 'security', 'evaluate', req] as const,
-  userSearch: (appId: string, text: string) => ['apps', appId, 'security', 'user-search', text] as const,
   roles: (appId: string) => ['apps', appId, 'security', 'role-names'] as const,
   schemas: (appId: string) => ['apps', appId, 'security', 'schemas'] as const,
 };
@@ -231,35 +230,6 @@ export function useEvaluate(appId: string, req: EvaluateRequest | null) {
   });
 }
 
-export interface UserHit {
-  objectId: string;
-  username?: string;
-  email?: string;
-}
-
-/** Users whose username or email starts with `text` (at most 10); empty text: none. */
-export function useUserSearch(appId: string, text: string) {
-  const term = text.trim();
-  return useQuery({
-    queryKey: securityKeys.userSearch(appId, term),
-    enabled: term.length > 0,
-    queryFn: ({ signal }) => {
-      const prefix = `^${term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
-      const where = {
-        $or: [{ username: { $regex: prefix } }, { email: { $regex: prefix } }, { objectId: term }],
-      };
-      return api
-        .get<{ results: UserHit[] }>(
-          `${app(appId)}/users`,
-          { where: JSON.stringify(where), limit: 10, keys: 'username,email', order: 'username' },
-          signal,
-        )
-        .then((r) => r.results);
-    },
-    staleTime: 10_000,
-  });
-}
-
 /** The names of the app's roles (for role principals and `role:X` patterns). */
 export function useRoleNames(appId: string) {
   return useQuery({
@@ -296,7 +266,7 @@ export function useUserNames(appId: string, ids: readonly string[]) {
     enabled: sorted.length > 0,
     queryFn: ({ signal }) =>
       api
-        .get<{ results: UserHit[] }>(
+        .get<{ results: Array<{ objectId: string; username?: string }> }>(
           `${app(appId)}/users`,
           { where: JSON.stringify({ objectId: { $in: sorted } }), limit: sorted.length, keys: 'username' },
           signal,

@@ -3,6 +3,7 @@ import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { Input, Select } from '../../../components/ui/input.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
+import { UserPicker, userName } from '../../../components/user-picker.tsx';
 import { api, isApiError, seg } from '../../../lib/api.ts';
 import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
@@ -15,7 +16,6 @@ import {
   usePeopleWrite,
   useRoleDetail,
   useRoleHierarchy,
-  useUsers,
 } from './api.ts';
 import { RoleGraph } from './RoleGraph.tsx';
 
@@ -411,8 +411,6 @@ function InheritForm({
 
 function Members({ appId, detail, canWrite }: { appId: string; detail: RoleDetail; canWrite: boolean }) {
   const me = detail.role;
-  const [search, setSearch] = useState('');
-  const hits = useUsers(appId, search.trim(), canWrite && search.trim() !== '');
   const change = usePeopleWrite(appId, (base, v: { userId: string; add: boolean }) =>
     v.add
       ? api.post(`${base}/roles/${seg(me.objectId)}/users`, { userIds: [v.userId] })
@@ -463,45 +461,15 @@ function Members({ appId, detail, canWrite }: { appId: string; detail: RoleDetai
       )}
       {pending && <RoleChangeReview appId={appId} pending={pending} onCancel={() => setPending(null)} />}
       {canWrite && (
-        <div className="space-y-1">
-          <Input
-            aria-label="Find users to add"
-            placeholder="Add a member: username or email…"
-            value={search}
-            onChange={(e) => setSearch(e.target.value)}
-            className="w-72"
-          />
-          {search.trim() !== '' &&
-            (hits.isPending ? (
-              <Spinner label="Searching…" />
-            ) : hits.isError ? (
-              <p role="alert" className="text-red-600">
-                {hits.error.message}
-              </p>
-            ) : hits.data.results.length === 0 ? (
-              <p className="text-slate-500">No user matches.</p>
-            ) : (
-              <ul>
-                {hits.data.results.map((u) => (
-                  <li key={u.objectId} className="flex items-center gap-2">
-                    <span>{u.username}</span>
-                    {u.email && <span className="text-slate-500">{u.email}</span>}
-                    {memberIds.has(u.objectId) ? (
-                      <span className="text-xs text-slate-500">already a member</span>
-                    ) : (
-                      <Button
-                        size="sm"
-                        aria-label={`Add ${u.username} to ${me.name}`}
-                        onClick={() => run({ userId: u.objectId, add: true }, u.username ?? u.objectId)}
-                      >
-                        Add
-                      </Button>
-                    )}
-                  </li>
-                ))}
-              </ul>
-            ))}
-        </div>
+        <UserPicker
+          appId={appId}
+          label="Find users to add"
+          placeholder="Add a member: username or email…"
+          width="w-72"
+          optionLabel={(u) => `Add ${userName(u)} to ${me.name}`}
+          unavailable={(u) => (memberIds.has(u.objectId) ? 'already a member' : undefined)}
+          onPick={(u) => run({ userId: u.objectId, add: true }, userName(u))}
+        />
       )}
     </section>
   );

@@ -559,8 +559,8 @@ describe('rough edges', () => {
     await empty.getByRole('button', { name: 'Add the first row' }).click();
     await page.getByTestId('row-detail').waitFor();
     await expect.poll(() => page.getByTestId('row-count').textContent(), POLL).toBe('1 row');
-    await empty.waitFor({ state: 'detached' });
-    expect(await gridRows(page).count()).toBe(1);
+    await expect.poll(() => gridRows(page).count(), POLL).toBe(1);
+    expect(await empty.count()).toBe(0);
   });
 
   it('import progress shows the real total from the start, never "0 of ~1 rows"', async () => {

@@ -152,6 +152,10 @@ describe('data safety', () => {
     await page.getByTestId('cell-editor').fill('');
     await page.keyboard.press('Enter');
     await expect.poll(() => error.textContent(), POLL).toBe(NOTHING_TYPED);
+    // A date typed in part: the browser hands over nothing, the editor says so.
+    await page.keyboard.type('05');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => error.textContent(), POLL).toBe('The date is not complete.');
     await page.keyboard.press('Escape');
 
     for (const [field, typed, message] of [
@@ -235,6 +239,18 @@ describe('data safety', () => {
     expect(await refused.textContent()).toContain(NOTHING_TYPED);
     expect((await rest('GET', '/classes/Safe/safe_b')).o).toEqual({ a: 1 });
     expect((await rest('GET', '/classes/Safe/safe_a')).o).toEqual({ a: 1 });
+    // Unset on the selected rows is its own button, confirmed first.
+    await page.getByLabel('bulk edit column').selectOption('a');
+    const asked: string[] = [];
+    page.once('dialog', (d) => {
+      asked.push(d.message());
+      void d.accept();
+    });
+    await page.getByRole('button', { name: 'Unset on 2 rows', exact: true }).click();
+    await page.getByTestId('toast-success').filter({ hasText: 'Unset a on 2 rows' }).waitFor();
+    expect(asked).toEqual(['Remove the value of a on 2 selected rows of Safe?']);
+    for (const id of ['safe_a', 'safe_b'])
+      expect('a' in (await rest('GET', `/classes/Safe/${id}`))).toBe(false);
     await admin.screenshot('safety-cell-editors');
   });
 

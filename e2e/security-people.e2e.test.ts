@@ -63,6 +63,13 @@ const node = (page: Page, name: string) => page.getByRole('button', { name: `Rol
 const edge = (page: Page, from: string, to: string) =>
   page.locator(`[data-testid="role-edge"][data-from="${from}"][data-to="${to}"]`);
 
+/** A role change is previewed first (issue 27, item 4): applied from its impact preview. */
+async function applyFromPreview(page: Page, label: 'Apply' | 'Add' | 'Remove'): Promise<void> {
+  const preview = page.getByTestId('impact-preview');
+  await preview.getByTestId('impact-summary').waitFor();
+  await preview.getByRole('button', { name: label, exact: true }).click();
+}
+
 async function openRole(page: Page, name: string): Promise<void> {
   await page.goto(security('roles'));
   await node(page, name).click();
@@ -109,6 +116,7 @@ describe('roles', () => {
     await openRole(page, 'Editors');
     await page.getByLabel('Editors inherits capabilities from').selectOption({ label: 'Viewers' });
     await page.getByRole('button', { name: 'Inherit', exact: true }).click();
+    await applyFromPreview(page, 'Apply');
     await edge(page, 'Viewers', 'Editors').waitFor({ state: 'attached' });
     await page
       .getByRole('region', { name: 'Inheritance' })
@@ -119,6 +127,7 @@ describe('roles', () => {
     await page.getByRole('region', { name: 'Role Admins' }).waitFor();
     await page.getByLabel('Admins inherits capabilities from').selectOption({ label: 'Editors' });
     await page.getByRole('button', { name: 'Inherit', exact: true }).click();
+    await applyFromPreview(page, 'Apply');
     await edge(page, 'Editors', 'Admins').waitFor({ state: 'attached' });
     expect(await page.locator('[data-testid="role-edge"]').count()).toBe(2);
     await screenshot('security-roles-graph');
@@ -163,6 +172,7 @@ describe('roles', () => {
     await openRole(page, 'Viewers');
     await page.getByLabel('Find users to add').fill('bob@exa');
     await page.getByRole('button', { name: 'Add bob to Viewers' }).click();
+    await applyFromPreview(page, 'Add');
     await page.getByTestId('role-member').filter({ hasText: 'bob' }).waitFor();
     await expect.poll(() => roleUsers(ids.Viewers)).toEqual(['bob']);
     await expect.poll(async () => (await readSecret(tokens.bob)).status).toBe(200);
@@ -172,6 +182,7 @@ describe('roles', () => {
       .waitFor();
 
     await page.getByRole('button', { name: 'Remove bob from Viewers' }).click();
+    await applyFromPreview(page, 'Remove');
     await page.getByText('No direct members.').waitFor();
     await expect.poll(() => roleUsers(ids.Viewers)).toEqual([]);
     await expect.poll(async () => (await readSecret(tokens.bob)).status).toBe(404);
@@ -181,6 +192,7 @@ describe('roles', () => {
     const { page } = admin;
     await openRole(page, 'Admins');
     await page.getByRole('button', { name: 'Stop: Admins inherits capabilities from Editors' }).click();
+    await applyFromPreview(page, 'Apply');
     await edge(page, 'Editors', 'Admins').waitFor({ state: 'detached' });
     await expect.poll(() => inheritorsOf(ids.Editors)).toEqual([]);
     await expect.poll(async () => (await readSecret(tokens.ann)).status).toBe(404);
@@ -190,15 +202,18 @@ describe('roles', () => {
     await page.getByRole('region', { name: 'Role Editors' }).waitFor();
     await page.getByLabel('Role that inherits capabilities from Editors').selectOption({ label: 'Admins' });
     await page.getByRole('button', { name: 'Grant', exact: true }).click();
+    await applyFromPreview(page, 'Apply');
     await edge(page, 'Editors', 'Admins').waitFor({ state: 'attached' });
     await expect.poll(() => inheritorsOf(ids.Editors)).toEqual(['Admins']);
     await expect.poll(async () => (await readSecret(tokens.ann)).status).toBe(200);
     // The same edge removed from the other end (Editors' panel), then granted again.
     await page.getByRole('button', { name: 'Stop: Admins inherits capabilities from Editors' }).click();
+    await applyFromPreview(page, 'Apply');
     await edge(page, 'Editors', 'Admins').waitFor({ state: 'detached' });
     await expect.poll(() => inheritorsOf(ids.Editors)).toEqual([]);
     await page.getByLabel('Role that inherits capabilities from Editors').selectOption({ label: 'Admins' });
     await page.getByRole('button', { name: 'Grant', exact: true }).click();
+    await applyFromPreview(page, 'Apply');
     await edge(page, 'Editors', 'Admins').waitFor({ state: 'attached' });
     await expect.poll(() => inheritorsOf(ids.Editors)).toEqual(['Admins']);
 

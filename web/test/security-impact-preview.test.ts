@@ -98,7 +98,8 @@ describe('the impact summary, per operation', () => {
         },
       ],
     });
-    expect(t).toContain('city: becomes hidden from 2 users (ann, bob); anonymous callers stop seeing it');
+    expect(t).toContain('city: becomes hidden from 2 users (ann, bob)');
+    expect(t).toContain('Anonymous callers stop seeing city.');
   });
 });
 

@@ -117,11 +117,12 @@ function Fields({ shift }: { shift: ClassShift }) {
     (f) => f.hiddenFrom > 0 || f.visibleTo > 0 || (f.anonymous !== undefined && f.anonymous !== 'same'),
   );
   if (changed.length === 0) return null;
+  const forUsers = changed.filter((f) => f.hiddenFrom > 0 || f.visibleTo > 0);
   return (
     <div>
       <p className="font-medium">Field visibility</p>
       <ul className="space-y-1" data-testid="impact-fields">
-        {changed.map((f) => (
+        {forUsers.map((f) => (
           <li
             key={f.field}
             data-field={f.field}
@@ -143,15 +144,18 @@ function Fields({ shift }: { shift: ClassShift }) {
                 {f.visibleToSample?.length ? ` (${names(f.visibleToSample)})` : ''}
               </span>
             )}
-            {f.anonymous && f.anonymous !== 'same' && (
-              <span className="text-slate-600 dark:text-slate-300">
-                {f.hiddenFrom > 0 || f.visibleTo > 0 ? '; ' : ''}
-                anonymous callers {f.anonymous === 'loses' ? 'stop seeing it' : 'start seeing it'}
-              </span>
-            )}
           </li>
         ))}
       </ul>
+      {(['loses', 'gains'] as const).map((shift) => {
+        const list = changed.filter((f) => f.anonymous === shift || f.anonymous === 'both');
+        return list.length === 0 ? null : (
+          <p key={shift} data-testid={`impact-fields-anonymous-${shift}`}>
+            Anonymous callers {shift === 'loses' ? 'stop seeing' : 'start seeing'}{' '}
+            {list.map((f) => f.field).join(', ')}.
+          </p>
+        );
+      })}
     </div>
   );
 }

@@ -7,6 +7,21 @@ import { trustListProblem } from '../kernel/client-address.ts';
 import { randomSecret } from '../kernel/ids.ts';
 import { LOG_LEVELS } from '../kernel/log.ts';
 
+/**
+ * How the master-only options view (config/options-view.ts, GET /serverInfo/options) shows an
+ * option that holds a credential: `hidden` (only whether it is set), `url` (the address without
+ * its password or secret parameters), `publicKeys` (each key's id and SHA-256 digest, never key text).
+ */
+export type SecretKind = 'hidden' | 'url' | 'publicKeys';
+
+/** The one mark of a secret option, set where the option is declared; the options view reads it. */
+export const secretOptions = z.registry<{ secret: SecretKind }>();
+
+function secret<T extends z.ZodType>(schema: T, kind: SecretKind = 'hidden'): T {
+  secretOptions.add(schema, { secret: kind });
+  return schema;
+}
+
 const limit = z.number().int().min(-1);
 
 function isRegExp(source: string): boolean {
@@ -44,11 +59,13 @@ const DEFAULT_RATE_LIMITS = [
 
 const requestComplexitySchema = z
   .object({
-    includeDepth: limit.default(10),
-    includeCount: limit.default(100),
-    subqueryDepth: limit.default(10),
-    queryDepth: limit.default(10),
-    batchRequestLimit: limit.default(100),
+    includeDepth: limit.default(10).describe('Deepest include path (a.b.c is 3).'),
+    includeCount: limit.default(100).describe('Most include paths in one query.'),
+    subqueryDepth: limit
+      .default(10)
+      .describe('Deepest nesting of subqueries ($inQuery, $select and the like).'),
+    queryDepth: limit.default(10).describe('Deepest nesting of $and, $or and $nor.'),
+    batchRequestLimit: limit.default(100).describe('Most requests in one batch.'),
   })
   .strict();
 
@@ -83,41 +100,63 @@ const LIVE_QUERY_DEFAULTS = {
 
 const liveQuerySchema = z
   .object({
-    /** The WebSocket path on the service's HTTP server, at the server's root (PROTOCOL {live_url}). */
     path: z
       .string()
       .regex(/^\/[\w\-./]*$/, 'must be a path starting with /')
-      .default(LIVE_QUERY_DEFAULTS.path),
-    /** Classes open to subscriptions; `["*"]` for all, `[]` turns realtime off. */
-    classNames: z.array(z.string().min(1)).default(LIVE_QUERY_DEFAULTS.classNames),
+      .default(LIVE_QUERY_DEFAULTS.path)
+      .describe(
+        "The WebSocket path on the service's HTTP server, at the server's root (PROTOCOL {live_url}).",
+      ),
+    classNames: z
+      .array(z.string().min(1))
+      .default(LIVE_QUERY_DEFAULTS.classNames)
+      .describe('Classes open to subscriptions; ["*"] for all, [] turns realtime off.'),
     maxSubscriptionsPerConnection: z
       .number()
       .int()
       .min(1)
       .max(100_000)
-      .default(LIVE_QUERY_DEFAULTS.maxSubscriptionsPerConnection),
-    /** Largest client frame answered; a bigger one answers 155 (16x bigger closes the socket). */
+      .default(LIVE_QUERY_DEFAULTS.maxSubscriptionsPerConnection)
+      .describe('Most subscriptions one connection may hold.'),
     maxFrameBytes: z
       .number()
       .int()
       .min(256)
       .max(16 * 1024 * 1024)
-      .default(LIVE_QUERY_DEFAULTS.maxFrameBytes),
-    /** How long events are kept for `since` resumption. */
-    retentionMs: z.number().int().min(0).default(LIVE_QUERY_DEFAULTS.retentionMs),
-    /** Most events kept for resumption, whatever their age. */
+      .default(LIVE_QUERY_DEFAULTS.maxFrameBytes)
+      .describe('Largest client frame answered; a bigger one answers 155 (16x bigger closes the socket).'),
+    retentionMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(LIVE_QUERY_DEFAULTS.retentionMs)
+      .describe('How long events are kept for `since` resumption.'),
     retentionMaxEvents: z
       .number()
       .int()
       .min(0)
       .max(1_000_000)
-      .default(LIVE_QUERY_DEFAULTS.retentionMaxEvents),
-    /** WebSocket pings; a client that has not answered the previous ping is dropped. 0: no pings. */
-    pingIntervalMs: z.number().int().min(0).default(LIVE_QUERY_DEFAULTS.pingIntervalMs),
-    /** A connection without subscriptions that sends nothing for this long is closed. 0: never. */
-    idleTimeoutMs: z.number().int().min(0).default(LIVE_QUERY_DEFAULTS.idleTimeoutMs),
-    /** Events per class kept in the master-only delivery trace. */
-    traceSize: z.number().int().min(0).max(10_000).default(LIVE_QUERY_DEFAULTS.traceSize),
+      .default(LIVE_QUERY_DEFAULTS.retentionMaxEvents)
+      .describe('Most events kept for resumption, whatever their age.'),
+    pingIntervalMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(LIVE_QUERY_DEFAULTS.pingIntervalMs)
+      .describe('WebSocket pings; a client that has not answered the previous ping is dropped. 0: no pings.'),
+    idleTimeoutMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(LIVE_QUERY_DEFAULTS.idleTimeoutMs)
+      .describe('A connection without subscriptions that sends nothing for this long is closed. 0: never.'),
+    traceSize: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .default(LIVE_QUERY_DEFAULTS.traceSize)
+      .describe('Events per class kept in the master-only delivery trace.'),
   })
   .strict();
 
@@ -125,34 +164,51 @@ const pushSchema = z
   .object({
     apns: z
       .object({
-        /** The key id and team id of an APNs auth key (.p8), and the key itself (PEM). */
-        keyId: z.string().min(1),
-        teamId: z.string().min(1),
-        key: z.string().includes('PRIVATE KEY', { message: 'must be a PEM private key' }),
-        /** The app's bundle id (apns-topic). */
-        topic: z.string().min(1),
-        production: z.boolean().default(false),
-        /** Another endpoint than Apple's (tests: a local fake). */
-        url: z.string().url().optional(),
+        keyId: z.string().min(1).describe('The key id of the APNs auth key (.p8).'),
+        teamId: z.string().min(1).describe('The Apple developer team id.'),
+        key: secret(z.string().includes('PRIVATE KEY', { message: 'must be a PEM private key' })).describe(
+          'The APNs auth key itself (PEM).',
+        ),
+        topic: z.string().min(1).describe("The app's bundle id (apns-topic)."),
+        production: z.boolean().default(false).describe("Apple's production endpoint (false: the sandbox)."),
+        url: secret(z.string().url(), 'url')
+          .optional()
+          .describe("Another endpoint than Apple's (tests: a local fake)."),
       })
       .strict()
-      .optional(),
+      .optional()
+      .describe('APNs with token auth (an auth key of the Apple developer account).'),
     fcm: z
       .object({
-        /** From the service account JSON: project_id, client_email, private_key. */
-        projectId: z.string().min(1),
-        clientEmail: z.string().min(1),
-        privateKey: z.string().includes('PRIVATE KEY', { message: 'must be a PEM private key' }),
-        /** Other endpoints than Google's (tests: local fakes). */
-        url: z.string().url().optional(),
-        tokenUrl: z.string().url().optional(),
+        projectId: z.string().min(1).describe("The service account's project_id."),
+        clientEmail: z.string().min(1).describe("The service account's client_email."),
+        privateKey: secret(
+          z.string().includes('PRIVATE KEY', { message: 'must be a PEM private key' }),
+        ).describe("The service account's private_key (PEM)."),
+        url: secret(z.string().url(), 'url')
+          .optional()
+          .describe("Another endpoint than Google's (tests: a local fake)."),
+        tokenUrl: secret(z.string().url(), 'url')
+          .optional()
+          .describe("Another token endpoint than Google's (tests: a local fake)."),
       })
       .strict()
-      .optional(),
-    /** Deliveries in flight at once, per provider. */
-    concurrency: z.number().int().min(1).max(1000).default(100),
-    /** Installations read per page while a push runs. */
-    batchSize: z.number().int().min(1).max(10_000).default(1000),
+      .optional()
+      .describe('FCM HTTP v1, from a service account JSON.'),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(100)
+      .describe('Deliveries in flight at once, per provider.'),
+    batchSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(1000)
+      .describe('Installations read per page while a push runs.'),
   })
   .strict()
   .refine((p) => p.apns !== undefined || p.fcm !== undefined, { message: 'needs apns or fcm' });
@@ -195,15 +251,21 @@ const idTokenProviderSchema = z
   .object({
     issuer: oneOrMore,
     audience: oneOrMore,
-    jwks: z
-      .object({
-        keys: z
-          .array(z.record(z.string(), z.unknown()).refine(isPublicKey, 'is not a public key (a JWK)'))
-          .min(1),
-      })
-      .strict()
-      .optional(),
-    publicKeys: z.array(z.string().refine(isPublicKey, 'is not a public key (PEM)')).min(1).optional(),
+    // Shown by digest only: a PEM text or JWK could carry more than the public key it yields.
+    jwks: secret(
+      z
+        .object({
+          keys: z
+            .array(z.record(z.string(), z.unknown()).refine(isPublicKey, 'is not a public key (a JWK)'))
+            .min(1),
+        })
+        .strict(),
+      'publicKeys',
+    ).optional(),
+    publicKeys: secret(
+      z.array(z.string().refine(isPublicKey, 'is not a public key (PEM)')).min(1),
+      'publicKeys',
+    ).optional(),
     algorithms: z
       .array(z.enum(ID_TOKEN_ALGORITHMS))
       .min(1)
@@ -231,56 +293,91 @@ const authSchema = z.record(z.string(), idTokenProviderSchema).superRefine((prov
 
 export const optionsSchema = z
   .object({
-    appId: z.string().min(1),
-    masterKey: z.string().min(8, 'must be at least 8 characters'),
-    restAPIKey: z.string().min(1).optional(),
-    javascriptKey: z.string().min(1).optional(),
-    clientKey: z.string().min(1).optional(),
-    webhookKey: z.string().min(1).optional(),
-    port: z.number().int().min(0).max(65535).default(1337),
-    host: z.string().default('0.0.0.0'),
+    appId: z
+      .string()
+      .min(1)
+      .describe('The application id every request names (public: client builds carry it).'),
+    masterKey: secret(z.string().min(8, 'must be at least 8 characters')).describe(
+      'The key that bypasses ACL, class-level permissions and protectedFields.',
+    ),
+    restAPIKey: secret(z.string().min(1))
+      .optional()
+      .describe('The REST API key of client apps (and realtime).'),
+    javascriptKey: secret(z.string().min(1)).optional().describe('The key of browser clients.'),
+    clientKey: secret(z.string().min(1)).optional().describe('The key of mobile clients.'),
+    webhookKey: secret(z.string().min(1))
+      .optional()
+      .describe('The key the service sends to webhook receivers, so they know a call is its own.'),
+    port: z.number().int().min(0).max(65535).default(1337).describe('The TCP port the service listens on.'),
+    host: z
+      .string()
+      .default('0.0.0.0')
+      .describe('The address the service listens on (0.0.0.0: every interface).'),
     mountPath: z
       .string()
       .regex(/^\/[A-Za-z0-9_\-/]*$/, 'must start with / and contain only letters, digits, _, - and /')
-      .default('/api'),
-    dataDir: z.string().min(1).default('./data'),
-    /**
-     * Where records live: a SQLite file (`sqlite:<path>`, or `sqlite::memory:`), by default
-     * `<dataDir>/data.sqlite`, or a PostgreSQL database (`postgres://` or `postgresql://`, for
-     * several instances). The scheme chooses the store.
-     */
-    databaseURI: z
+      .default('/api')
+      .describe('The path of the REST API on the HTTP server.'),
+    dataDir: z
       .string()
-      .regex(
-        /^(sqlite:.+|postgres(ql)?:\/\/.+)$/,
-        'must be sqlite:<path to a file> (the embedded store) or postgres://<user>@<host>/<database>',
-      )
-      .optional(),
-    /** Most connections to PostgreSQL per instance (the PostgreSQL store only). */
-    databasePoolSize: z.number().int().min(1).max(1000).default(10),
-    /**
-     * Redis, for several instances of the service (`redis://[user:password@]host:port[/db]`, or
-     * `rediss://` for TLS): write events reach every instance, and login throttles, lockout, rate
-     * limits and scheduled ticks are shared. Without it nothing needs Redis.
-     */
-    redisURL: z
-      .string()
-      .regex(/^rediss?:\/\/.+$/, 'must be redis://<host>:<port> or rediss://<host>:<port>')
-      .optional(),
-    /** Only with `redisURL`: the prefix of every key (default `bds:<appId>:`), and the events kept. */
+      .min(1)
+      .default('./data')
+      .describe(
+        'Where the service keeps its files: the SQLite store, uploads, the dev mailbox, generated keys.',
+      ),
+    databaseURI: secret(
+      z
+        .string()
+        .regex(
+          /^(sqlite:.+|postgres(ql)?:\/\/.+)$/,
+          'must be sqlite:<path to a file> (the embedded store) or postgres://<user>@<host>/<database>',
+        ),
+      'url',
+    )
+      .optional()
+      .describe(
+        'Where records live: a SQLite file (`sqlite:<path>`, or `sqlite::memory:`), by default ' +
+          '`<dataDir>/data.sqlite`, or a PostgreSQL database (`postgres://` or `postgresql://`, for ' +
+          'several instances). The scheme chooses the store.',
+      ),
+    databasePoolSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(10)
+      .describe('Most connections to PostgreSQL per instance (the PostgreSQL store only).'),
+    redisURL: secret(
+      z.string().regex(/^rediss?:\/\/.+$/, 'must be redis://<host>:<port> or rediss://<host>:<port>'),
+      'url',
+    )
+      .optional()
+      .describe(
+        'Redis, for several instances of the service (`redis://[user:password@]host:port[/db]`, or ' +
+          '`rediss://` for TLS): write events reach every instance, and login throttles, lockout, rate ' +
+          'limits and scheduled ticks are shared. Without it nothing needs Redis.',
+      ),
     redis: z
       .object({
-        keyPrefix: z.string().min(1).max(200).optional(),
-        /** Entries the event stream keeps (about): how long an instance may be away without a gap. */
-        streamMaxLen: z.number().int().min(100).max(10_000_000).default(100_000),
+        keyPrefix: z
+          .string()
+          .min(1)
+          .max(200)
+          .optional()
+          .describe('The prefix of every key (default `bds:<appId>:`).'),
+        streamMaxLen: z
+          .number()
+          .int()
+          .min(100)
+          .max(10_000_000)
+          .default(100_000)
+          .describe(
+            'Entries the event stream keeps (about): how long an instance may be away without a gap.',
+          ),
       })
       .strict()
-      .default({ streamMaxLen: 100_000 }),
-    /**
-     * Rate limits, each: `path` (a regular expression over the path below the mount path),
-     * `methods`, `window` (seconds), `max` requests per `by` (ip, user or session). The defaults
-     * limit login, sign-up, password reset and verification mail per IP; `[]` turns them off.
-     */
+      .default({ streamMaxLen: 100_000 })
+      .describe('Only with `redisURL`: the prefix of every key, and the events kept.'),
     rateLimit: z
       .array(
         z
@@ -294,18 +391,23 @@ export const optionsSchema = z
           })
           .strict(),
       )
-      .default(DEFAULT_RATE_LIMITS),
-    /**
-     * Cost of new password hashes: scrypt with N = 2^passwordHashCost (15: 32 MiB and tens of
-     * milliseconds on a server core). Stored hashes keep the cost they were made with.
-     */
-    passwordHashCost: z.number().int().min(12).max(17).default(15),
-    /**
-     * Where the client's address comes from (kernel/client-address.ts): `false` the socket's;
-     * behind proxies of yours that append to X-Forwarded-For, the number of them (hops) or a list
-     * of their addresses and CIDRs; `true` trusts every hop (the left-most address: only for a
-     * proxy that overwrites the header).
-     */
+      .default(DEFAULT_RATE_LIMITS)
+      .describe(
+        'Rate limits, each: `path` (a regular expression over the path below the mount path), ' +
+          '`methods`, `window` (seconds), `max` requests per `by` (ip, user or session). The defaults ' +
+          'limit login, sign-up, password reset and verification mail per IP; `[]` turns them off.',
+      ),
+    passwordHashCost: z
+      .number()
+      .int()
+      .min(12)
+      .max(17)
+      .default(15)
+      .describe(
+        'Cost of new password hashes: scrypt with N = 2^passwordHashCost (15: 32 MiB and tens of ' +
+          'milliseconds on a server core). Stored hashes keep the cost they were made with.',
+      ),
+    // kernel/client-address.ts
     trustProxy: z
       .union(
         [
@@ -319,117 +421,233 @@ export const optionsSchema = z
         const problem = Array.isArray(value) ? trustListProblem(value) : undefined;
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
-      .default(false),
-    /**
-     * SQLite's `synchronous`: `normal` (a commit is in the WAL before it is acknowledged, so a crash
-     * of the process loses nothing; a power loss can lose the last commits) or `full` (a power loss
-     * loses nothing acknowledged; each commit waits for the disk).
-     */
-    sqliteSynchronous: z.enum(['normal', 'full']).default('normal'),
-    /**
-     * How much of the SQLite file (MB) is read through a memory map rather than read calls: faster
-     * scans (unindexed finds, counts: 9-23% measured with 256). Off by default: the mapped pages of
-     * the file count in the process's resident memory (a large download from the database file
-     * adapter maps its chunks), and an I/O error on a mapped file stops the process with a signal
-     * instead of answering an error.
-     */
-    sqliteMmapMB: z.number().int().min(0).max(65536).default(0),
-    /**
-     * Memory (MB, estimated) for rows of the embedded store kept after a read by id, so that the
-     * next read of the same row skips the SQL engine; 0 turns it off. Exact whatever writes happen
-     * (see storage/sql/row-cache.ts); the PostgreSQL store has none.
-     */
-    rowCacheMB: z.number().min(0).max(65536).default(64),
-    /** Level of the service's log (one JSON line per request at `info`). */
-    logLevel: z.enum(LOG_LEVELS).default('info'),
-    /** Public address of the service, used in Location headers and file urls. */
-    serverURL: z.string().url().optional(),
-    maxLimit: z.number().int().positive().default(1000),
-    maxUploadSize: byteSize.default(20 * 1024 * 1024),
-    allowClientClassCreation: z.boolean().default(false),
-    protectedFieldsOwnerExempt: z.boolean().default(false),
-    protectedFieldsSaveResponseExempt: z.boolean().default(false),
+      .default(false)
+      .describe(
+        "Where the client's address comes from: `false` the socket's; behind proxies of yours that " +
+          'append to X-Forwarded-For, the number of them (hops) or a list of their addresses and ' +
+          'CIDRs; `true` trusts every hop (the left-most address: only for a proxy that overwrites the header).',
+      ),
+    sqliteSynchronous: z
+      .enum(['normal', 'full'])
+      .default('normal')
+      .describe(
+        "SQLite's `synchronous`: `normal` (a commit is in the WAL before it is acknowledged, so a crash " +
+          'of the process loses nothing; a power loss can lose the last commits) or `full` (a power loss ' +
+          'loses nothing acknowledged; each commit waits for the disk).',
+      ),
+    // Off by default: the mapped pages of the file count in the process's resident memory (a large
+    // download from the database file adapter maps its chunks), and an I/O error on a mapped file
+    // stops the process with a signal instead of answering an error.
+    sqliteMmapMB: z
+      .number()
+      .int()
+      .min(0)
+      .max(65536)
+      .default(0)
+      .describe(
+        'How much of the SQLite file (MB) is read through a memory map rather than read calls: faster ' +
+          'scans (unindexed finds, counts: 9-23% measured with 256). 0: off.',
+      ),
+    // Exact whatever writes happen (see storage/sql/row-cache.ts).
+    rowCacheMB: z
+      .number()
+      .min(0)
+      .max(65536)
+      .default(64)
+      .describe(
+        'Memory (MB, estimated) for rows of the embedded store kept after a read by id, so that the ' +
+          'next read of the same row skips the SQL engine; 0 turns it off. The PostgreSQL store has none.',
+      ),
+    logLevel: z
+      .enum(LOG_LEVELS)
+      .default('info')
+      .describe("Level of the service's log (one JSON line per request at `info`)."),
+    serverURL: secret(z.string().url(), 'url')
+      .optional()
+      .describe('Public address of the service, used in Location headers and file urls.'),
+    maxLimit: z
+      .number()
+      .int()
+      .positive()
+      .default(1000)
+      .describe('The most rows one find answers (a larger limit is lowered).'),
+    maxUploadSize: byteSize
+      .default(20 * 1024 * 1024)
+      .describe('The largest file an upload may carry, in bytes (the options also take "20mb").'),
+    allowClientClassCreation: z
+      .boolean()
+      .default(false)
+      .describe('Callers without the master key may create a class by writing to it.'),
+    protectedFieldsOwnerExempt: z
+      .boolean()
+      .default(false)
+      .describe('A user sees the protected fields of their own _User row.'),
+    protectedFieldsSaveResponseExempt: z
+      .boolean()
+      .default(false)
+      .describe('Write answers echo protected fields (false: stripped as on reads).'),
     sessionLength: z
       .number()
       .int()
       .positive()
-      .default(365 * 24 * 3600),
-    requestComplexity: requestComplexitySchema.default({
-      includeDepth: 10,
-      includeCount: 100,
-      subqueryDepth: 10,
-      queryDepth: 10,
-      batchRequestLimit: 100,
-    }),
+      .default(365 * 24 * 3600)
+      .describe('Lifetime of a session, in seconds.'),
+    requestComplexity: requestComplexitySchema
+      .default({
+        includeDepth: 10,
+        includeCount: 100,
+        subqueryDepth: 10,
+        queryDepth: 10,
+        batchRequestLimit: 100,
+      })
+      .describe('Bounds on what one request may ask for (-1: no bound; the master key has none).'),
     fileUpload: z
       .object({
-        enableForPublic: z.boolean().default(false),
-        enableForAnonymousUser: z.boolean().default(false),
-        enableForAuthenticatedUser: z.boolean().default(true),
+        enableForPublic: z
+          .boolean()
+          .default(false)
+          .describe('Callers without a session (application keys only) may upload.'),
+        enableForAnonymousUser: z.boolean().default(false).describe('Anonymous users may upload.'),
+        enableForAuthenticatedUser: z.boolean().default(true).describe('Signed-in users may upload.'),
       })
       .strict()
-      .default({ enableForPublic: false, enableForAnonymousUser: false, enableForAuthenticatedUser: true }),
-    /** Realtime subscriptions (LiveQuery) on the service's own HTTP server (docs/architecture.md "Realtime"). */
-    liveQuery: liveQuerySchema.default(LIVE_QUERY_DEFAULTS),
-    verifyUserEmails: z.boolean().default(false),
-    /** With verifyUserEmails: a password sign-up gets no session, a login answers 205, until the email is verified. */
-    preventLoginWithUnverifiedEmail: z.boolean().default(false),
-    /** A password reset (the mailed link) or change ends the user's other sessions. */
-    revokeSessionOnPasswordReset: z.boolean().default(true),
-    /** Any caller may choose the objectId of a create (`objectId` in the body); else only the master key. */
-    allowCustomObjectId: z.boolean().default(false),
-    /** Sign-in providers besides `anonymous` (built in): OpenID ID tokens checked against keys given here. */
-    auth: authSchema.default({}),
-    /** Lifetime of an email verification link, in seconds. */
+      .default({ enableForPublic: false, enableForAnonymousUser: false, enableForAuthenticatedUser: true })
+      .describe('Who may upload files (the master key always may).'),
+    liveQuery: liveQuerySchema
+      .default(LIVE_QUERY_DEFAULTS)
+      .describe(
+        'Realtime subscriptions (LiveQuery) on the service\'s own HTTP server (docs/architecture.md "Realtime").',
+      ),
+    verifyUserEmails: z
+      .boolean()
+      .default(false)
+      .describe('A new or changed email gets a verification link by mail.'),
+    preventLoginWithUnverifiedEmail: z
+      .boolean()
+      .default(false)
+      .describe(
+        'With verifyUserEmails: a password sign-up gets no session, a login answers 205, until the email is verified.',
+      ),
+    revokeSessionOnPasswordReset: z
+      .boolean()
+      .default(true)
+      .describe("A password reset (the mailed link) or change ends the user's other sessions."),
+    allowCustomObjectId: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Any caller may choose the objectId of a create (`objectId` in the body); else only the master key.',
+      ),
+    auth: authSchema
+      .default({})
+      .describe(
+        'Sign-in providers besides `anonymous` (built in): OpenID ID tokens checked against keys given here.',
+      ),
     emailVerifyTokenValidity: z
       .number()
       .int()
       .positive()
-      .default(24 * 3600),
-    /** Lifetime of a password reset link, in seconds. */
-    passwordResetTokenValidity: z.number().int().positive().default(7200),
-    /** After `threshold` failed logins for one name, logins for it are refused for `duration` seconds. */
+      .default(24 * 3600)
+      .describe('Lifetime of an email verification link, in seconds.'),
+    passwordResetTokenValidity: z
+      .number()
+      .int()
+      .positive()
+      .default(7200)
+      .describe('Lifetime of a password reset link, in seconds.'),
     accountLockout: z
-      .object({ threshold: z.number().int().min(1).max(1000), duration: z.number().int().min(1) })
+      .object({
+        threshold: z
+          .number()
+          .int()
+          .min(1)
+          .max(1000)
+          .describe('Failed logins for one name before it is locked.'),
+        duration: z.number().int().min(1).describe('Seconds a locked name stays locked.'),
+      })
       .strict()
-      .optional(),
-    /** Outgoing mail: a dev mailbox in <dataDir>/mailbox (default) or SMTP. */
+      .optional()
+      .describe(
+        'After `threshold` failed logins for one name, logins for it are refused for `duration` seconds.',
+      ),
     email: z
       .object({
-        adapter: z.enum(['dev', 'smtp']).default('dev'),
-        from: z.string().min(3).default('no-reply@localhost'),
+        adapter: z
+          .enum(['dev', 'smtp'])
+          .default('dev')
+          .describe('`dev` (a mailbox in <dataDir>/mailbox) or `smtp`.'),
+        from: z.string().min(3).default('no-reply@localhost').describe('The sender of every mail.'),
         smtp: z
           .object({
-            host: z.string().min(1),
-            port: z.number().int().min(1).max(65535).default(587),
-            secure: z.boolean().default(false),
-            auth: z.object({ user: z.string(), pass: z.string() }).strict().optional(),
-            ignoreTLS: z.boolean().default(false),
+            host: z.string().min(1).describe('The SMTP server.'),
+            port: z.number().int().min(1).max(65535).default(587).describe('Its port.'),
+            secure: z
+              .boolean()
+              .default(false)
+              .describe('TLS from the start (port 465); else STARTTLS when offered.'),
+            auth: secret(z.object({ user: z.string(), pass: z.string() }).strict())
+              .optional()
+              .describe('The SMTP login (user and pass).'),
+            ignoreTLS: z.boolean().default(false).describe('Never upgrade the connection to TLS.'),
           })
           .strict()
-          .optional(),
+          .optional()
+          .describe('The SMTP server, for the `smtp` adapter.'),
       })
       .strict()
       .refine((e) => e.adapter !== 'smtp' || e.smtp !== undefined, {
         message: 'the smtp adapter needs email.smtp.host',
       })
-      .default({ adapter: 'dev', from: 'no-reply@localhost' }),
-    /** A JS or TS module that registers cloud code (PROTOCOL.md "Cloud code module"). */
-    cloud: z.string().min(1).optional(),
-    /** Webhooks ({hook_url}): HTTPS only unless allowInsecureUrls; calls time out; after-hooks retry. */
+      .default({ adapter: 'dev', from: 'no-reply@localhost' })
+      .describe('Outgoing mail: a dev mailbox in <dataDir>/mailbox (default) or SMTP.'),
+    cloud: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('A JS or TS module that registers cloud code (PROTOCOL.md "Cloud code module").'),
     hooks: z
       .object({
-        /** Plain http receivers (tests and local development only; the service warns at start). */
-        allowInsecureUrls: z.boolean().default(false),
-        /** A PEM certificate (the text or a file path) trusted for receivers, besides the system CAs. */
-        trustedCA: z.string().min(1).optional(),
-        timeoutMs: z.number().int().min(1).max(120_000).default(10_000),
-        /** Further attempts of an after-hook delivery that failed in transit (timeout, 5xx, unreachable). */
-        retries: z.number().int().min(0).max(10).default(3),
-        /** Wait before the first retry; it doubles for each next one. */
-        retryBackoffMs: z.number().int().min(1).max(600_000).default(1000),
-        /** Deliveries kept in the master-only delivery log (the oldest go first). */
-        deliveryLogSize: z.number().int().min(1).max(100_000).default(1000),
+        allowInsecureUrls: z
+          .boolean()
+          .default(false)
+          .describe('Plain http receivers (tests and local development only; the service warns at start).'),
+        trustedCA: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'A PEM certificate (the text or a file path) trusted for receivers, besides the system CAs.',
+          ),
+        timeoutMs: z
+          .number()
+          .int()
+          .min(1)
+          .max(120_000)
+          .default(10_000)
+          .describe('How long a call to a receiver may take, in milliseconds.'),
+        retries: z
+          .number()
+          .int()
+          .min(0)
+          .max(10)
+          .default(3)
+          .describe(
+            'Further attempts of an after-hook delivery that failed in transit (timeout, 5xx, unreachable).',
+          ),
+        retryBackoffMs: z
+          .number()
+          .int()
+          .min(1)
+          .max(600_000)
+          .default(1000)
+          .describe('Wait before the first retry; it doubles for each next one.'),
+        deliveryLogSize: z
+          .number()
+          .int()
+          .min(1)
+          .max(100_000)
+          .default(1000)
+          .describe('Deliveries kept in the master-only delivery log (the oldest go first).'),
       })
       .strict()
       .default({
@@ -438,37 +656,62 @@ export const optionsSchema = z
         retries: 3,
         retryBackoffMs: 1000,
         deliveryLogSize: 1000,
-      }),
-    /** `runSchedules: false` leaves `_JobSchedule` rows to other instances. */
+      })
+      .describe(
+        'Webhooks ({hook_url}): HTTPS only unless allowInsecureUrls; calls time out; after-hooks retry.',
+      ),
     jobs: z
-      .object({ runSchedules: z.boolean().default(true) })
-      .strict()
-      .default({ runSchedules: true }),
-    /** Where uploaded files live: under `<dataDir>/files` (default) or in the database (for several instances). */
-    files: z
-      .object({ adapter: z.enum(['fs', 'database']).default('fs') })
-      .strict()
-      .default({ adapter: 'fs' }),
-    /** Push delivery: APNs (token auth) and/or FCM HTTP v1. Without it POST /push answers 115. */
-    push: pushSchema.optional(),
-    /** Analytics events: `none` accepts and drops them (default); `store` keeps them, queryable by master. */
-    analytics: z
-      .object({ adapter: z.enum(['none', 'store']).default('none') })
-      .strict()
-      .default({ adapter: 'none' }),
-    /**
-     * Requests carrying X-Backend-Request-Id on a path matching one of `paths` (regular expressions
-     * over the path after the mount path, e.g. `classes/.*`) run once within `ttl` seconds.
-     */
-    idempotency: z
       .object({
-        paths: z.array(pathPattern).min(1),
-        ttl: z.number().int().positive().default(300),
+        runSchedules: z
+          .boolean()
+          .default(true)
+          .describe('This instance runs the `_JobSchedule` rows when due (false: other instances do).'),
       })
       .strict()
-      .optional(),
-    /** Time a SIGTERM/close waits for in-flight requests before closing the store. */
-    shutdownGraceMs: z.number().int().min(0).default(10_000),
+      .default({ runSchedules: true })
+      .describe('Jobs and their schedules.'),
+    files: z
+      .object({
+        adapter: z
+          .enum(['fs', 'database'])
+          .default('fs')
+          .describe('`fs` (under `<dataDir>/files`) or `database` (for several instances).'),
+      })
+      .strict()
+      .default({ adapter: 'fs' })
+      .describe('Where uploaded files live.'),
+    push: pushSchema
+      .optional()
+      .describe('Push delivery: APNs (token auth) and/or FCM HTTP v1. Without it POST /push answers 115.'),
+    analytics: z
+      .object({
+        adapter: z
+          .enum(['none', 'store'])
+          .default('none')
+          .describe('`none` accepts and drops events; `store` keeps them, queryable by master.'),
+      })
+      .strict()
+      .default({ adapter: 'none' })
+      .describe('Analytics events.'),
+    idempotency: z
+      .object({
+        paths: z
+          .array(pathPattern)
+          .min(1)
+          .describe('Regular expressions over the path after the mount path, e.g. `classes/.*`.'),
+        ttl: z.number().int().positive().default(300).describe('Seconds a request id is remembered.'),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'Requests carrying X-Backend-Request-Id on a path matching one of `paths` run once within `ttl` seconds.',
+      ),
+    shutdownGraceMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe('Time a SIGTERM/close waits for in-flight requests before closing the store.'),
   })
   .strict();
 

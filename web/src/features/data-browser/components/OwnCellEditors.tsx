@@ -6,7 +6,7 @@
  */
 import { isIssuedFileName, toUploadName, uploadNameOf } from '@bds/client/protocol';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
+import { useState } from 'react';
 import { isApiError } from '../../../lib/api.ts';
 import { uploadFile } from '../../files/api/files.ts';
 import type { Viewpoint } from '../../security/api/security.ts';
@@ -184,7 +184,6 @@ function RelationEditor({ appId, className, row, field, targetClass = '', apply,
 function FileEditor({ appId, row, field, viewpoint, commit, onCancel }: OwnEditorProps) {
   const [progress, setProgress] = useState<number | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const input = useRef<HTMLInputElement>(null);
   const current = (row[field] as { name?: unknown } | undefined)?.name;
   const upload = async (file: File) => {
     setProblem(null);
@@ -224,7 +223,6 @@ function FileEditor({ appId, row, field, viewpoint, commit, onCancel }: OwnEdito
       ) : (
         <>
           <input
-            ref={input}
             type="file"
             aria-label={`${isIssuedFileName(current) ? 'replace' : 'upload'} the file of ${field}`}
             className="w-full"

@@ -24,7 +24,6 @@ import { startService, type TestResponse, type TestService } from './helpers/ser
 const USERS = 4;
 const OPS = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'] as const;
 type Op = (typeof OPS)[number];
-const ROW_OPS = ['find', 'count', 'get', 'update', 'delete'] as const;
 const GRANTS = ['public', 'none', 'auth', 'user', 'role', 'pointer', 'absent'] as const;
 type Grant = { kind: (typeof GRANTS)[number]; user: number; role: number };
 type Acl = Array<{ who: string; read: boolean; write: boolean }>;

@@ -135,7 +135,8 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
       return {
         list: () => adapter.list(),
         read: (file, start, end) => adapter.read(file, start, end),
-        save: (name, type, source, limit, createdAt) => adapter.save(name, type, source, limit, createdAt),
+        save: (name, type, source, limit, createdAt, fileData) =>
+          adapter.save(name, type, source, limit, createdAt, fileData),
         delete: (name) => adapter.delete(name),
         validName: isStoredName,
       };

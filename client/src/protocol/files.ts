@@ -141,3 +141,39 @@ export function storedFileHeaders(
     'Content-Disposition': `attachment; filename*=${extendedFilename(uploadNameOf(name))}`,
   };
 }
+
+/**
+ * What a stored file keeps besides its bytes, as its uploader gave them (the stock Parse SDKs'
+ * `metadata` and `tags`): each a flat map of strings, at most `keys` keys of 1 to `keyBytes`
+ * bytes, each value at most `valueBytes` bytes (UTF-8).
+ */
+export const FILE_DATA_LIMITS = { keys: 64, keyBytes: 128, valueBytes: 1024 } as const;
+
+export type FileStrings = Record<string, string>;
+
+const utf8Length = (text: string) => new TextEncoder().encode(text).length;
+
+/** What is wrong with a file's metadata or tags (`label`), or `undefined` when they may be kept. */
+export function fileDataProblem(label: 'metadata' | 'tags', value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return `File ${label} must be a JSON object of strings.`;
+  }
+  const entries = Object.entries(value);
+  if (entries.length > FILE_DATA_LIMITS.keys) {
+    return `File ${label} has ${entries.length} keys; a file keeps at most ${FILE_DATA_LIMITS.keys}.`;
+  }
+  for (const [key, text] of entries) {
+    // JSON.parse makes `__proto__` an own key, which code that copies objects may turn into a prototype.
+    if (key === '__proto__') return `File ${label} may not hold a key named __proto__.`;
+    if (key.length === 0 || utf8Length(key) > FILE_DATA_LIMITS.keyBytes) {
+      return `File ${label} keys must be 1 to ${FILE_DATA_LIMITS.keyBytes} bytes long.`;
+    }
+    if (typeof text !== 'string')
+      return `File ${label} values must be strings; ${JSON.stringify(key)} is not.`;
+    const bytes = utf8Length(text);
+    if (bytes > FILE_DATA_LIMITS.valueBytes) {
+      return `File ${label} values must be at most ${FILE_DATA_LIMITS.valueBytes} bytes; ${JSON.stringify(key)} has ${bytes}.`;
+    }
+  }
+  return undefined;
+}

@@ -45,8 +45,9 @@ export function responseHeader(key: keyof typeof RESPONSE_HEADERS, value: string
 }
 
 /**
- * Headers the stock Parse SDKs send with a raw file upload, as they spell them. The service refuses
- * a file's metadata, tags and directory (nothing stores them) and takes the others as they come.
+ * Headers the stock Parse SDKs send with a raw file upload, as they spell them. The service keeps a
+ * file's metadata and tags (JSON objects of strings), refuses a directory, and takes the others as
+ * they come.
  */
 export const SDK_UPLOAD_HEADERS = {
   mode: 'X-Parse-Upload-Mode',

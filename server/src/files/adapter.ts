@@ -5,10 +5,15 @@ import type { StoredFile } from '../storage/adapter.ts';
 
 export type { StoredFile } from '../storage/adapter.ts';
 
+/** What an uploader described a file with, checked (`@bds/client/protocol` fileDataProblem). */
+export type FileData = Pick<StoredFile, 'metadata' | 'tags'>;
+
+export const NO_FILE_DATA: FileData = Object.freeze({ metadata: {}, tags: {} });
+
 /**
  * Where file bytes live. Both adapters stream: bytes pass through in chunks, never as a whole.
  * `save` keeps nothing when the source fails or exceeds the limit. Its `createdAt` defaults to now
- * (an import, data/transfer/, keeps the exported one).
+ * (an import, data/transfer/, keeps the exported one); the file's metadata and tags are kept with it.
  */
 export interface FileAdapter {
   save(
@@ -17,6 +22,7 @@ export interface FileAdapter {
     source: AsyncIterable<Uint8Array>,
     limit: number,
     createdAt?: string,
+    fileData?: FileData,
   ): Promise<StoredFile>;
   info(name: string): Promise<StoredFile | undefined>;
   /** The bytes from `start` to `end`, both included. */

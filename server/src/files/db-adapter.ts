@@ -1,5 +1,5 @@
 import type { FileBlobs } from '../data/files.ts';
-import { type FileAdapter, measured, type StoredFile } from './adapter.ts';
+import { type FileAdapter, type FileData, measured, NO_FILE_DATA, type StoredFile } from './adapter.ts';
 
 /** Bytes per stored chunk. */
 export const CHUNK_SIZE = 256 * 1024;
@@ -17,8 +17,9 @@ export class DatabaseFileAdapter implements FileAdapter {
     source: AsyncIterable<Uint8Array>,
     limit: number,
     createdAt = new Date().toISOString(),
+    { metadata, tags }: FileData = NO_FILE_DATA,
   ): Promise<StoredFile> {
-    await this.blobs.begin({ name, contentType, createdAt });
+    await this.blobs.begin({ name, contentType, createdAt, metadata, tags });
     const counted = measured(source, limit);
     try {
       let seq = 0;
@@ -43,7 +44,7 @@ export class DatabaseFileAdapter implements FileAdapter {
       await flush();
       const { size, etag } = counted.result();
       await this.blobs.commit(name, size, etag);
-      return { name, contentType, size, etag, createdAt };
+      return { name, contentType, size, etag, createdAt, metadata, tags };
     } catch (err) {
       await this.blobs.delete(name);
       throw err;

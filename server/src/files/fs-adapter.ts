@@ -3,12 +3,12 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { randomSecret } from '../kernel/ids.ts';
-import { type FileAdapter, measured, type StoredFile } from './adapter.ts';
+import { type FileAdapter, type FileData, measured, NO_FILE_DATA, type StoredFile } from './adapter.ts';
 
 /**
- * Files under `<dataDir>/files`: the bytes in `data/<name>`, what is known of them in
- * `meta/<name>.json`. An upload is written to a temporary file and renamed when complete, so a
- * reader never sees half a file.
+ * Files under `<dataDir>/files`: the bytes in `data/<name>`, what is known of them (their metadata
+ * and tags included) in `meta/<name>.json`. An upload is written to a temporary file and renamed
+ * when complete, so a reader never sees half a file.
  */
 export class FsFileAdapter implements FileAdapter {
   private readonly dataDir: string;
@@ -35,6 +35,7 @@ export class FsFileAdapter implements FileAdapter {
     source: AsyncIterable<Uint8Array>,
     limit: number,
     createdAt = new Date().toISOString(),
+    { metadata, tags }: FileData = NO_FILE_DATA,
   ): Promise<StoredFile> {
     await this.dirs();
     const tmp = path.join(this.tmpDir, randomSecret());
@@ -46,6 +47,8 @@ export class FsFileAdapter implements FileAdapter {
         contentType,
         ...counted.result(),
         createdAt,
+        metadata,
+        tags,
       };
       await writeFile(path.join(this.metaDir, `${name}.json`), JSON.stringify(file));
       await rename(tmp, path.join(this.dataDir, name));
@@ -57,11 +60,14 @@ export class FsFileAdapter implements FileAdapter {
   }
 
   async info(name: string): Promise<StoredFile | undefined> {
+    let file: StoredFile;
     try {
-      return JSON.parse(await readFile(path.join(this.metaDir, `${name}.json`), 'utf8')) as StoredFile;
+      file = JSON.parse(await readFile(path.join(this.metaDir, `${name}.json`), 'utf8')) as StoredFile;
     } catch {
       return undefined;
     }
+    // Files stored before metadata and tags were kept have neither in their sidecar.
+    return { ...file, metadata: file.metadata ?? {}, tags: file.tags ?? {} };
   }
 
   read(file: StoredFile, start: number, end: number): AsyncIterable<Uint8Array> {

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import {
+  type FileStrings,
   fileContentType,
+  fileDataProblem,
   isIssuedFileName,
   isObject,
   isUploadName,
@@ -17,7 +19,7 @@ import { type Ctx, ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { Row } from '../kernel/records.ts';
 import { USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
-import { type FileAdapter, fileTooLarge, type StoredFile } from './adapter.ts';
+import { type FileAdapter, type FileData, fileTooLarge, NO_FILE_DATA, type StoredFile } from './adapter.ts';
 import { DatabaseFileAdapter } from './db-adapter.ts';
 import { FsFileAdapter } from './fs-adapter.ts';
 
@@ -32,7 +34,12 @@ const fileNotFound = () => new BdsError(ErrorCode.OBJECT_NOT_FOUND, 'File not fo
 /** Deleting a file that is not there (the incumbent's code and text). */
 export const FILE_NOT_DELETED = 'Could not delete file.';
 
-export const FILE_DATA_REFUSED = 'File metadata, tags and directories are not stored by this service.';
+/**
+ * The incumbent stores a file under `<directory>/<name>`: a name with slashes, which the one name
+ * rule of stored files (`isIssuedFileName`: downloads, deletes, File values, the console) refuses.
+ */
+export const DIRECTORY_REFUSED =
+  'File directories are not supported by this service: a file is stored under the name its upload answers.';
 
 /** An upload's bytes and what the request says of them, whichever form it came in. */
 export interface UploadSource {
@@ -45,15 +52,20 @@ export interface UploadSource {
   fileData?: { metadata?: unknown; tags?: unknown; directory?: unknown };
 }
 
-const isEmpty = (value: unknown) =>
-  value === undefined || value === null || (isObject(value) && Object.keys(value).length === 0);
-
-/** Nothing stores a file's metadata, tags or directory: asking for them is refused, not ignored. */
-function refuseFileData(fileData: UploadSource['fileData']): void {
-  if (!fileData) return;
-  if (!isEmpty(fileData.metadata) || !isEmpty(fileData.tags) || fileData.directory !== undefined) {
-    throw new BdsError(ErrorCode.FILE_SAVE_ERROR, FILE_DATA_REFUSED);
-  }
+/**
+ * The metadata and tags an upload keeps (absent or null: none), each by the one rule of
+ * `fileDataProblem`; a directory, or either breaking the rule, is refused (130).
+ */
+function checkFileData(fileData: UploadSource['fileData']): FileData {
+  if (!fileData) return NO_FILE_DATA;
+  if (fileData.directory !== undefined) throw new BdsError(ErrorCode.FILE_SAVE_ERROR, DIRECTORY_REFUSED);
+  const checked = (label: 'metadata' | 'tags', value: unknown): FileStrings => {
+    if (value === undefined || value === null) return {};
+    const problem = fileDataProblem(label, value);
+    if (problem) throw new BdsError(ErrorCode.FILE_SAVE_ERROR, problem);
+    return Object.fromEntries(Object.entries(value as FileStrings));
+  };
+  return { metadata: checked('metadata', fileData.metadata), tags: checked('tags', fileData.tags) };
 }
 
 export function createFileAdapter(options: ServiceOptions, data: Data): FileAdapter {
@@ -129,12 +141,37 @@ export class Files {
   async upload(ctx: Ctx, name: string, source: UploadSource): Promise<{ name: string; url: string }> {
     await this.checkUploader(ctx);
     checkFileName(name);
-    refuseFileData(source.fileData);
+    const fileData = checkFileData(source.fileData);
     const limit = this.options.maxUploadSize;
     if (source.size !== undefined && source.size > limit) throw fileTooLarge(limit);
     const stored = `${randomBytes(16).toString('hex')}_${name}`;
-    await this.adapter.save(stored, fileContentType(source.contentType), source.bytes, limit);
+    await this.adapter.save(
+      stored,
+      fileContentType(source.contentType),
+      source.bytes,
+      limit,
+      undefined,
+      fileData,
+    );
     return { name: stored, url: this.url(stored) };
+  }
+
+  /** The stored file of a url's app id and name; names this service never issues never reach the adapter. */
+  private stored(appId: string, name: string): Promise<StoredFile | undefined> {
+    // Urls, `..`, slashes once decoded: refused here, so no path reaches the filesystem adapter.
+    return appId === this.options.appId && isIssuedFileName(name)
+      ? this.adapter.info(name)
+      : Promise.resolve(undefined);
+  }
+
+  /**
+   * `GET /files/<appId>/metadata/<name>`, without keys like the file itself (its name is the
+   * capability): `{metadata}` of a stored file, `{}` when no stored file has that name, as the
+   * incumbent answers. Tags are not in the answer (the incumbent keeps them for its storage only).
+   */
+  async metadataOf(appId: string, name: string): Promise<{ metadata?: FileStrings }> {
+    const file = await this.stored(appId, name);
+    return file ? { metadata: file.metadata } : {};
   }
 
   /**
@@ -148,9 +185,7 @@ export class Files {
     name: string,
     answerHeaders: Readonly<Record<string, string>> = {},
   ): Promise<number> {
-    // Names this service never issues (urls, `..`, slashes once decoded) never reach the adapter.
-    const file =
-      appId === this.options.appId && isIssuedFileName(name) ? await this.adapter.info(name) : undefined;
+    const file = await this.stored(appId, name);
     if (!file) throw fileNotFound();
     const headers: Record<string, string | number> = {
       ...answerHeaders,

@@ -78,6 +78,9 @@ export interface StoredFile {
   /** A strong validator: a hash of the bytes, quoted. */
   etag: string;
   createdAt: string;
+  /** What the uploader described the file with (`@bds/client/protocol` fileDataProblem); `{}` when nothing. */
+  metadata: Record<string, string>;
+  tags: Record<string, string>;
 }
 
 /**
@@ -176,6 +179,11 @@ export interface StorageAdapter {
   fileDelete(name: string): Promise<boolean>;
   /** Committed files after `after` in name order. */
   fileList(after: string, limit: number): Promise<StoredFile[]>;
+  /**
+   * Brings a file table made by an earlier version up to date (its metadata and tags columns);
+   * a no-op when the store has no file table yet or it is current. Part of the start-up migrations.
+   */
+  fileUpgrade(): Promise<void>;
 
   /**
    * Members of a class's Relation field in (owningId, relatedId) order, the page after the pair

@@ -39,4 +39,6 @@ export async function migrate(store: StorageAdapter): Promise<void> {
     unique_trigger: ['className', 'triggerName'],
   });
   for (const schema of await store.loadSchemas()) await store.upgradeClass(schema);
+  // The database file adapter's table, made before files kept their metadata and tags.
+  await store.fileUpgrade();
 }

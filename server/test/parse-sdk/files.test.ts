@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import ParseSDK from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startService, type TestService } from '../helpers/service.ts';
@@ -16,7 +17,8 @@ const Parse = ParseSDK as typeof ParseSDK & {
 };
 
 const ISSUED = /^[0-9a-f]{32}_/;
-const FILE_DATA_REFUSED = 'File metadata, tags and directories are not stored by this service.';
+const DIRECTORY_REFUSED =
+  'File directories are not supported by this service: a file is stored under the name its upload answers.';
 const NOT_DELETED = { code: 153, error: 'Could not delete file.' };
 const CORS_ANSWER = {
   'access-control-allow-origin': '*',
@@ -67,6 +69,19 @@ function jsonUpload(name: string, fields: Record<string, unknown>, headers: Reco
 async function answer(res: Response) {
   const text = await res.text();
   return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
+/** What `GET /files/<appId>/metadata/<name>` answers (no keys, as the incumbent serves it). */
+async function metadataOf(name: string): Promise<unknown> {
+  const res = await fetch(`${t.url}/files/${KEYS.appId}/metadata/${name}`);
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+/** A stored file as the orphan report lists it. */
+async function listed(name: string): Promise<Record<string, unknown> | undefined> {
+  const res = await t.request('GET', '/files/orphans', { as: 'master' });
+  return res.json.results.find((f: { name: string }) => f.name === name);
 }
 
 async function storedNames(): Promise<string[]> {
@@ -130,8 +145,7 @@ describe('files with the stock Parse JS SDK', () => {
     });
   });
 
-  it('metadata and tags are refused (130): nothing here stores them', async () => {
-    const before = await storedNames();
+  it('keeps the metadata and tags of new Parse.File, setMetadata, addMetadata and addTag (the JSON form)', async () => {
     const file = new Parse.File(
       'meta.txt',
       { base64: 'eA==' },
@@ -139,9 +153,81 @@ describe('files with the stock Parse JS SDK', () => {
       { owner: 'ada' },
       { kind: 'x' },
     );
+    file.addMetadata('purpose', 'avatar');
+    file.setTags({ team: 'blue' });
+    file.addTag('rank', '1');
+    await file.save({ sessionToken });
+    expect(file.name()).toMatch(/^[0-9a-f]{32}_meta\.txt$/);
+    expect(await metadataOf(file.name())).toEqual({ metadata: { owner: 'ada', purpose: 'avatar' } });
+    expect(await listed(file.name())).toMatchObject({
+      metadata: { owner: 'ada', purpose: 'avatar' },
+      tags: { kind: 'x', team: 'blue', rank: '1' },
+    });
+    expect(await (await fetch(file.url()!)).text()).toBe('x');
+  });
+
+  it('keeps metadata and tags of a Buffer (sent as JSON) and of a stream (sent raw, in the SDK headers)', async () => {
+    const buffer = new Parse.File(
+      'buf.bin',
+      Buffer.from([1, 2]) as unknown as number[],
+      'application/octet-stream',
+      {
+        from: 'buffer',
+      },
+    );
+    await buffer.save({ sessionToken });
+    expect(await metadataOf(buffer.name())).toEqual({ metadata: { from: 'buffer' } });
+
+    const stream = new Parse.File(
+      'stream.txt',
+      Readable.from([Buffer.from('streamed')]) as unknown as number[],
+      'text/plain',
+      { from: 'stream' },
+      { kind: 'raw' },
+    );
+    await stream.save({ sessionToken });
+    expect(stream.name()).toMatch(/^[0-9a-f]{32}_stream\.txt$/);
+    expect(await metadataOf(stream.name())).toEqual({ metadata: { from: 'stream' } });
+    expect(await listed(stream.name())).toMatchObject({ tags: { kind: 'raw' } });
+    expect(await (await fetch(stream.url()!)).text()).toBe('streamed');
+  });
+
+  it('a file saved without metadata answers {metadata: {}}; one that does not exist answers {}', async () => {
+    const file = new Parse.File('bare.txt', { base64: 'eA==' });
+    await file.save({ sessionToken });
+    expect(await metadataOf(file.name())).toEqual({ metadata: {} });
+    await file.destroy();
+    expect(await metadataOf(file.name())).toEqual({});
+  });
+
+  it('metadata past its bounds or not strings is refused (130); nothing is stored', async () => {
+    const before = await storedNames();
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']));
+    await expect(
+      new Parse.File('many.txt', { base64: 'eA==' }, 'text/plain', many).save({ sessionToken }),
+    ).rejects.toMatchObject({ code: 130, message: 'File metadata has 65 keys; a file keeps at most 64.' });
+    const numbered = new Parse.File('n.txt', { base64: 'eA==' });
+    numbered.addMetadata('size', 5);
+    await expect(numbered.save({ sessionToken })).rejects.toMatchObject({
+      code: 130,
+      message: 'File metadata values must be strings; "size" is not.',
+    });
+    expect(await storedNames()).toEqual(before);
+  });
+
+  it('a directory is refused (130), with the master key too', async () => {
+    const before = await storedNames();
+    const file = new Parse.File('dir.txt', { base64: 'eA==' });
+    file.setDirectory('docs');
     await expect(file.save({ sessionToken })).rejects.toMatchObject({
       code: 130,
-      message: FILE_DATA_REFUSED,
+      message: DIRECTORY_REFUSED,
+    });
+    const master = new Parse.File('dir.txt', { base64: 'eA==' });
+    master.setDirectory('docs');
+    await expect(master.save({ useMasterKey: true })).rejects.toMatchObject({
+      code: 130,
+      message: DIRECTORY_REFUSED,
     });
     expect(await storedNames()).toEqual(before);
   });
@@ -206,7 +292,7 @@ describe('the JSON form of an upload over REST', () => {
     expect(await storedNames()).toEqual(before);
   });
 
-  it('a malformed JSON form answers 107 naming the field; metadata answers 130; nothing is stored', async () => {
+  it('a malformed JSON form answers 107 naming the field; metadata breaking its rule answers 130; nothing is stored', async () => {
     const before = await storedNames();
     const badBase64 = {
       code: 107,
@@ -225,9 +311,17 @@ describe('the JSON form of an upload over REST', () => {
           error: 'Invalid file upload: unknown field extra (the JSON form has base64 and fileData).',
         },
       ],
-      [{ fileData: { metadata: { a: 1 } } }, 400, { code: 130, error: FILE_DATA_REFUSED }],
-      [{ fileData: { tags: { a: 'b' } } }, 400, { code: 130, error: FILE_DATA_REFUSED }],
-      [{ fileData: { directory: 'docs' } }, 400, { code: 130, error: FILE_DATA_REFUSED }],
+      [
+        { fileData: { metadata: { a: 1 } } },
+        400,
+        { code: 130, error: 'File metadata values must be strings; "a" is not.' },
+      ],
+      [
+        { fileData: { tags: 'a=b' } },
+        400,
+        { code: 130, error: 'File tags must be a JSON object of strings.' },
+      ],
+      [{ fileData: { directory: 'docs' } }, 400, { code: 130, error: DIRECTORY_REFUSED }],
     ] as const) {
       const res = await answer(await jsonUpload('bad.txt', fields));
       expect(res, JSON.stringify(fields)).toEqual({ status, json });
@@ -241,19 +335,38 @@ describe('the JSON form of an upload over REST', () => {
     expect(await storedNames()).toEqual(before);
   });
 
-  it('the raw form refuses the metadata, tags and directory headers the SDK sends (130)', async () => {
-    for (const [header, value] of [
-      ['X-Parse-File-Metadata', '{"owner":"ada"}'],
-      ['X-Parse-File-Tags', '{"kind":"x"}'],
-      ['X-Parse-File-Directory', 'docs'],
-    ]) {
+  it('the raw form keeps the metadata and tags headers the SDK sends; a directory answers 130, a header not JSON 107', async () => {
+    const kept = await t.request('POST', '/files/raw.txt', {
+      as: 'master',
+      headers: {
+        'Content-Type': 'text/plain',
+        'X-Parse-Upload-Mode': 'stream',
+        'X-Parse-File-Metadata': '{"owner":"ada"}',
+        'X-Parse-File-Tags': '{"kind":"x"}',
+      },
+      rawBody: 'x',
+    });
+    expect(kept.status).toBe(201);
+    expect(await metadataOf(kept.json.name)).toEqual({ metadata: { owner: 'ada' } });
+    expect(await listed(kept.json.name)).toMatchObject({ tags: { kind: 'x' } });
+    const before = await storedNames();
+    for (const [header, value, json] of [
+      ['X-Parse-File-Directory', 'docs', { code: 130, error: DIRECTORY_REFUSED }],
+      [
+        'X-Parse-File-Metadata',
+        'owner',
+        { code: 107, error: 'Invalid JSON in X-Parse-File-Metadata header.' },
+      ],
+      ['X-Parse-File-Tags', '[1]', { code: 107, error: 'Invalid JSON in X-Parse-File-Tags header.' }],
+    ] as const) {
       const res = await t.request('POST', '/files/raw.txt', {
         as: 'master',
         headers: { 'Content-Type': 'text/plain', [header]: value },
         rawBody: 'x',
       });
-      expect([res.status, res.json], header).toEqual([400, { code: 130, error: FILE_DATA_REFUSED }]);
+      expect([res.status, res.json], header).toEqual([400, json]);
     }
+    expect(await storedNames()).toEqual(before);
   });
 
   it('a POST with _method DELETE deletes (master key in the body); a missing or foreign name answers 153', async () => {

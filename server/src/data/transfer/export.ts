@@ -113,6 +113,9 @@ export async function exportApp(
         size: file.size,
         etag: file.etag,
         createdAt: file.createdAt,
+        // Only when set: the lines of a file without them are as before they were kept.
+        ...(Object.keys(file.metadata).length > 0 ? { metadata: file.metadata } : {}),
+        ...(Object.keys(file.tags).length > 0 ? { tags: file.tags } : {}),
         chunks,
       });
       let seq = 0;

@@ -77,6 +77,7 @@ export interface TransferFiles {
     source: AsyncIterable<Uint8Array>,
     limit: number,
     createdAt: string,
+    fileData: Pick<StoredFile, 'metadata' | 'tags'>,
   ): Promise<StoredFile>;
   /** Removes a file an import wrote, when the import fails. */
   delete(name: string): Promise<boolean>;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isObject } from '@bds/client/protocol';
+import { type FileStrings, fileDataProblem, isObject } from '@bds/client/protocol';
 import { MASTER } from '../../kernel/caller.ts';
 import { ctxOf } from '../../kernel/context.ts';
 import { BdsError } from '../../kernel/errors.ts';
@@ -271,6 +271,11 @@ async function validate(
           if (!Number.isSafeInteger(chunks) || (chunks as number) < 0 || (chunks === 0) !== (size === 0)) {
             throw new Error('a file needs its number of chunks.');
           }
+          // Absent when the file has none (and in exports made before files kept them).
+          for (const label of ['metadata', 'tags'] as const) {
+            const problem = line[label] === undefined ? undefined : fileDataProblem(label, line[label]);
+            if (problem) throw new Error(problem);
+          }
           fileNames.add(name);
           open = {
             name,
@@ -488,6 +493,7 @@ async function writeLines(
           source(),
           line.size as number,
           line.createdAt as string,
+          { metadata: (line.metadata ?? {}) as FileStrings, tags: (line.tags ?? {}) as FileStrings },
         );
         break;
       }

@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
-import { isObject, SDK_UPLOAD_HEADERS } from '@bds/client/protocol';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { FILE_DATA_LIMITS, isObject, SDK_UPLOAD_HEADERS } from '@bds/client/protocol';
 import { fileTooLarge } from '../../files/adapter.ts';
 import type { Files, UploadSource } from '../../files/service.ts';
 import { BdsError, ErrorCode } from '../../kernel/errors.ts';
@@ -9,10 +9,20 @@ import type { ApiResponse, Router } from '../router.ts';
 
 const UPLOAD = /^\/files\/([^/]+)$/;
 const DOWNLOAD = /^\/files\/([^/]+)\/([^/]+)$/;
+/** The incumbent's route for a file's metadata (no stored name is `metadata`: they start with 32 hex digits). */
+const METADATA = /^\/files\/([^/]+)\/metadata\/([^/]+)$/;
 /** Standard base64, padded or not (the SDKs send it padded). */
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-/** What a JSON form may hold besides the base64 of a file of the limit: credentials, the file's type. */
-const JSON_FORM_ENVELOPE = 64 * 1024;
+/** The JSON text of metadata and tags at their limits (values without escapes): quotes, colon, comma and braces. */
+const FILE_DATA_JSON =
+  2 * (2 + FILE_DATA_LIMITS.keys * (FILE_DATA_LIMITS.keyBytes + FILE_DATA_LIMITS.valueBytes + 6));
+/**
+ * What a JSON form may hold besides the base64 of a file of the limit: credentials and the file's
+ * type, its metadata and tags.
+ */
+const JSON_FORM_ENVELOPE = 32 * 1024 + FILE_DATA_JSON;
+/** The fields of the JSON form's `fileData`. */
+const FILE_DATA_FIELDS = new Set(['metadata', 'tags', 'directory']);
 
 function segment(text: string): string | undefined {
   try {
@@ -28,16 +38,25 @@ async function* once(bytes: Buffer): AsyncIterable<Uint8Array> {
   if (bytes.length > 0) yield bytes;
 }
 
-/** A header the SDKs send to describe a file: its JSON value, or the text when it is not JSON. */
-function described(req: IncomingMessage, name: string, json: boolean): unknown {
+/** A header's text as sent; an empty one counts as absent (as the incumbent reads it). */
+function headerText(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name.toLowerCase()];
   const text = Array.isArray(value) ? value.join(',') : value;
-  if (text === undefined || !json) return text;
+  return text === '' ? undefined : text;
+}
+
+/** A header the SDKs send a JSON object in (metadata, tags): anything else answers the incumbent's 107. */
+function headerObject(req: IncomingMessage, name: string): unknown {
+  const text = headerText(req, name);
+  if (text === undefined) return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
-    return text;
+    value = undefined;
   }
+  if (!isObject(value)) throw new BdsError(ErrorCode.INVALID_JSON, `Invalid JSON in ${name} header.`);
+  return value;
 }
 
 /** The raw form: the request's body is the file, its headers say what it is. */
@@ -48,9 +67,9 @@ function rawUpload(req: IncomingMessage): UploadSource {
     contentType: req.headers['content-type'],
     size: Number.isFinite(declared) ? declared : undefined,
     fileData: {
-      metadata: described(req, SDK_UPLOAD_HEADERS.metadata, true),
-      tags: described(req, SDK_UPLOAD_HEADERS.tags, true),
-      directory: described(req, SDK_UPLOAD_HEADERS.directory, false),
+      metadata: headerObject(req, SDK_UPLOAD_HEADERS.metadata),
+      tags: headerObject(req, SDK_UPLOAD_HEADERS.tags),
+      directory: headerText(req, SDK_UPLOAD_HEADERS.directory),
     },
   };
 }
@@ -70,8 +89,25 @@ function jsonUpload(body: unknown, contentType: string | undefined): UploadSourc
     throw invalidUpload("base64 must hold the file's bytes in base64");
   }
   if (fileData !== undefined && !isObject(fileData)) throw invalidUpload('fileData must be a JSON object');
+  const unknownData = Object.keys(fileData ?? {}).find((key) => !FILE_DATA_FIELDS.has(key));
+  if (unknownData !== undefined) {
+    throw invalidUpload(`unknown field fileData.${unknownData} (fileData has metadata, tags and directory)`);
+  }
   const bytes = Buffer.from(base64, 'base64');
   return { bytes: once(bytes), contentType, size: bytes.length, fileData };
+}
+
+/** A JSON answer written here: the metadata route is served, like downloads, before any key is read. */
+async function sendJson(res: ServerResponse, body: Promise<unknown>): Promise<number> {
+  const text = JSON.stringify(await body);
+  res
+    .writeHead(200, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(text),
+      ...CORS_ANSWER_HEADERS,
+    })
+    .end(text);
+  return 200;
 }
 
 const created = (file: { name: string; url: string }): ApiResponse => ({
@@ -83,9 +119,9 @@ const created = (file: { name: string; url: string }): ApiResponse => ({
 /**
  * Files: `POST /files/<name>` takes the file as the raw body (streamed, routed before the body is
  * read, with the same credential checks) or in the SDKs' JSON form (base64, credentials in the
- * body); `GET`/`HEAD /files/<appId>/<name>` serves the bytes without keys (the url is the
- * capability); `DELETE /files/<name>`, `GET /files/orphans` and `GET /files/foreign` (File values
- * that name no stored file) are master only.
+ * body); `GET`/`HEAD /files/<appId>/<name>` serves the bytes and `GET /files/<appId>/metadata/<name>`
+ * the metadata, both without keys (the url is the capability); `DELETE /files/<name>`,
+ * `GET /files/orphans` and `GET /files/foreign` (File values that name no stored file) are master only.
  */
 export function registerFileRoutes(router: Router, state: AppState, files: Files): void {
   const limit = files.uploadLimit;
@@ -105,6 +141,10 @@ export function registerFileRoutes(router: Router, state: AppState, files: Files
   };
   state.open = (req, res, path) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
+    const metadata = req.method === 'GET' ? METADATA.exec(path) : null;
+    if (metadata) {
+      return sendJson(res, files.metadataOf(segment(metadata[1]!) ?? '', segment(metadata[2]!) ?? ''));
+    }
     const m = DOWNLOAD.exec(path);
     if (!m) return undefined;
     return files.serve(req, res, segment(m[1]!) ?? '', segment(m[2]!) ?? '', CORS_ANSWER_HEADERS);

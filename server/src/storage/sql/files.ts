@@ -5,12 +5,18 @@ import type { SqlDriver } from './driver.ts';
 
 const FILES = '_FileBlob';
 const CHUNKS = '_FileChunk';
+/** Columns of the file table added after its first layout: JSON text, NULL when there is nothing. */
+const LATER_COLUMNS = ['metadata', 'tags'] as const;
 
 /** File bytes in the database (the `database` file adapter): one table of files, one of chunks. */
 export class SqlFileBlobs {
   private ready: Promise<void> | undefined;
 
-  constructor(private readonly driver: SqlDriver) {}
+  /** `addColumn` answers the store's DDL adding a column (`table` quoted, `definition` name and type). */
+  constructor(
+    private readonly driver: SqlDriver,
+    private readonly addColumn: (table: string, definition: string) => string,
+  ) {}
 
   private get dialect(): Dialect {
     return this.driver.dialect;
@@ -28,19 +34,34 @@ export class SqlFileBlobs {
     const q = (n: string) => this.q(n);
     this.ready ??= this.driver.exec(
       `CREATE TABLE IF NOT EXISTS ${q(FILES)} (${q('name')} TEXT PRIMARY KEY NOT NULL, ${q('contentType')} TEXT NOT NULL, ` +
-        `${q('size')} INTEGER, ${q('etag')} TEXT, ${q('createdAt')} TEXT NOT NULL, ${q('complete')} INTEGER NOT NULL);` +
+        `${q('size')} INTEGER, ${q('etag')} TEXT, ${q('createdAt')} TEXT NOT NULL, ${q('complete')} INTEGER NOT NULL, ` +
+        `${LATER_COLUMNS.map((c) => `${q(c)} TEXT`).join(', ')});` +
         `CREATE TABLE IF NOT EXISTS ${q(CHUNKS)} (${q('name')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ` +
         `${q('data')} ${this.dialect.binaryType} NOT NULL, PRIMARY KEY (${q('name')}, ${q('seq')}));`,
     );
     return this.ready;
   }
 
+  /** Adds the columns a file table of an earlier layout lacks; nothing when there is no file table yet. */
+  async upgrade(): Promise<void> {
+    const p = this.p();
+    const rows = await this.driver.all(this.dialect.tableColumns(p.add(FILES)), p.values);
+    if (rows.length === 0) return;
+    const have = new Set(rows.map((r) => String(r.name)));
+    const missing = LATER_COLUMNS.filter((c) => !have.has(c));
+    if (missing.length === 0) return;
+    await this.driver.exec(missing.map((c) => this.addColumn(this.q(FILES), `${this.q(c)} TEXT`)).join(''));
+  }
+
   async begin(file: Omit<StoredFile, 'size' | 'etag'>): Promise<void> {
     await this.tables();
     const p = this.p();
-    const cols = ['name', 'contentType', 'createdAt', 'complete'].map((c) => this.q(c)).join(', ');
+    const cols = ['name', 'contentType', 'createdAt', 'metadata', 'tags', 'complete']
+      .map((c) => this.q(c))
+      .join(', ');
     await this.driver.run(
-      `INSERT INTO ${this.q(FILES)} (${cols}) VALUES (${p.add(file.name)}, ${p.add(file.contentType)}, ${p.add(file.createdAt)}, 0)`,
+      `INSERT INTO ${this.q(FILES)} (${cols}) VALUES (${p.add(file.name)}, ${p.add(file.contentType)}, ${p.add(file.createdAt)}, ` +
+        `${p.add(jsonOrNull(file.metadata))}, ${p.add(jsonOrNull(file.tags))}, 0)`,
       p.values,
     );
   }
@@ -120,5 +141,16 @@ function toFile(row: Record<string, unknown>): StoredFile {
     size: Number(row.size),
     etag: String(row.etag),
     createdAt: String(row.createdAt),
+    metadata: strings(row.metadata),
+    tags: strings(row.tags),
   };
+}
+
+/** A map of strings as stored: JSON text, NULL when empty (and in rows stored before the column). */
+function jsonOrNull(map: Record<string, string>): string | null {
+  return Object.keys(map).length === 0 ? null : JSON.stringify(map);
+}
+
+function strings(stored: unknown): Record<string, string> {
+  return typeof stored === 'string' ? (JSON.parse(stored) as Record<string, string>) : {};
 }

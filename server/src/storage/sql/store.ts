@@ -60,7 +60,7 @@ export class SqlStore implements StorageAdapter {
       this.rowCache = new RowCache(driver as SqlDriver & CacheableDriver, options.rowCacheBytes);
     }
     this.q = driver.dialect.quote;
-    this.blobs = new SqlFileBlobs(driver);
+    this.blobs = new SqlFileBlobs(driver, (table, definition) => this.addColumn(table, definition));
     this.aggregates = new SqlAggregates(driver, this.vectors);
     // What a rolled-back write did to the vector indexes is unknown: they reload on the next search.
     driver.onRollback(async () => this.vectors.drop());
@@ -781,6 +781,10 @@ export class SqlStore implements StorageAdapter {
 
   fileList(after: string, limit: number): Promise<StoredFile[]> {
     return this.blobs.list(after, limit);
+  }
+
+  fileUpgrade(): Promise<void> {
+    return this.blobs.upgrade();
   }
 
   async ensureInternalColumns(

@@ -156,6 +156,7 @@ export async function createService(
       analyticsStored: analytics.stores,
       liveQuery: options.liveQuery.classNames.length > 0,
     },
+    serverOptions: { options, cloudProviders: [...cloud.authProviders.keys()] },
   });
   registerAnalyticsRoutes(router, data, analytics);
   const idempotency = options.idempotency ? new IdempotencyGuard(data, options.idempotency, log) : undefined;

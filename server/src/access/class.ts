@@ -85,6 +85,7 @@ const SURFACE_NAMES = {
   aggregate: 'aggregating a class',
   security: 'explaining or evaluating access',
   restore: 'restoring rows from an export',
+  serverOptions: "reading the service's options",
 } as const;
 
 export type MasterSurface = keyof typeof SURFACE_NAMES;

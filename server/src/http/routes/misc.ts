@@ -1,4 +1,7 @@
 import { isObject } from '@bds/client/protocol';
+import type { ServiceOptions } from '../../config/options.ts';
+import { describeOptions } from '../../config/options-view.ts';
+import { demandMaster } from '../../data/authorize.ts';
 import { BdsError, ErrorCode, incorrectType } from '../../kernel/errors.ts';
 import { normaliseIso } from '../../query/parse.ts';
 import type { Router } from '../router.ts';
@@ -65,14 +68,32 @@ export type TrackEvent = (event: {
   at: string;
 }) => Promise<void>;
 
-/** /serverInfo and /events/<name>. (/health is answered before credentials are checked.) */
+/** What the options view needs: the validated options and the cloud module's sign-in providers. */
+export interface ServerOptionsSource {
+  options: ServiceOptions;
+  cloudProviders: readonly string[];
+}
+
+/**
+ * /serverInfo, /serverInfo/options (master only) and /events/<name>. (/health is answered before
+ * credentials are checked.) The options have a path of their own rather than a master-only part
+ * of /serverInfo: /serverInfo answers every caller the same, and any other caller of the options
+ * gets the master-only refusal rather than an answer that silently lacks them.
+ */
 export function registerMiscRoutes(
   router: Router,
-  hooks: { track?: TrackEvent; switches?: FeatureSwitches } = {},
+  hooks: { track?: TrackEvent; switches?: FeatureSwitches; serverOptions?: ServerOptionsSource } = {},
 ): void {
   router.add('GET', '/serverInfo', async () => ({
     body: { serverVersion: SERVER_VERSION, features: features(hooks.switches) },
   }));
+  const source = hooks.serverOptions;
+  if (source) {
+    router.add('GET', '/serverInfo/options', async (req) => {
+      demandMaster(req.ctx.caller, 'serverOptions');
+      return { body: describeOptions(source.options, source.cloudProviders) };
+    });
+  }
   router.add('POST', '/events/:eventName', async (req) => {
     const name = req.params.eventName!;
     if (!EVENT_NAME.test(name)) {

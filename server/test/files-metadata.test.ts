@@ -96,6 +96,11 @@ for (const adapter of ['fs', 'database'] as const) {
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
       expect(await res.json()).toEqual({ metadata: { owner: 'ada', purpose: 'avatar' } });
+      // HEAD as well (Express answers it on the incumbent's GET route): the headers, no body.
+      const head = await fetch(`${t.url}/files/${KEYS.appId}/metadata/${up.json.name}`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-length')).toBe(res.headers.get('content-length'));
+      expect(await head.text()).toBe('');
       // The bytes are served as before.
       expect(await (await fetch(up.json.url)).text()).toBe('hello');
     });

@@ -97,16 +97,18 @@ function jsonUpload(body: unknown, contentType: string | undefined): UploadSourc
   return { bytes: once(bytes), contentType, size: bytes.length, fileData };
 }
 
-/** A JSON answer written here: the metadata route is served, like downloads, before any key is read. */
-async function sendJson(res: ServerResponse, body: Promise<unknown>): Promise<number> {
+/**
+ * A JSON answer written here (without its body for a HEAD): the metadata route is served, like
+ * downloads, before any key is read.
+ */
+async function sendJson(req: IncomingMessage, res: ServerResponse, body: Promise<unknown>): Promise<number> {
   const text = JSON.stringify(await body);
-  res
-    .writeHead(200, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(text),
-      ...CORS_ANSWER_HEADERS,
-    })
-    .end(text);
+  res.writeHead(200, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+    ...CORS_ANSWER_HEADERS,
+  });
+  res.end(req.method === 'HEAD' ? undefined : text);
   return 200;
 }
 
@@ -119,7 +121,7 @@ const created = (file: { name: string; url: string }): ApiResponse => ({
 /**
  * Files: `POST /files/<name>` takes the file as the raw body (streamed, routed before the body is
  * read, with the same credential checks) or in the SDKs' JSON form (base64, credentials in the
- * body); `GET`/`HEAD /files/<appId>/<name>` serves the bytes and `GET /files/<appId>/metadata/<name>`
+ * body); `GET`/`HEAD /files/<appId>/<name>` serves the bytes and `/files/<appId>/metadata/<name>`
  * the metadata, both without keys (the url is the capability); `DELETE /files/<name>`,
  * `GET /files/orphans` and `GET /files/foreign` (File values that name no stored file) are master only.
  */
@@ -141,9 +143,9 @@ export function registerFileRoutes(router: Router, state: AppState, files: Files
   };
   state.open = (req, res, path) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
-    const metadata = req.method === 'GET' ? METADATA.exec(path) : null;
+    const metadata = METADATA.exec(path);
     if (metadata) {
-      return sendJson(res, files.metadataOf(segment(metadata[1]!) ?? '', segment(metadata[2]!) ?? ''));
+      return sendJson(req, res, files.metadataOf(segment(metadata[1]!) ?? '', segment(metadata[2]!) ?? ''));
     }
     const m = DOWNLOAD.exec(path);
     if (!m) return undefined;

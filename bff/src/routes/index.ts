@@ -17,6 +17,7 @@ import { registerRoleRoutes } from './roles.ts';
 import { registerRowRoutes } from './rows.ts';
 import { registerSchemaRoutes } from './schemas.ts';
 import { registerSecurityRoutes } from './security.ts';
+import { registerServerRoutes } from './server.ts';
 import { registerUserRoutes } from './users.ts';
 
 /**
@@ -48,4 +49,5 @@ export function registerApiRoutes(router: express.Router, ctx: BffContext): void
   registerSecurityRoutes(router, ctx);
   registerPeopleRoutes(router, ctx);
   registerApiConsoleRoutes(router, ctx);
+  registerServerRoutes(router, ctx);
 }

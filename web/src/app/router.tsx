@@ -21,6 +21,7 @@ const PushRoute = lazy(() => import('../features/push/PushRoute.tsx'));
 const AnalyticsRoute = lazy(() => import('../features/analytics/AnalyticsRoute.tsx'));
 const SecurityRoute = lazy(() => import('../features/security/SecurityRoute.tsx'));
 const ApiConsoleRoute = lazy(() => import('../features/api-console/ApiConsoleRoute.tsx'));
+const ServerRoute = lazy(() => import('../features/server/ServerRoute.tsx'));
 
 export function createRouter() {
   return createBrowserRouter([
@@ -56,6 +57,7 @@ export function createRouter() {
             { path: 'analytics', element: <AnalyticsRoute /> },
             { path: 'security/:tab?', element: <SecurityRoute /> },
             { path: 'api-console', element: <ApiConsoleRoute /> },
+            { path: 'server', element: <ServerRoute /> },
             ...SECTIONS.filter((s) => !s.ready).map((s) => ({
               path: s.slug,
               element: <ComingSoon slug={s.slug} />,

@@ -23,6 +23,7 @@ export const SECTIONS: Section[] = [
   { slug: 'push', label: 'Push', key: 'p', ready: true, blurb: 'Push notifications and installations.' },
   { slug: 'analytics', label: 'Analytics', key: 'n', ready: true, blurb: 'Events over time.' },
   { slug: 'config', label: 'Config', key: 'c', ready: true, blurb: 'Config parameters.' },
+  { slug: 'server', label: 'Server', key: 'v', ready: true, blurb: 'The options the service runs with.' },
   { slug: 'audit', label: 'Audit', key: 'a', ready: true, blurb: 'Who changed what, and when.' },
   { slug: 'api-console', label: 'API console', key: 'k', ready: true, blurb: 'Send raw REST calls.' },
 ];

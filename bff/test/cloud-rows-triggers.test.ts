@@ -27,7 +27,9 @@ describe('every trigger per class', () => {
     const url = `${receiver.url}/hook`;
     // Zebra's only trigger is a webhook.
     for (const cls of ['Note', 'Zebra']) {
-      expect((await t.service.request('POST', `/schemas/${cls}`, { as: 'master', body: {} })).status).toBe(200);
+      expect((await t.service.request('POST', `/schemas/${cls}`, { as: 'master', body: {} })).status).toBe(
+        200,
+      );
     }
     for (const [className, triggerName] of [
       ['Note', 'afterSave'],

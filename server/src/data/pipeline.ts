@@ -343,11 +343,16 @@ export class WritePipeline {
         continue;
       }
       let stored: unknown = result.after[w.field];
-      let echoed = (answer[w.field] = isObject(answer[w.field]) ? answer[w.field] : {}) as Row;
+      if (!isObject(answer[w.field])) answer[w.field] = {};
+      let echoed = answer[w.field] as Row;
       for (const [i, key] of w.subPath.entries()) {
         stored = isObject(stored) && Object.hasOwn(stored, key) ? stored[key] : undefined;
-        if (i === w.subPath.length - 1) echoed[key] = stored ?? null;
-        else echoed = (echoed[key] = isObject(echoed[key]) ? echoed[key] : {}) as Row;
+        if (i === w.subPath.length - 1) {
+          echoed[key] = stored ?? null;
+        } else {
+          if (!isObject(echoed[key])) echoed[key] = {};
+          echoed = echoed[key] as Row;
+        }
       }
     }
     // A write-only row must not become readable through the values its operations produced.

@@ -158,7 +158,8 @@ function applyFieldRules(
         value: structuredClone(def.defaultValue),
         type: def.type,
       });
-      (parsed.defaulted ??= []).push(field);
+      parsed.defaulted ??= [];
+      parsed.defaulted.push(field);
       continue;
     }
     if (def.required && (absent || clears(value))) {

@@ -134,7 +134,7 @@ END $$;
  * case sensitive, runs of letters and digits, stop words out) and, for each search term found
  * c times among n words, (2 - 2^(1-c)) * (0.5 * c / n + 0.5). 0 when nothing matches.
  */
-const TEXT_SCORE = String.raw`
+const TEXT_SCORE = `
 CREATE OR REPLACE FUNCTION bds_text_score(value text, spec jsonb)
 RETURNS double precision LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FILTERED, scrub } from '@bds/client/protocol';
+import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OptionError, validateOptions } from '../src/config/options.ts';
@@ -778,6 +779,18 @@ describe('the option auth: bad providers stop the start, naming the option', () 
           publicKeys: ['-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----'],
         },
       },
+      'auth.p.publicKeys.0',
+      'not a public key',
+    );
+    // Private key material is refused even where a public key can be derived from it.
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+    const privateJwk = await exportJWK(privateKey);
+    refused({ p: { ...ok, jwks: { keys: [privateJwk] } } }, 'auth.p.jwks.keys.0', 'not a public key');
+    const { d: _d, ...primesOnly } = privateJwk;
+    refused({ p: { ...ok, jwks: { keys: [primesOnly] } } }, 'auth.p.jwks.keys.0', 'not a public key');
+    const privatePem = await exportPKCS8(privateKey);
+    refused(
+      { p: { issuer: 'https://i.test', audience: 'x', publicKeys: [`${privatePem}\n${pemKey}`] } },
       'auth.p.publicKeys.0',
       'not a public key',
     );

@@ -231,10 +231,27 @@ export const ID_TOKEN_ALGORITHMS = [
 const PROVIDER_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 /** Whether `key` (a PEM text or a JWK) is a public key Node can use; a private part is refused. */
+/** Members of a JWK that hold private or symmetric key material (RFC 7518, section 6). */
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+/**
+ * A public key and nothing more: a PEM text of public key blocks only (no private block beside
+ * them), or a JWK without private members. A public key is derived from private material too, so
+ * the check refuses that material rather than trusting what derives from it.
+ */
 function isPublicKey(key: string | Record<string, unknown>): boolean {
   try {
-    if (typeof key === 'string') return key.includes('PUBLIC KEY') && createPublicKey(key).type === 'public';
-    return !('d' in key) && createPublicKey({ key: key as JsonWebKey, format: 'jwk' }).type === 'public';
+    if (typeof key === 'string') {
+      return (
+        /-----BEGIN (RSA )?PUBLIC KEY-----/.test(key) &&
+        !/PRIVATE|ENCRYPTED/.test(key) &&
+        createPublicKey(key).type === 'public'
+      );
+    }
+    return (
+      !PRIVATE_JWK_MEMBERS.some((member) => member in key) &&
+      createPublicKey({ key: key as JsonWebKey, format: 'jwk' }).type === 'public'
+    );
   } catch {
     return false;
   }

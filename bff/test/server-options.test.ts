@@ -16,7 +16,7 @@ let admin: BffFetch;
 let viewer: BffFetch;
 const A = '/bff/apps/test-app';
 
-const { d: _d, ...jwkWithPrimes } = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+const publicJwk = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({
   format: 'jwk',
 }) as Record<string, string>;
 
@@ -25,7 +25,7 @@ const SERVICE_SECRETS = {
   smtpPass: 'bff-smtp-pass-6a7b8c9d',
   smtpUser: 'bff-smtp-user-0e1f2a3b',
   serverUrlPassword: 'bff-server-url-password-4c5d',
-  jwkPrime: jwkWithPrimes.p!,
+  jwkModulus: publicJwk.n!,
 };
 
 const pemBodyStart = (pem: string) =>
@@ -53,7 +53,7 @@ beforeAll(async () => {
         acme: {
           issuer: 'https://issuer.example',
           audience: 'app',
-          jwks: { keys: [{ ...jwkWithPrimes, kid: 'k1' }] },
+          jwks: { keys: [{ ...publicJwk, kid: 'k1' }] },
         },
       },
       preventLoginWithUnverifiedEmail: true,

@@ -19,17 +19,17 @@ const AUTH_CLOUD_MODULE = fileURLToPath(new URL('./fixtures/auth-cloud.ts', impo
 
 const MASTER_ONLY = { code: 119, error: 'unauthorized: master key is required' };
 
-/** An RSA key pair: its private PEM, its public PEM, and its public JWK with the private primes kept. */
+/** An RSA key pair: its private PEM, its public PEM and its public JWK. */
 function keyPair() {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const privatePem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
   const publicPem = publicKey.export({ type: 'spki', format: 'pem' }) as string;
-  // The option's check refuses a JWK with `d` but not one that keeps the primes (p, q, dp, dq, qi).
-  const { d: _d, ...withPrimes } = privateKey.export({ format: 'jwk' }) as Record<string, string>;
+  // The option's check refuses private key material (users-providers.test.ts): a public JWK here.
+  const publicJwk = publicKey.export({ format: 'jwk' }) as Record<string, string>;
   const digest = createHash('sha256')
     .update(createPublicKey(publicPem).export({ type: 'spki', format: 'der' }))
     .digest('base64url');
-  return { privatePem, publicPem, withPrimes, digest };
+  return { privatePem, publicPem, publicJwk, digest };
 }
 
 const pemBody = (pem: string) =>
@@ -108,8 +108,8 @@ const SECRET_VALUES: Record<string, unknown> = {
   databaseURI: 'postgres://app:walk-db-password-77aa@db.example:5432/app?sslpassword=walk-ssl-password-88bb',
   redisURL: 'rediss://:walk-redis-password-99cc@cache.example:6380/0',
   serverURL: 'https://admin:walk-server-url-password-11dd@api.example.com/api',
-  'auth.*.jwks': { keys: [{ ...SAMPLE.withPrimes, kid: 'walk-kid-1', alg: 'RS256', use: 'sig' }] },
-  'auth.*.publicKeys': [`${SAMPLE.privatePem}${SAMPLE.publicPem}`],
+  'auth.*.jwks': { keys: [{ ...SAMPLE.publicJwk, kid: 'walk-kid-1', alg: 'RS256', use: 'sig' }] },
+  'auth.*.publicKeys': [SAMPLE.publicPem],
   'email.smtp.auth': { user: 'walk-smtp-user-22ee', pass: 'walk-smtp-pass-33ff' },
   'push.apns.key': APNS,
   'push.apns.url': 'https://apns:walk-apns-url-password-44aa@apns.example',
@@ -189,9 +189,8 @@ describe('the options view (config/options-view.ts)', () => {
       for (const fragment of fragments(value))
         expect(text, `${path} leaks ${fragment}`).not.toContain(fragment);
     }
-    // The JWK's private primes, and the private key smuggled in before a public PEM.
-    for (const member of ['p', 'q', 'dp', 'dq', 'qi']) expect(text).not.toContain(SAMPLE.withPrimes[member]);
-    expect(text).not.toContain(SAMPLE.withPrimes.n);
+    // No key text at all, not even the public modulus.
+    expect(text).not.toContain(SAMPLE.publicJwk.n);
     expect(text).not.toContain(pemBody(SAMPLE.publicPem).slice(0, 40));
     // What is not secret is there.
     expect(rowNamed(view, 'appId')).toMatchObject({ set: true, value: 'walk-app' });
@@ -360,7 +359,7 @@ describe('GET /serverInfo/options', () => {
         acme: {
           issuer: 'https://issuer.example',
           audience: 'app',
-          jwks: { keys: [{ ...jwtKeys.withPrimes, kid: 'acme-1' }] },
+          jwks: { keys: [{ ...jwtKeys.publicJwk, kid: 'acme-1' }] },
         },
       },
       cloud: AUTH_CLOUD_MODULE,
@@ -428,8 +427,7 @@ describe('GET /serverInfo/options', () => {
       'svc-webhook-key-1f2e3d4c',
       service.smtpPass,
       service.serverUrlPassword,
-      jwtKeys.withPrimes.p!,
-      jwtKeys.withPrimes.q!,
+      jwtKeys.publicJwk.n!,
       ...fragments((push.options as { apns: { key: string } }).apns.key),
       ...fragments((push.options as { fcm: { privateKey: string } }).fcm.privateKey),
     ];

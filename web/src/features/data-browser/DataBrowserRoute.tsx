@@ -460,7 +460,12 @@ function ClassView({
         )}
         {/* The class and how to look at it; the actions come on one line of their own below, so
             a long class name or count never moves them. */}
-        <div className="flex items-center gap-2 px-2 pt-2 text-sm" data-testid="class-header">
+        {/* Wraps rather than overflows: with the row panel open, view controls that overflowed
+            were painted under the panel and could not be clicked. */}
+        <div
+          className="flex flex-wrap items-center gap-x-2 gap-y-1 px-2 pt-2 text-sm"
+          data-testid="class-header"
+        >
           <h1 className="max-w-[40%] shrink-0 truncate text-base font-semibold" title={cls}>
             {cls}
           </h1>
@@ -479,7 +484,7 @@ function ClassView({
               {liveStatus}
             </span>
           )}
-          <span className="ml-auto flex shrink-0 items-center gap-2">
+          <span className="ml-auto flex min-w-0 flex-wrap items-center gap-2">
             <span className="flex items-center gap-1">
               View as
               <ViewpointPicker

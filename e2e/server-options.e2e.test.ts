@@ -17,7 +17,7 @@ let browser: Browser;
 let push: FakePush;
 const sessions: Session[] = [];
 
-const { d: _d, ...jwkWithPrimes } = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+const publicJwk = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({
   format: 'jwk',
 }) as Record<string, string>;
 
@@ -27,7 +27,7 @@ const SERVICE_SECRETS = {
   clientKey: 'e2e-client-key-0f1e2d3c4b5a6978',
   smtpPass: 'e2e-smtp-pass-a1b2c3d4e5',
   serverUrlPassword: 'e2e-server-url-password-f6a7',
-  jwkPrime: jwkWithPrimes.p!,
+  jwkModulus: publicJwk.n!,
 };
 
 const pemBodyStart = (pem: string) =>
@@ -62,7 +62,7 @@ beforeAll(async () => {
         acme: {
           issuer: 'https://issuer.example',
           audience: 'e2e',
-          jwks: { keys: [{ ...jwkWithPrimes, kid: 'acme-key-1' }] },
+          jwks: { keys: [{ ...publicJwk, kid: 'acme-key-1' }] },
         },
       },
       verifyUserEmails: true,

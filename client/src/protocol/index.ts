@@ -6,4 +6,5 @@ export * from './headers.ts';
 export * from './hooks.ts';
 export * from './paths.ts';
 export * from './scrub.ts';
+export * from './server-options.ts';
 export * from './values.ts';

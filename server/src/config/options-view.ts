@@ -1,4 +1,5 @@
 import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
+import type { AuthProviderRow, OptionRow, ServerOptionsView } from '@bds/client/protocol';
 import { FILTERED, isObject } from '@bds/client/protocol';
 import { z } from 'zod';
 import { optionsSchema, type SecretKind, type ServiceOptions, secretOptions } from './options.ts';
@@ -83,33 +84,9 @@ const OPTION_GROUPS: Record<keyof ServiceOptions, OptionGroup> = {
   analytics: 'analytics',
 };
 
-/** One option (or one field of an object option) as the master key reads it. */
-export interface OptionRow {
-  /** The name as the config file takes it, dotted below an object option: `liveQuery.path`. */
-  name: string;
-  /** From the schema's `.describe()`. */
-  description: string;
-  /** False for an optional option left out. */
-  set: boolean;
-  /** The effective value (absent when not set, hidden, or an object whose fields follow). */
-  value?: unknown;
-  /** A secret option: it is set, its value is never answered. */
-  hidden?: true;
-  /** An object option: its fields follow as rows of their own (`<name>.<field>`). */
-  object?: true;
-}
+export type { AuthProviderRow, OptionRow } from '@bds/client/protocol';
 
-/** A sign-in provider the service accepts in `authData`. */
-export interface AuthProviderRow {
-  name: string;
-  kind: 'anonymous' | 'idToken' | 'cloud';
-  description: string;
-}
-
-export interface OptionsView {
-  groups: Array<{ name: OptionGroup; title: string; options: OptionRow[] }>;
-  authProviders: AuthProviderRow[];
-}
+export type OptionsView = ServerOptionsView<OptionGroup>;
 
 /** What `shown` answers for a value that must not be answered. */
 const HIDDEN: unique symbol = Symbol('hidden');

@@ -1,36 +1,11 @@
+import type { ServerOptionsView } from '@bds/client/protocol';
 import { useQuery } from '@tanstack/react-query';
 import { api, seg } from '../../../lib/api.ts';
 
-/** One option (or a field of an object option) as the service answers it (GET /serverInfo/options). */
-export interface OptionRow {
-  /** Dotted below an object option: `liveQuery.path`. */
-  name: string;
-  description: string;
-  /** False for an optional option left out. */
-  set: boolean;
-  value?: unknown;
-  /** A secret: set, its value never answered. */
-  hidden?: true;
-  /** An object option: its fields follow as rows of their own. */
-  object?: true;
-}
+export type { AuthProviderRow as AuthProvider, OptionRow } from '@bds/client/protocol';
 
-export interface OptionGroup {
-  name: string;
-  title: string;
-  options: OptionRow[];
-}
-
-export interface AuthProvider {
-  name: string;
-  kind: 'anonymous' | 'idToken' | 'cloud';
-  description: string;
-}
-
-export interface ServerOptions {
-  groups: OptionGroup[];
-  authProviders: AuthProvider[];
-}
+export type ServerOptions = ServerOptionsView;
+export type OptionGroup = ServerOptions['groups'][number];
 
 export const serverOptionsKey = (appId: string) => ['apps', appId, 'server', 'options'] as const;
 

@@ -67,7 +67,18 @@ describe('impact through the bff', () => {
     const res = await viewer.post(`${A}/security/impact`, {
       className: 'Memo',
       changes: [
-        { kind: 'clp', classLevelPermissions: { find: {}, get: { '*': true } } },
+        {
+          kind: 'clp',
+          classLevelPermissions: {
+            find: {},
+            get: { '*': true },
+            count: { '*': true },
+            create: { '*': true },
+            update: { '*': true },
+            delete: { '*': true },
+            addField: { '*': true },
+          },
+        },
         { kind: 'protectedFields', protectedFields: { '*': ['text'] } },
       ],
     });

@@ -4,6 +4,7 @@ import {
   createRole,
   createRow,
   createUser,
+  PUBLIC_OPERATIONS,
   pointer,
   type TestUser,
 } from './helpers/access-world.ts';
@@ -263,6 +264,7 @@ describe('realtime access: protectedFields', () => {
       'Profile',
       { name: { type: 'String' }, phone: { type: 'String' } },
       {
+        ...PUBLIC_OPERATIONS,
         protectedFields: { '*': ['phone'], 'role:Editors': [] },
       },
     );

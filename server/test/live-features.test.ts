@@ -1,7 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createClass, createRow, createUser, pointer, type TestUser } from './helpers/access-world.ts';
+import {
+  createClass,
+  createRow,
+  createUser,
+  PUBLIC_OPERATIONS,
+  pointer,
+  type TestUser,
+} from './helpers/access-world.ts';
 import { flush, LiveClient, subscribeMarker } from './helpers/live.ts';
 import { KEYS, startService, type TestService } from './helpers/service.ts';
 
@@ -24,6 +31,7 @@ beforeAll(async () => {
     'Author',
     { name: { type: 'String' }, secret: { type: 'String' } },
     {
+      ...PUBLIC_OPERATIONS,
       protectedFields: { '*': ['secret'] },
     },
   );
@@ -107,7 +115,7 @@ describe('snapshot', () => {
       t,
       'Task',
       { n: { type: 'Number' }, secret: { type: 'String' } },
-      { protectedFields: { '*': ['secret'] } },
+      { ...PUBLIC_OPERATIONS, protectedFields: { '*': ['secret'] } },
     );
     const r1 = await createRow(t, 'Task', { n: 1, secret: 'x' });
     await createRow(t, 'Task', { n: 2, ACL: { [alice.id]: { read: true } } });

@@ -5,6 +5,7 @@ import {
   createRole,
   createRow,
   createUser,
+  PUBLIC_OPERATIONS,
   pointer,
   setClp,
   type TestUser,
@@ -61,7 +62,7 @@ describe('realtime seams: protected fields and beforeFind', () => {
         secret: { type: 'String' },
         keeper: { type: 'Pointer', targetClass: '_User' },
       },
-      { protectedFields: { '*': ['secret', 'keeper'], 'role:Keepers': [] } },
+      { ...PUBLIC_OPERATIONS, protectedFields: { '*': ['secret', 'keeper'], 'role:Keepers': [] } },
     );
   });
   afterAll(async () => {
@@ -182,7 +183,7 @@ describe('realtime seams: protected fields and beforeFind', () => {
       expect((await b.subscribe(1, { className: 'Shifting', watch: ['code'] })).op).toBe('subscribed');
       expect((await b.subscribe(2, { className: 'Shifting', keys: ['code'] })).op).toBe('subscribed');
       expect((await b.subscribe(3, { className: 'Shifting', keys: ['title'] })).op).toBe('subscribed');
-      await setClp(t, 'Shifting', { protectedFields: { '*': ['code'] } });
+      await setClp(t, 'Shifting', { ...PUBLIC_OPERATIONS, protectedFields: { '*': ['code'] } });
       // Ended at the schema change itself, without waiting for an event of the class.
       const ended = [await b.take(), await b.take()];
       expect(ended.sort((x, y) => x.requestId - y.requestId)).toEqual([
@@ -203,7 +204,7 @@ describe('realtime seams: protected fields and beforeFind', () => {
         t,
         'RoleVault',
         { secret: { type: 'String' } },
-        { protectedFields: { '*': ['secret'], 'role:Insiders': [] } },
+        { ...PUBLIC_OPERATIONS, protectedFields: { '*': ['secret'], 'role:Insiders': [] } },
       );
       const id = await createRow(t, 'RoleVault', { secret: 's1', ACL: { '*': { read: true } } });
       const c = await client(carol);
@@ -307,7 +308,7 @@ describe('realtime seams: protected fields and beforeFind', () => {
         t,
         'Sneaky',
         { secret: { type: 'String' } },
-        { protectedFields: { '*': ['secret'] } },
+        { ...PUBLIC_OPERATIONS, protectedFields: { '*': ['secret'] } },
       );
       const [b, m] = await Promise.all([client(bob), client('master')]);
       expect(await b.subscribe(1, { className: 'Sneaky' })).toEqual(err(4, hidden('secret', 'Sneaky'), 1));

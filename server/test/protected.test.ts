@@ -4,6 +4,7 @@ import {
   createRole,
   createRow,
   createUser,
+  PUBLIC_OPERATIONS,
   pointer,
   setClp,
   type TestUser,
@@ -12,6 +13,7 @@ import { startService, type TestService } from './helpers/service.ts';
 
 let t: TestService;
 let owner: TestUser;
+
 let other: TestUser;
 let member: TestUser;
 
@@ -23,6 +25,7 @@ beforeAll(async () => {
   await createRole(t, 'PfRole', { users: [member.id] });
   await createClass(t, 'Pf', { a: { type: 'String' }, b: { type: 'String' }, c: { type: 'String' } });
   await setClp(t, 'Pf', {
+    ...PUBLIC_OPERATIONS,
     protectedFields: {
       '*': ['a', 'b', 'c'],
       authenticated: ['a', 'b'],
@@ -92,6 +95,7 @@ describe('protectedFields', () => {
     });
     expect(created.status).toBe(201);
     await setClp(t, 'Pf', {
+      ...PUBLIC_OPERATIONS,
       protectedFields: {
         '*': ['a', 'b', 'c', 'n'],
         authenticated: ['a', 'b'],
@@ -116,7 +120,10 @@ describe('protectedFields', () => {
       owner: { type: 'Pointer', targetClass: '_User' },
       secret: { type: 'String' },
     });
-    await setClp(t, 'PfDoc', { protectedFields: { '*': ['secret'], 'userField:owner': [] } });
+    await setClp(t, 'PfDoc', {
+      ...PUBLIC_OPERATIONS,
+      protectedFields: { '*': ['secret'], 'userField:owner': [] },
+    });
     const mine = await createRow(t, 'PfDoc', { owner: pointer('_User', owner.id), secret: 'mine' });
     const theirs = await createRow(t, 'PfDoc', { owner: pointer('_User', other.id), secret: 'theirs' });
     const res = await t.request('GET', '/classes/PfDoc', {
@@ -176,7 +183,10 @@ describe('protectedFields', () => {
       });
       expect(res.status, res.text).toBe(200);
     }
-    await setClp(t, '_User', { protectedFields: { '*': ['email', 'phone'], 'userField:self': ['email'] } });
+    await setClp(t, '_User', {
+      ...PUBLIC_OPERATIONS,
+      protectedFields: { '*': ['email', 'phone'], 'userField:self': ['email'] },
+    });
     const own = await t.request('GET', `/users/${owner.id}`, { sessionToken: owner.token });
     expect(own.json.phone).toBe(`phone-${owner.id}`);
     expect(own.json).not.toHaveProperty('email');
@@ -217,7 +227,7 @@ describe('protectedFields options', () => {
   });
 
   it('protectedFieldsSaveResponseExempt echoes protected values in write responses', async () => {
-    await createClass(s, 'PfEcho', {}, { protectedFields: { '*': ['n'] } } as never);
+    await createClass(s, 'PfEcho', {}, { ...PUBLIC_OPERATIONS, protectedFields: { '*': ['n'] } } as never);
     const res = await s.request('POST', '/classes/PfEcho', { body: { n: { __op: 'Increment', amount: 4 } } });
     expect(res.json.n).toBe(4);
     const read = await s.request('GET', `/classes/PfEcho/${res.json.objectId}`, {});

@@ -523,6 +523,7 @@ describe('POST /security/impact', () => {
         classLevelPermissions: {
           find: { requiresAuthentication: true },
           get: { requiresAuthentication: true },
+          count: { '*': true },
           create: { requiresAuthentication: true },
           update: { 'role:Editors': true },
           delete: {},

@@ -17,7 +17,9 @@ import type { SchemaChange, StorageAdapter } from '../storage/adapter.ts';
 import { describeType, normaliseValue, sameType, typeMismatch, typeOfValue } from './values.ts';
 
 const CLP_OPERATION_KEYS = new Set<string>(CLP_OPERATIONS);
-const CLP_KEYS = new Set<string>([...CLP_OPERATIONS, 'protectedFields', 'readUserFields', 'writeUserFields']);
+/** The CLP's lists of pointer fields that grant reads and writes (not operations). */
+const USER_FIELD_KEYS = ['readUserFields', 'writeUserFields'] as const;
+const CLP_KEYS = new Set<string>([...CLP_OPERATIONS, 'protectedFields', ...USER_FIELD_KEYS]);
 
 export function classNotFound(className: string): BdsError {
   return new BdsError(ErrorCode.INVALID_CLASS_NAME, `Class ${className} does not exist.`);
@@ -139,7 +141,7 @@ export class SchemaRegistry {
     const clp =
       doc.classLevelPermissions === undefined
         ? defaultClassLevelPermissions()
-        : parseClp(doc.classLevelPermissions);
+        : parseClp(className, doc.classLevelPermissions);
     const schema: ClassSchema = { className, fields, classLevelPermissions: clp, indexes: {} };
     const indexes = parseIndexChanges(doc.indexes, schema, new Set());
     schema.indexes = Object.fromEntries(indexes.add);
@@ -179,7 +181,7 @@ export class SchemaRegistry {
     const clp =
       doc.classLevelPermissions === undefined
         ? existing.classLevelPermissions
-        : parseClp(doc.classLevelPermissions);
+        : parseClp(className, doc.classLevelPermissions);
     const schema: ClassSchema = {
       ...existing,
       fields,
@@ -449,8 +451,31 @@ const isPrincipal = (principal: string): boolean =>
   principal.startsWith('role:') ||
   /^[A-Za-z0-9]+$/.test(principal);
 
-/** Shape check of classLevelPermissions; what each entry means is enforced by access/. */
-export function parseClp(raw: unknown): Record<string, unknown> {
+/**
+ * classLevelPermissions as a save stores them: every path that sets them plans through here (POST
+ * and PUT /schemas, the console through the bff, an import, an impact draft). The shape is checked,
+ * then the document is made whole, failing closed as the incumbent reads a stored CLP: an operation
+ * it does not name is stored `{}` (master key only), and a missing protectedFields protects what the
+ * class's default protects (`_User` email, `_Installation` deviceToken), for any other class nothing
+ * (`{}`). What each entry means is enforced by access/.
+ */
+export function parseClp(className: string, raw: unknown): Record<string, unknown> {
+  const given = checkClp(raw);
+  const clp: Record<string, unknown> = {};
+  for (const op of CLP_OPERATIONS) clp[op] = given[op] ?? {};
+  clp.protectedFields = given.protectedFields ?? defaultProtectedFields(className);
+  for (const key of USER_FIELD_KEYS) if (given[key] !== undefined) clp[key] = given[key];
+  return clp;
+}
+
+/** The protectedFields groups of a class's default CLP, when they protect any field; `{}` otherwise. */
+function defaultProtectedFields(className: string): Record<string, unknown> {
+  const groups = defaultClassLevelPermissions(className).protectedFields as Record<string, string[]>;
+  return Object.values(groups).some((fields) => fields.length > 0) ? groups : {};
+}
+
+/** Shape check of classLevelPermissions: the keys it names and what each holds. */
+function checkClp(raw: unknown): Record<string, unknown> {
   parseInput(clpDocument, raw, ErrorCode.INVALID_JSON);
   const clp: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {

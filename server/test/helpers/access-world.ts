@@ -54,6 +54,19 @@ export async function createRole(
   return res.json.objectId as string;
 }
 
+/**
+ * Every operation open to the public, for a CLP that sets something else (protectedFields, user
+ * fields): a saved CLP stores the operations it does not name as master-only.
+ */
+export const PUBLIC_OPERATIONS: Readonly<Record<string, { '*': true }>> = Object.freeze(
+  Object.fromEntries(
+    ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'].map((op) => [
+      op,
+      { '*': true as const },
+    ]),
+  ),
+);
+
 export async function setClp(t: TestService, className: string, clp: Record<string, unknown>): Promise<void> {
   const res = await t.request('PUT', `/schemas/${className}`, {
     as: 'master',

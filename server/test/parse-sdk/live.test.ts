@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import ParseSDK from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveTriggerCalls } from '../fixtures/live-sdk-cloud.ts';
-import { createClass } from '../helpers/access-world.ts';
+import { createClass, PUBLIC_OPERATIONS } from '../helpers/access-world.ts';
 import { FRAME_TIMEOUT, flush, LiveClient, subscribeMarker } from '../helpers/live.ts';
 import { KEYS, startService, type TestService } from '../helpers/service.ts';
 
@@ -72,7 +72,12 @@ describe('realtime with the stock Parse JS SDK', () => {
     });
     await createClass(t, 'Closed', { name: { type: 'String' } });
     await createClass(t, 'ClosedToPublic', { name: { type: 'String' } }, { find: {}, get: {} });
-    await createClass(t, 'Sneaky', { secret: { type: 'String' } }, { protectedFields: { '*': ['secret'] } });
+    await createClass(
+      t,
+      'Sneaky',
+      { secret: { type: 'String' } },
+      { ...PUBLIC_OPERATIONS, protectedFields: { '*': ['secret'] } },
+    );
     user = new Parse.User();
     user.set('username', 'sdk-live-user');
     user.set('password', 'pw-123456');

@@ -154,6 +154,93 @@ describe('schemas with the stock Parse JS SDK', () => {
   });
 });
 
+describe('class-level permissions with the stock Parse JS SDK: what a CLP leaves out is closed', () => {
+  const emptyCLPS = {
+    find: {},
+    count: {},
+    get: {},
+    create: {},
+    update: {},
+    delete: {},
+    addField: {},
+    protectedFields: {},
+  };
+  const defaultCLPS = {
+    find: { '*': true },
+    count: { '*': true },
+    get: { '*': true },
+    create: { '*': true },
+    update: { '*': true },
+    delete: { '*': true },
+    addField: { '*': true },
+    protectedFields: { '*': [] },
+  };
+  type WithClp = { classLevelPermissions: Record<string, unknown> };
+
+  it('setCLP with reads only: the schema answers every operation, and the SDK cannot write', async () => {
+    const schema = new Parse.Schema('ReadsOnly');
+    schema.addString('title');
+    schema.setCLP({ find: { '*': true }, get: { '*': true } });
+    const saved = (await schema.save()) as unknown as WithClp;
+    const whole = { ...emptyCLPS, find: { '*': true }, get: { '*': true } };
+    expect(saved.classLevelPermissions).toEqual(whole);
+    expect(((await schema.get()) as unknown as WithClp).classLevelPermissions).toEqual(whole);
+    // A row made with the master key is readable; without it nothing can be written or counted.
+    const row = new Parse.Object('ReadsOnly');
+    await row.save({ title: 'kept' }, { useMasterKey: true });
+    const found = await new Parse.Query('ReadsOnly').find();
+    expect(found.map((o) => o.get('title'))).toEqual(['kept']);
+    const refused = (op: string) => ({
+      code: Parse.Error.OPERATION_FORBIDDEN,
+      message: `Permission denied for action ${op} on class ReadsOnly.`,
+    });
+    await expect(new Parse.Object('ReadsOnly').save({ title: 'new' })).rejects.toMatchObject(
+      refused('create'),
+    );
+    await expect(found[0]!.save({ title: 'changed' })).rejects.toMatchObject(refused('update'));
+    await expect(found[0]!.destroy()).rejects.toMatchObject(refused('delete'));
+    await expect(new Parse.Query('ReadsOnly').count()).rejects.toMatchObject(refused('count'));
+  });
+
+  it('save, then update with a CLP, then with an empty one (the SDK suite sequence)', async () => {
+    const clp = {
+      get: { requiresAuthentication: true },
+      find: {},
+      count: {},
+      create: { '*': true },
+      update: { requiresAuthentication: true },
+      delete: {},
+      addField: {},
+      protectedFields: {},
+    };
+    const schema = new Parse.Schema('ClpSequence');
+    let saved = (await schema.save()) as unknown as WithClp;
+    expect(saved.classLevelPermissions).toEqual(defaultCLPS);
+    schema.setCLP(clp);
+    saved = (await schema.update()) as unknown as WithClp;
+    expect(saved.classLevelPermissions).toEqual(clp);
+    schema.setCLP({});
+    saved = (await schema.update()) as unknown as WithClp;
+    expect(saved.classLevelPermissions).toEqual(emptyCLPS);
+    await expect(new Parse.Object('ClpSequence').save()).rejects.toMatchObject({
+      code: Parse.Error.OPERATION_FORBIDDEN,
+      message: 'Permission denied for action create on class ClpSequence.',
+    });
+  });
+
+  it('a CLP of protectedFields only closes every operation', async () => {
+    const schema = new Parse.Schema('HiddenOnly');
+    schema.addString('secret');
+    schema.setCLP({ protectedFields: { '*': ['secret'] } });
+    const saved = (await schema.save()) as unknown as WithClp;
+    expect(saved.classLevelPermissions).toEqual({ ...emptyCLPS, protectedFields: { '*': ['secret'] } });
+    await expect(new Parse.Query('HiddenOnly').find()).rejects.toMatchObject({
+      code: Parse.Error.OPERATION_FORBIDDEN,
+      message: 'Permission denied for action find on class HiddenOnly.',
+    });
+  });
+});
+
 describe('schemas over REST: exact codes and texts', () => {
   const master = { as: 'master' as const };
 

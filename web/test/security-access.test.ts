@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type Clp,
+  completeClp,
   dangerousSettings,
   describeClpChanges,
   fieldVerdict,
@@ -41,6 +42,24 @@ describe('editing a CLP', () => {
     expect(grants({}, 'find', 'role:A')).toBe(false);
     expect(setGrant({}, 'find', '*', false)).toEqual({ find: {} });
     expect(setGrant({}, 'find', 'role:A', true)).toEqual({ find: { '*': true, 'role:A': true } });
+  });
+
+  it('sends a whole document: every operation and protectedFields named, as the service reads the saved one', () => {
+    // The service stores an operation a saved document leaves out as master-only; the console names
+    // each one as it reads it (a document stored before that rule reads a missing one as public).
+    expect(completeClp({ find: { 'role:A': true }, readUserFields: ['owner'] })).toEqual({
+      find: { 'role:A': true },
+      get: { '*': true },
+      count: { '*': true },
+      create: { '*': true },
+      update: { '*': true },
+      delete: { '*': true },
+      addField: { '*': true },
+      protectedFields: {},
+      readUserFields: ['owner'],
+    });
+    expect(completeClp(OPEN)).toEqual(OPEN);
+    expect(completeClp(LOCKED)).toEqual({ ...LOCKED, protectedFields: {} });
   });
 
   it('toggles requiresAuthentication, pointer fields and user fields without touching the rest', () => {

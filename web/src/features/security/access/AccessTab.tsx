@@ -23,6 +23,7 @@ import {
   CLP_OPERATIONS,
   type Clp,
   type ClpOperation,
+  completeClp,
   dangerousSettings,
   describeClpChanges,
   principalsOf,
@@ -103,8 +104,10 @@ function ClassAccessEditor({ appId, doc, canWrite }: { appId: string; doc: Schem
     setReviewing(false);
   };
 
+  // What saving sends and what its impact is previewed on: the whole document, never a part.
+  const whole = completeClp(draft);
   const confirm = () =>
-    save.mutate(draft, {
+    save.mutate(whole, {
       onSuccess: () => {
         toast.success(`Access to ${doc.className} saved`);
         setReviewing(false);
@@ -191,7 +194,7 @@ function ClassAccessEditor({ appId, doc, canWrite }: { appId: string; doc: Schem
                 // The whole draft: the CLP with its protectedFields, as saving writes it.
                 draft={{
                   className: doc.className,
-                  changes: [{ kind: 'clp', classLevelPermissions: draft }],
+                  changes: [{ kind: 'clp', classLevelPermissions: whole }],
                 }}
                 confirmLabel={save.isPending ? 'Saving…' : 'Save'}
                 busy={save.isPending}

@@ -74,6 +74,18 @@ function explicitEntry(clp: Clp, op: ClpOperation): Record<string, unknown> {
   return e === undefined ? { '*': true } : { ...e };
 }
 
+/**
+ * The document the console sends: every operation and protectedFields named, each as it reads now.
+ * The service stores an operation a saved document leaves out as master-only, so a document stored
+ * before that rule (read with a missing entry public) is sent with the entry made explicit.
+ */
+export function completeClp(clp: Clp): Clp {
+  const whole: Clp = { ...clp };
+  for (const op of CLP_OPERATIONS) whole[op] = explicitEntry(clp, op);
+  whole.protectedFields = protectedFieldsOf(clp);
+  return whole;
+}
+
 /** `clp` with `principal` granted (or not) `op`. */
 export function setGrant(clp: Clp, op: ClpOperation, principal: string, on: boolean): Clp {
   const e = explicitEntry(clp, op);

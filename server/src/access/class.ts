@@ -1,6 +1,7 @@
 import { isObject } from '@bds/client/protocol';
 import { type Caller, roleChain } from '../kernel/caller.ts';
 import { ErrorCode } from '../kernel/errors.ts';
+import type { WriteSource } from '../kernel/events.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import { type ClassSchema, MASTER_ONLY_CLASSES } from '../kernel/schema.ts';
 import { allow, deny, MASTER_ONLY_RULE, type Verdict } from './verdict.ts';
@@ -8,6 +9,10 @@ import { allow, deny, MASTER_ONLY_RULE, type Verdict } from './verdict.ts';
 export type ClassOperation = 'find' | 'get' | 'count' | 'create' | 'update' | 'delete' | 'addField';
 
 const READ_OPERATIONS = new Set<ClassOperation>(['find', 'get', 'count']);
+const ROW_WRITES = new Set<ClassOperation>(['create', 'update', 'delete']);
+
+/** Classes whose rows a non-master caller writes through the account rules only (users/service.ts). */
+const ACCOUNT_CLASSES = new Set(['_User', '_Session']);
 
 export const permissionDenied = (op: string, className: string) =>
   `Permission denied for action ${op} on class ${className}.`;
@@ -27,6 +32,16 @@ export interface ClassFacts {
   caller: Caller;
   /** Reached from another class's query (include, subquery, $relatedTo) rather than addressed. */
   reached?: boolean;
+  /** The row an update or delete names, when it names one (`_User`'s own-account rule needs it). */
+  objectId?: string;
+  /**
+   * Where a write entered (the write pipeline's source). A non-master caller writes `_User` and
+   * `_Session` rows through the account rules only (source `account`: sign-up, PUT and DELETE
+   * /users/<id>, DELETE /sessions/<id>, where every REST route of those classes leads, batch
+   * members included); any other writer of them (cloud code's `api.asCaller`) is refused. Left out,
+   * the question is about a request as the REST routes make it (explanations, rules, impact).
+   */
+  source?: WriteSource;
 }
 
 const masterOnly = (reason: string) =>
@@ -43,7 +58,17 @@ export function decideClass(facts: ClassFacts): Verdict {
   if (MASTER_ONLY_CLASSES.has(className) || className.startsWith('_Join:')) {
     return masterOnly(`${className} is master-only`);
   }
+  if (ACCOUNT_CLASSES.has(className) && ROW_WRITES.has(op) && facts.source && facts.source !== 'account') {
+    return deny(
+      'system',
+      'system.accountRules',
+      ErrorCode.OPERATION_FORBIDDEN,
+      permissionDenied(op, className),
+      `${className} rows are written through the account routes only (sign-up, /users/<id>, /sessions/<id>), not by a ${facts.source} write`,
+    );
+  }
   if (className === '_Session') return sessionRule(facts);
+  if (className === '_User' && (op === 'update' || op === 'delete')) return userRowRule(facts, op);
   if (className === '_Installation') {
     if (op === 'find' || op === 'delete') return masterOnly(`${op} on _Installation is master-only`);
     if (op === 'create') {
@@ -134,6 +159,46 @@ function sessionRule(facts: ClassFacts): Verdict {
   });
 }
 
+/**
+ * `_User`'s row rule: only the row's own user, signed in, may update or delete it (the master key
+ * aside). A refusal is 206 naming the row; without a row (a class's rules) it names none. The one
+ * decider of it: `decideClass` asks it before the CLP, and the account rules ask it before they
+ * look at the body (users/service.ts, through data/authorize.ts `demandOwnAccount`).
+ */
+export function decideOwnAccount(op: 'update' | 'delete', caller: Caller, objectId?: string): Verdict {
+  if (caller.isMaster) return allow('master', 'master', 'the master key may change any _User row');
+  const rule = `only the user whose row it is (signed in with their session) may ${op} a _User row`;
+  const self = caller.user?.objectId;
+  if (self === undefined || (objectId !== undefined && objectId !== self)) {
+    return deny(
+      'system',
+      'system.ownAccount',
+      ErrorCode.SESSION_MISSING,
+      `Insufficient auth to ${op} user ${objectId ?? '<id>'}.`,
+      rule,
+    );
+  }
+  return allow('system', 'system.ownAccount', rule, {
+    condition: { type: 'compare', path: ['objectId'], op: 'eq', value: self },
+  });
+}
+
+/** `_User` update and delete: the own-account rule, then the CLP (both must allow). */
+function userRowRule(facts: ClassFacts, op: 'update' | 'delete'): Verdict {
+  const own = decideOwnAccount(op, facts.caller, facts.objectId);
+  if (!own.allowed || !facts.schema) return own;
+  const clp = decideClp(facts.schema, op, facts.caller);
+  if (!clp.allowed) return clp;
+  const condition = clp.condition
+    ? { type: 'and' as const, children: [own.condition!, clp.condition] }
+    : own.condition;
+  return allow('system', own.rule, `${own.reason}; ${clp.reason}`, {
+    ...(clp.entry !== undefined ? { entry: clp.entry } : {}),
+    ...(clp.roleChain ? { roleChain: clp.roleChain } : {}),
+    condition,
+  });
+}
+
 /** A condition that a row's pointer (or array of pointers) field points at the user. */
 export function pointsAtUser(fields: readonly string[], userId: string): QueryNode {
   const pointer = { __type: 'Pointer', className: '_User', objectId: userId };
@@ -142,7 +207,9 @@ export function pointsAtUser(fields: readonly string[], userId: string): QueryNo
 }
 
 /**
- * Class-level permissions for one operation. An operation without an entry is public. In order:
+ * Class-level permissions for one operation. An operation without an entry is public: only a
+ * document stored by an earlier version can lack one, and it is read as that version enforced it
+ * (a saved document names every operation, schema/registry.ts `parseClp`). In order:
  * requiresAuthentication (an anonymous caller is refused with 101 before anything else, `*`
  * included: SPEC endpoint rule 2), `*`, any authenticated user under requiresAuthentication, the
  * caller's user id and roles, then pointer permissions (`pointerFields`, `readUserFields` for

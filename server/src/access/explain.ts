@@ -128,7 +128,7 @@ export function explainAccess(facts: ExplainFacts): Explanation {
   const pfPending = 'the request is refused before protectedFields apply';
 
   // 1. The class layer: the verdict the data layer asks first, for the operation itself.
-  const cls = decideClass({ className, schema, op, caller });
+  const cls = decideClass({ className, schema, op, caller, objectId: facts.objectId });
   layers.push(report(cls));
   if (!cls.allowed) {
     layers.push(skipped('acl', 'the class layer refused the request, so no row ACL is checked'));
@@ -313,6 +313,8 @@ function classRemedies(v: Verdict, facts: ExplainFacts, who: Who): string[] {
   switch (v.rule) {
     case 'system.masterOnly':
       return [`Only the master key may do this (${v.reason}); no permission change allows it.`];
+    case 'system.ownAccount':
+      return [`Only the user whose row it is, signed in, or the master key may ${op} this ${className} row.`];
     case 'system.session':
       return who.signedIn
         ? [`Sessions are only reachable by their own user: ${v.reason}.`]

@@ -14,7 +14,7 @@ export interface Verdict {
   layer: Layer;
   /**
    * The rule that decided, as a stable id: `master`, `system.masterOnly`, `system.installation`,
-   * `system.session`, `clp.noEntry`, `clp.public`, `clp.requiresAuthentication`,
+   * `system.session`, `system.ownAccount`, `system.accountRules`, `clp.noEntry`, `clp.public`, `clp.requiresAuthentication`,
    * `clp.authenticated`, `clp.principal`, `clp.pointer`, `clp.none`, `acl.noAcl`, `acl.grant`,
    * `acl.none`...
    */

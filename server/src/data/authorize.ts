@@ -1,8 +1,10 @@
 import { aclCondition } from '../access/acl.ts';
 import {
+  type ClassFacts,
   type ClassOperation,
   decideClass,
   decideMasterSurface,
+  decideOwnAccount,
   MATCH_NOTHING,
   type MasterSurface,
 } from '../access/class.ts';
@@ -39,6 +41,15 @@ export function and(a: QueryNode, b: QueryNode | undefined): QueryNode {
   return { type: 'and', children: [a, b] };
 }
 
+/** Refuses a `_User` update or delete by anyone but the row's own user (the decider in access/class.ts). */
+export function demandOwnAccount(caller: Caller, op: 'update' | 'delete', objectId: string): void {
+  const verdict = decideOwnAccount(op, caller, objectId);
+  if (!verdict.allowed) throw denial(verdict);
+}
+
+/** What the class layer knows of a write: where it entered, and the row it names. */
+export type WriteFacts = Pick<ClassFacts, 'source' | 'objectId'>;
+
 /** The class-level verdict for an operation, looked up with the cached schema. */
 export function classVerdict(
   core: Core,
@@ -46,21 +57,24 @@ export function classVerdict(
   className: string,
   op: ClassOperation,
   reached = false,
+  write: WriteFacts = {},
 ): Verdict {
-  return decideClass({ className, schema: core.schemas.get(className), op, caller, reached });
+  return decideClass({ className, schema: core.schemas.get(className), op, caller, reached, ...write });
 }
 
 /**
  * The class-level layer for an operation (throws its denial) and the ACL layer as a row condition:
- * what every row the operation touches must meet. `undefined` for master (no condition).
+ * what every row the operation touches must meet. `undefined` for master (no condition). A write
+ * gives where it entered and the row it names.
  */
 export function rowAccess(
   core: Core,
   caller: Caller,
   className: string,
   op: ClassOperation,
+  write: WriteFacts = {},
 ): QueryNode | undefined {
-  const verdict = classVerdict(core, caller, className, op);
+  const verdict = classVerdict(core, caller, className, op, false, write);
   if (!verdict.allowed) throw denial(verdict);
   return rowCondition(verdict, caller, op);
 }

@@ -31,9 +31,6 @@ import {
   takeChosenObjectId,
 } from './write-body.ts';
 
-/** `_User` and `_Session` rows are written through the account rules only (sign-up, login, PUT /users...). */
-const ACCOUNT_CLASSES = new Set(['_User', '_Session']);
-
 /** Classes whose write checks read what the write changes: they run in a transaction. */
 const CHECKED_IN_TRANSACTION = new Set(['_Role', '_Installation']);
 
@@ -107,15 +104,12 @@ export class WritePipeline {
     else events.publish(event);
   }
 
-  /** Routing rules before any access decision: the class name, and the account-only classes. */
-  private checkRoute(ctx: Ctx, className: string, op: 'create' | 'update' | 'delete'): void {
+  /**
+   * Before any access decision: the class name. Which writers may write the account classes
+   * (`_User`, `_Session`) is the class layer's rule (access/class.ts), asked with the write's source.
+   */
+  private checkRoute(className: string): void {
     checkClassName(className);
-    if (!ctx.caller.isMaster && ACCOUNT_CLASSES.has(className) && ctx.source !== 'account') {
-      throw new BdsError(
-        ErrorCode.OPERATION_FORBIDDEN,
-        `Permission denied for action ${op} on class ${className}.`,
-      );
-    }
   }
 
   /**
@@ -171,9 +165,9 @@ export class WritePipeline {
     body: unknown,
     options: CreateOptions = {},
   ): Promise<{ objectId: string; createdAt: string } & Row> {
-    this.checkRoute(ctx, className, 'create');
+    this.checkRoute(className);
     const { caller } = ctx;
-    rowAccess(this.core, caller, className, 'create');
+    rowAccess(this.core, caller, className, 'create', { source: ctx.source });
     // A master-key create may choose its objectId (an import that keeps its ids); any caller may
     // with the option allowCustomObjectId.
     const chosen = options.objectId
@@ -266,9 +260,9 @@ export class WritePipeline {
     body: unknown,
     options: UpdateOptions = {},
   ): Promise<{ updatedAt: string } & Row> {
-    this.checkRoute(ctx, className, 'update');
+    this.checkRoute(className);
     const { caller } = ctx;
-    const access = rowAccess(this.core, caller, className, 'update');
+    const access = rowAccess(this.core, caller, className, 'update', { source: ctx.source, objectId });
     const { schemas, store } = this.core;
     const schema = schemas.get(className);
     if (!schema) throw notFound();
@@ -385,8 +379,8 @@ export class WritePipeline {
   }
 
   async delete(ctx: Ctx, className: string, objectId: string): Promise<void> {
-    this.checkRoute(ctx, className, 'delete');
-    const access = rowAccess(this.core, ctx.caller, className, 'delete');
+    this.checkRoute(className);
+    const access = rowAccess(this.core, ctx.caller, className, 'delete', { source: ctx.source, objectId });
     const schema = this.core.schemas.get(className);
     if (!schema) throw notFound();
     const rules = this.has('writeRules', className, 'delete');

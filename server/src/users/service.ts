@@ -3,7 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { isObject } from '@bds/client/protocol';
 import { SESSION_REQUIRED } from '../access/class.ts';
 import { type CallerResolver, invalidSession } from '../auth/caller.ts';
-import { demandMaster } from '../data/authorize.ts';
+import { demandMaster, demandOwnAccount } from '../data/authorize.ts';
 import type { Core } from '../data/core.ts';
 import type { Data } from '../data/data.ts';
 import { fillFileUrls } from '../data/file-urls.ts';
@@ -604,9 +604,8 @@ export class Users {
 
   /** PUT /users/<id>: own session (or master) only; password changes revoke the other sessions. */
   async update(auth: Caller, objectId: string, raw: unknown): Promise<Row> {
-    if (!auth.isMaster && auth.user?.objectId !== objectId) {
-      throw new BdsError(ErrorCode.SESSION_MISSING, `Insufficient auth to update user ${objectId}.`);
-    }
+    // Before the body is read: another caller learns nothing about the row or the names taken.
+    demandOwnAccount(auth, 'update', objectId);
     if (!isObject(raw)) throw new BdsError(ErrorCode.INVALID_JSON, 'The request body must be a JSON object.');
     const body: Record<string, unknown> = { ...raw };
     const password = body.password;
@@ -762,9 +761,7 @@ export class Users {
 
   /** DELETE /users/<id>: own session (or master); the user's sessions go with the row. */
   async delete(auth: Caller, objectId: string): Promise<void> {
-    if (!auth.isMaster && auth.user?.objectId !== objectId) {
-      throw new BdsError(ErrorCode.SESSION_MISSING, `Insufficient auth to delete user ${objectId}.`);
-    }
+    demandOwnAccount(auth, 'delete', objectId);
     await this.core.store.transaction(async () => {
       await this.data.writes.delete(accountCtx(auth), '_User', objectId);
       await this.revokeSessions(objectId);

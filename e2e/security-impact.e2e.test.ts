@@ -312,6 +312,33 @@ describe('built-in classes and role names', () => {
     });
   });
 
+  it('_User shows the own-account rule for update and delete, no public-update warning, and REST agrees', async () => {
+    const { page } = admin;
+    await page.goto(accessUrl('_User'));
+    await page.getByTestId('clp-matrix').waitFor();
+    const rules = page.getByTestId('class-rules');
+    await rules.waitFor();
+    for (const op of ['update', 'delete']) {
+      expect(await rules.locator(`li[data-operation="${op}"]`).textContent()).toBe(
+        `${op}: with the class-level permissions — only the user whose row it is (signed in with their session) may ${op} a _User row. Now: anonymous callers: refused (Insufficient auth to ${op} user <id>., code 206); signed-in users: allowed on the rows the rule names.`,
+      );
+      // The CLP still applies to it: its cells stay editable.
+      expect(await page.getByTestId(`clp-${op}-*`).count()).toBe(1);
+    }
+    const warnings = await page
+      .locator('[data-testid="clp-warnings"] li')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-warning')));
+    expect(warnings).toContain('public-create');
+    expect(warnings).not.toContain('public-update');
+    expect(warnings).not.toContain('public-delete');
+    // The stored settings say public; another user is refused by the rule, as shown.
+    expect((await clpOf('_User')).update).toEqual({ '*': true });
+    expect(await asCaller('PUT', `/users/${ids.sam}`, tokens.nia, { nick: 'x' })).toEqual({
+      status: 400,
+      json: { code: 206, error: `Insufficient auth to update user ${ids.sam}.` },
+    });
+  });
+
   it('a duplicate role name is refused at the form, naming the role', async () => {
     const { page } = admin;
     await page.goto(`/apps/${product.appId}/security/roles`);

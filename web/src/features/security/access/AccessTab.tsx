@@ -95,9 +95,14 @@ function ClassAccessEditor({ appId, doc, canWrite }: { appId: string; doc: Schem
   const changes = describeClpChanges(saved, draft, names);
   const dirty = JSON.stringify(saved) !== JSON.stringify(draft);
   // Until the service's rules are known, no warning: a built-in class's stored CLP may not apply.
+  // Nor for an operation a built-in rule refuses to anonymous callers whatever the CLP says (_User
+  // update and delete: only the row's own user): the CLP cannot make it public.
+  const closedToPublic = (rules.data?.operations ?? [])
+    .filter((r) => r.fixed || (r.builtIn && !r.anonymous.allowed && r.anonymous.decidedBy === 'system'))
+    .map((r) => r.operation);
   const warnings =
     rules.data || rules.isError
-      ? dangerousSettings(doc.className, draft, fieldNames, new Set(Object.keys(fixed)))
+      ? dangerousSettings(doc.className, draft, fieldNames, new Set(closedToPublic))
       : [];
   const edit = (next: Clp) => {
     setDraft(next);

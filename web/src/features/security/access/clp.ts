@@ -213,8 +213,8 @@ const openToAnonymous = (clp: Clp, op: ClpOperation): boolean =>
 
 /**
  * Settings that open the class wider than most apps want; `fields` are the class's field names.
- * Operations the service decides by a fixed rule (`fixed`, from its rules) are left out: the CLP
- * does not apply to them.
+ * Operations the CLP cannot open to anonymous callers (`fixed`, from the service's rules: a fixed
+ * rule, or a built-in rule that refuses them first) are left out.
  */
 export function dangerousSettings(
   className: string,

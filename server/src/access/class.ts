@@ -3,10 +3,11 @@ import { type Caller, roleChain } from '../kernel/caller.ts';
 import { ErrorCode } from '../kernel/errors.ts';
 import type { WriteSource } from '../kernel/events.ts';
 import type { QueryNode } from '../kernel/query.ts';
-import { type ClassSchema, MASTER_ONLY_CLASSES } from '../kernel/schema.ts';
+import { type CLP_OPERATIONS, type ClassSchema, MASTER_ONLY_CLASSES } from '../kernel/schema.ts';
 import { allow, deny, MASTER_ONLY_RULE, type Verdict } from './verdict.ts';
 
-export type ClassOperation = 'find' | 'get' | 'count' | 'create' | 'update' | 'delete' | 'addField';
+/** An operation a class-level permission governs (kernel/schema.ts CLP_OPERATIONS, the one list). */
+export type ClassOperation = (typeof CLP_OPERATIONS)[number];
 
 const READ_OPERATIONS = new Set<ClassOperation>(['find', 'get', 'count']);
 const ROW_WRITES = new Set<ClassOperation>(['create', 'update', 'delete']);

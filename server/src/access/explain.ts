@@ -3,7 +3,7 @@ import { type Caller, makeCaller, roleChain } from '../kernel/caller.ts';
 import { ErrorCode } from '../kernel/errors.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row, WireAcl } from '../kernel/records.ts';
-import type { ClassSchema } from '../kernel/schema.ts';
+import { CLP_OPERATIONS, type ClassSchema } from '../kernel/schema.ts';
 import { compileMatcher } from '../query/match.ts';
 import { decideAcl } from './acl.ts';
 import { type ClassFacts, type ClassOperation, decideClass } from './class.ts';
@@ -364,15 +364,7 @@ export interface OperationRule {
   signedIn: ProbeVerdict;
 }
 
-const CLASS_OPERATIONS: readonly ClassOperation[] = [
-  'find',
-  'get',
-  'count',
-  'create',
-  'update',
-  'delete',
-  'addField',
-];
+const CLASS_OPERATIONS: readonly ClassOperation[] = CLP_OPERATIONS;
 
 const probeVerdict = (v: Verdict): ProbeVerdict => ({
   allowed: v.allowed,

@@ -5,7 +5,7 @@ import { type Caller, MASTER, makeCaller } from '../kernel/caller.ts';
 import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row, WireAcl } from '../kernel/records.ts';
-import { type ClassSchema, MASTER_ONLY_CLASSES } from '../kernel/schema.ts';
+import { CLP_OPERATIONS, type ClassSchema, MASTER_ONLY_CLASSES } from '../kernel/schema.ts';
 import { compileMatcher } from '../query/match.ts';
 import { classNotFound } from '../schema/registry.ts';
 import type { HeldRole } from '../storage/adapter.ts';
@@ -29,15 +29,7 @@ import { parseWriteBody } from './write-body.ts';
  * before and after and that holds the field, it was visible and is no longer (visible: the reverse).
  */
 
-const OPERATIONS: readonly ClassOperation[] = [
-  'find',
-  'get',
-  'count',
-  'create',
-  'update',
-  'delete',
-  'addField',
-];
+const OPERATIONS: readonly ClassOperation[] = CLP_OPERATIONS;
 /** Operations that also apply to each row. */
 const ROW_OPERATIONS = new Set<ClassOperation>(['find', 'get', 'count', 'update', 'delete']);
 const READS: readonly ClassOperation[] = ['find', 'get', 'count'];

@@ -11,7 +11,7 @@ import { anonymous, type Caller, makeCaller } from '../kernel/caller.ts';
 import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
-import type { ClassSchema } from '../kernel/schema.ts';
+import { CLP_OPERATIONS, type ClassSchema } from '../kernel/schema.ts';
 import { classNotFound } from '../schema/registry.ts';
 import type { HeldRole } from '../storage/adapter.ts';
 import type { Data } from './data.ts';
@@ -35,15 +35,7 @@ export type Viewpoint =
 /** The user id of an ad-hoc role set: no objectId looks like it, so no ACL entry or pointer names it. */
 export const ROLE_SET_USER = '(role set)';
 
-const OPERATIONS: readonly ClassOperation[] = [
-  'find',
-  'get',
-  'count',
-  'create',
-  'update',
-  'delete',
-  'addField',
-];
+const OPERATIONS: readonly ClassOperation[] = CLP_OPERATIONS;
 
 export const invalid = (message: string) => new BdsError(ErrorCode.INVALID_QUERY, message);
 const ALL: QueryNode = { type: 'and', children: [] };

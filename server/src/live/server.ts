@@ -26,6 +26,7 @@ import type { ClassSchema } from '../kernel/schema.ts';
 import type { FindQuery } from '../kernel/triggers.ts';
 import { compileMatcher, type RowMatcher } from '../query/match.ts';
 import { parseWhere } from '../query/parse.ts';
+import { ClassSubscriptions, type IndexSpec, indexSpecOf } from './class-index.ts';
 import {
   type ErrorFrame,
   errorFrame,
@@ -40,7 +41,6 @@ import {
   type SubscriptionRequest,
   wireQueryOf,
 } from './frames.ts';
-import { ClassSubscriptions, type IndexSpec, indexSpecOf } from './index.ts';
 import { EventIds, type LiveEvent, Retention } from './retention.ts';
 import {
   type DeliveredKind,

@@ -1,3 +1,7 @@
+/**
+ * The subscriptions of each class, indexed so that an event decides only the ones it can concern:
+ * by the equality of their where (IndexSpec), in registration order, and counted by caller.
+ */
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
 import type { ClassSchema } from '../kernel/schema.ts';

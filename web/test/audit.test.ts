@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dayBound, toQuery } from '../src/features/audit/hooks/use-audit-filters.ts';
-import { diffJson, preview } from '../src/features/audit/lib/json-diff.ts';
+import { diffJson, preview } from '../src/lib/json-diff.ts';
 
 describe('audit before/after diff', () => {
   it('lists added, removed and changed paths, nested and in arrays', () => {

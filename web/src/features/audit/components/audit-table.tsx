@@ -1,6 +1,6 @@
 import { Fragment, useState } from 'react';
+import { JsonDiff } from '../../../components/json-diff.tsx';
 import type { AuditEntry } from '../api/audit.ts';
-import { JsonDiff } from './json-diff.tsx';
 
 const cell = 'px-3 py-2 align-top';
 

@@ -1,13 +1,13 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
+import { JsonDiff } from '../../../components/json-diff.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select } from '../../../components/ui/input.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
 import { isApiError } from '../../../lib/api.ts';
 import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
-import { JsonDiff } from '../../audit/components/json-diff.tsx';
 import { dataApi } from '../../data-browser/api/bff.ts';
 import type { SchemaDoc } from '../../data-browser/lib/wire.ts';
 import {

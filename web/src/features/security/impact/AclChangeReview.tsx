@@ -4,9 +4,9 @@
  * computed by the service and shown, with the change itself; then Save ACL or Cancel.
  */
 import { useState } from 'react';
+import { JsonDiff } from '../../../components/json-diff.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { toast } from '../../../lib/toast.ts';
-import { JsonDiff } from '../../audit/components/json-diff.tsx';
 import { dataApi } from '../../data-browser/api/bff.ts';
 import { isPlainObject, type Row } from '../../data-browser/lib/wire.ts';
 import { ImpactPreview } from './ImpactPreview.tsx';

@@ -23,6 +23,10 @@ export class ApiError extends Error {
 
 export const isApiError = (err: unknown): err is ApiError => err instanceof ApiError;
 
+/** An error as the console says it inline: the service's code and text for an ApiError. */
+export const errorText = (err: unknown): string =>
+  isApiError(err) ? `Error ${err.code}: ${err.error}` : err instanceof Error ? err.message : String(err);
+
 /** Listeners told when any request answers 401 (the session ended). */
 const unauthorizedListeners = new Set<() => void>();
 export function onUnauthorized(listener: () => void): () => void {

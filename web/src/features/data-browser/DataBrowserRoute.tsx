@@ -2,7 +2,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
-import { isApiError } from '../../lib/api.ts';
+import { errorText, isApiError } from '../../lib/api.ts';
 import { countText } from '../../lib/plural.ts';
 import { useCanWrite, useSession } from '../../lib/session.ts';
 import { useShortcutHelp } from '../../lib/shortcuts.ts';
@@ -11,7 +11,7 @@ import { RunOnRowsBar } from '../cloud/components/run-on-rows.tsx';
 import { openStream } from '../realtime/lib/stream.ts';
 import type { Evaluation, Viewpoint } from '../security/api/security.ts';
 import { AclChangeReview, asWireAcl, type WireAcl } from '../security/impact/AclChangeReview.tsx';
-import { type BulkAnswer, dataApi, errorText } from './api/bff.ts';
+import { type BulkAnswer, dataApi } from './api/bff.ts';
 import { earlyKeys, parseWhere, startClassLoad, takeEarly } from './api/early.ts';
 import { viewAsApi } from './api/viewas.ts';
 import { AclEditor } from './components/AclEditor.tsx';

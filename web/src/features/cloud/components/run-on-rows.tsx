@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { Select, Textarea } from '../../../components/ui/input.tsx';
-import { isApiError } from '../../../lib/api.ts';
+import { errorText } from '../../../lib/api.ts';
 import { useCloudCode, useRunOnRows } from '../api/cloud.ts';
 import { parseParams } from '../lib/json.ts';
 
@@ -124,8 +124,7 @@ function RunOnRowsDialog({
         )}
         {(problem || run.error) && (
           <p role="alert" className="text-red-600">
-            {problem ??
-              (isApiError(run.error) ? `Error ${run.error.code}: ${run.error.error}` : run.error?.message)}
+            {problem ?? errorText(run.error)}
           </p>
         )}
         {run.data && (

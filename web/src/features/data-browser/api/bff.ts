@@ -2,14 +2,10 @@
  * The data browser's calls to the bff (`/bff/apps/:appId/...`), typed, over the shell's
  * `apiFetch` (CSRF header, ApiError with the service's `{code, error}`, 401 handling).
  */
-import { apiFetch, isApiError, seg } from '../../../lib/api.ts';
+import { apiFetch, seg } from '../../../lib/api.ts';
 import type { Where } from '../lib/filter.ts';
 import type { ImportRow, Rejected, StreamResult, UnknownColumn } from '../lib/transfer.ts';
 import type { FieldSpec, Row, SchemaDoc } from '../lib/wire.ts';
-
-/** Inline text for an error: the service's code and text for an ApiError. */
-export const errorText = (err: unknown): string =>
-  isApiError(err) ? `Error ${err.code}: ${err.error}` : err instanceof Error ? err.message : String(err);
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 const bff = <T>(method: Method, path: string, body?: unknown, signal?: AbortSignal): Promise<T> =>

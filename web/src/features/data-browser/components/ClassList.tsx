@@ -1,7 +1,9 @@
 /** Class list with row counts (estimated for large classes, exact on demand); system classes apart. */
+
 import { useEffect, useState } from 'react';
 import { NavLink } from 'react-router';
-import { dataApi, errorText } from '../api/bff.ts';
+import { errorText } from '../../../lib/api.ts';
+import { dataApi } from '../api/bff.ts';
 import { startFirstPage } from '../api/early.ts';
 import { DEFAULT_SORT } from '../lib/keyset.ts';
 import { isSystemClass, type SchemaDoc } from '../lib/wire.ts';

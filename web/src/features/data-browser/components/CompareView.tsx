@@ -2,9 +2,11 @@
  * Side by side: the same rows of a class as two viewpoints get them, with the differences marked
  * (rows only one side reads, fields only one side gets). Each refused row has its "Why?".
  */
+
 import { useQuery } from '@tanstack/react-query';
+import { errorText } from '../../../lib/api.ts';
 import type { Viewpoint } from '../../security/api/security.ts';
-import { dataApi, errorText } from '../api/bff.ts';
+import { dataApi } from '../api/bff.ts';
 import { viewAsApi } from '../api/viewas.ts';
 import type { Where } from '../lib/filter.ts';
 import { differs, diffResults, type RowDiff } from '../lib/viewpoint.ts';

@@ -1,8 +1,10 @@
 /** Create forms for the classes whose rows need more than an empty body: roles and users. */
+
 import { useState } from 'react';
 import { Dialog } from '../../../components/ui/dialog.tsx';
+import { errorText } from '../../../lib/api.ts';
 import { toast } from '../../../lib/toast.ts';
-import { dataApi, errorText } from '../api/bff.ts';
+import { dataApi } from '../api/bff.ts';
 
 /** `_Role` needs a name and `_User` a username and password: "Add row" opens a form for them. */
 export const needsCreateForm = (className: string): boolean => className === '_Role' || className === '_User';

@@ -11,8 +11,9 @@
  */
 import { type ReactNode, useState } from 'react';
 import { Dialog } from '../../../components/ui/dialog.tsx';
+import { errorText } from '../../../lib/api.ts';
 import { countText } from '../../../lib/plural.ts';
-import { dataApi, errorText, type ImportDone, type ImportStart } from '../api/bff.ts';
+import { dataApi, type ImportDone, type ImportStart } from '../api/bff.ts';
 import { CsvError } from '../lib/csv.ts';
 import type { Where } from '../lib/filter.ts';
 import { inferColumn, parseDimension, VECTOR_DIMENSION_MAX, vectorDimension } from '../lib/infer.ts';

@@ -7,10 +7,10 @@
 import { isIssuedFileName, toUploadName, uploadNameOf } from '@bds/client/protocol';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { isApiError } from '../../../lib/api.ts';
+import { errorText, isApiError } from '../../../lib/api.ts';
 import { uploadFile } from '../../files/api/files.ts';
 import type { Viewpoint } from '../../security/api/security.ts';
-import { dataApi, errorText } from '../api/bff.ts';
+import { dataApi } from '../api/bff.ts';
 import type { FieldType, Row } from '../lib/wire.ts';
 
 /** Field types whose grid editor lives here. */

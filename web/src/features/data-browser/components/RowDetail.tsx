@@ -5,11 +5,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
-import { isApiError } from '../../../lib/api.ts';
+import { errorText, isApiError } from '../../../lib/api.ts';
 import { useShortcut } from '../../../lib/shortcuts.ts';
 import type { Viewpoint } from '../../security/api/security.ts';
 import { useAclNames } from '../api/acl-names.ts';
-import { dataApi, errorText } from '../api/bff.ts';
+import { dataApi } from '../api/bff.ts';
 import { viewAsApi } from '../api/viewas.ts';
 import { aclWords, principalOf, rowAcl } from '../lib/acl.ts';
 import { columnsOf, isEditableField, isPlainObject, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';

@@ -2,8 +2,10 @@
  * "Why?": the service's layer-by-layer explanation (CLP, ACL, protectedFields) of one operation
  * for one viewpoint, in plain words, with what would have to change for it to be allowed.
  */
+
 import { useState } from 'react';
 import { Dialog } from '../../../components/ui/dialog.tsx';
+import { errorText } from '../../../lib/api.ts';
 import {
   type ExplainLayer,
   type ExplainRequest,
@@ -11,7 +13,6 @@ import {
   useExplain,
   type Viewpoint,
 } from '../../security/api/security.ts';
-import { errorText } from '../api/bff.ts';
 import { ViewpointPicker } from './ViewpointPicker.tsx';
 
 const OPERATIONS: Operation[] = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'];

@@ -2,9 +2,11 @@
  * Rows of a class fetched page by page as the grid scrolls: keyset pagination after the previous
  * page's last row, skip only for jumps. Pages live in a ref; `version` re-renders the grid.
  */
+
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { errorText } from '../../../lib/api.ts';
 import type { Viewpoint } from '../../security/api/security.ts';
-import { dataApi, errorText } from '../api/bff.ts';
+import { dataApi } from '../api/bff.ts';
 import { earlyKeys, FIRST_PAGE_SIZE, takeEarly } from '../api/early.ts';
 import { viewAsApi } from '../api/viewas.ts';
 import type { Where } from '../lib/filter.ts';

@@ -5,7 +5,7 @@ import { JsonDiff } from '../../../components/json-diff.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select } from '../../../components/ui/input.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
-import { isApiError } from '../../../lib/api.ts';
+import { errorText } from '../../../lib/api.ts';
 import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
 import { dataApi } from '../../data-browser/api/bff.ts';
@@ -236,10 +236,9 @@ export function AccessTab({ appId }: { appId: string }) {
 
   if (schemas.isPending) return <Spinner label="Loading classes…" />;
   if (schemas.isError) {
-    const e = schemas.error;
     return (
       <p role="alert" className="text-sm text-red-600">
-        Could not load the classes: {isApiError(e) ? `Error ${e.code}: ${e.error}` : e.message}
+        Could not load the classes: {errorText(schemas.error)}
       </p>
     );
   }

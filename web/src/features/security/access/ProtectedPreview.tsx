@@ -2,11 +2,9 @@ import { isObject } from '@bds/client/protocol';
 import { useState } from 'react';
 import { Spinner } from '../../../components/ui/spinner.tsx';
 import { type UserHit, UserPicker } from '../../../components/user-picker.tsx';
-import { isApiError } from '../../../lib/api.ts';
+import { errorText } from '../../../lib/api.ts';
 import { type ExplainRequest, rowsPath, useEvaluate, useExplain } from '../api/security.ts';
 import { fieldVerdict } from './clp.ts';
-
-const errorText = (err: Error) => (isApiError(err) ? `Error ${err.code}: ${err.error}` : err.message);
 
 const show = (v: unknown) => {
   const text = typeof v === 'string' ? v : JSON.stringify(v);

@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
-import { isApiError } from '../../../lib/api.ts';
+import { errorText } from '../../../lib/api.ts';
 import {
   type AccessShift,
   type ClassShift,
@@ -265,10 +265,7 @@ export function ImpactPreview({
         <Spinner label="Computing the impact…" />
       ) : impact.isError ? (
         <p role="alert" className="text-sm text-red-600" data-testid="impact-error">
-          Could not compute the impact:{' '}
-          {isApiError(impact.error)
-            ? `Error ${impact.error.code}: ${impact.error.error}`
-            : impact.error.message}
+          Could not compute the impact: {errorText(impact.error)}
         </p>
       ) : (
         <ImpactSummary impact={impact.data} rolesOnly={rolesOnly} everyClass={!target} />

@@ -1,8 +1,8 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { Impact } from '../src/features/security/api/security.ts';
-import { ImpactSummary } from '../src/features/security/impact/ImpactPreview.tsx';
+import { ImpactSummary } from '../src/components/impact-preview.tsx';
+import type { Impact } from '../src/lib/security-api.ts';
 
 const text = (impact: Impact) =>
   renderToStaticMarkup(createElement(ImpactSummary, { impact }))

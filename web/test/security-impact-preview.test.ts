@@ -1,10 +1,10 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+import { ImpactSummary } from '../src/components/impact-preview.tsx';
+import { asWireAcl } from '../src/features/data-browser/components/acl-change-review.tsx';
 import { dangerousSettings, ruleWords } from '../src/features/security/access/clp.ts';
-import type { Impact, OperationRule } from '../src/features/security/api/security.ts';
-import { asWireAcl } from '../src/features/security/impact/AclChangeReview.tsx';
-import { ImpactSummary } from '../src/features/security/impact/ImpactPreview.tsx';
+import type { Impact, OperationRule } from '../src/lib/security-api.ts';
 
 const text = (impact: Impact, props: { rolesOnly?: boolean; everyClass?: boolean } = {}) =>
   renderToStaticMarkup(createElement(ImpactSummary, { impact, ...props }))

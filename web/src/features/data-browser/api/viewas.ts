@@ -4,7 +4,7 @@
  * request is thrown as an ApiError with the service's code and text, as a direct call would be.
  */
 import { ApiError } from '../../../lib/api.ts';
-import { type Evaluation, securityApi, type Viewpoint } from '../../security/api/security.ts';
+import { type Evaluation, securityApi, type Viewpoint } from '../../../lib/security-api.ts';
 import type { Row } from '../lib/wire.ts';
 import type { FindParams, FindResult } from './bff.ts';
 

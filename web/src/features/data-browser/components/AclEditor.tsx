@@ -4,12 +4,12 @@
  * impact preview before saving.
  */
 import { useState } from 'react';
+import { ImpactPreview } from '../../../components/impact-preview.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { UserPicker, userName } from '../../../components/user-picker.tsx';
+import { useRoleNames } from '../../../lib/security-api.ts';
 import { toast } from '../../../lib/toast.ts';
-import { useRoleNames } from '../../security/api/security.ts';
-import { ImpactPreview } from '../../security/impact/ImpactPreview.tsx';
 import { useAclNames } from '../api/acl-names.ts';
 import { dataApi } from '../api/bff.ts';
 import {

@@ -5,7 +5,7 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { errorText } from '../../../lib/api.ts';
-import type { Viewpoint } from '../../security/api/security.ts';
+import type { Viewpoint } from '../../../lib/security-api.ts';
 import { dataApi } from '../api/bff.ts';
 import { viewAsApi } from '../api/viewas.ts';
 import type { Where } from '../lib/filter.ts';

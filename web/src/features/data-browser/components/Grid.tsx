@@ -1,7 +1,7 @@
 /** The virtualized grid: rows fetched as they scroll into view, placeholders until they arrive. */
 import { elementScroll, observeElementOffset, useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { Viewpoint } from '../../security/api/security.ts';
+import type { Viewpoint } from '../../../lib/security-api.ts';
 import { LIVE_MARK, type RowPages } from '../hooks/useRowPages.ts';
 import type { Sort } from '../lib/keyset.ts';
 import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';

@@ -8,8 +8,8 @@ import { isIssuedFileName, toUploadName, uploadNameOf } from '@bds/client/protoc
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorText, isApiError } from '../../../lib/api.ts';
+import type { Viewpoint } from '../../../lib/security-api.ts';
 import { uploadFile } from '../../files/api/files.ts';
-import type { Viewpoint } from '../../security/api/security.ts';
 import { dataApi } from '../api/bff.ts';
 import type { FieldType, Row } from '../lib/wire.ts';
 

@@ -6,7 +6,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { UserPicker } from '../../../components/user-picker.tsx';
 import { api, seg } from '../../../lib/api.ts';
-import { useRoleNames, type Viewpoint } from '../../security/api/security.ts';
+import { useRoleNames, type Viewpoint } from '../../../lib/security-api.ts';
 import { viewpointLabel } from '../lib/viewpoint.ts';
 
 /** The username of a user viewpoint (for banners and labels). */

@@ -12,7 +12,7 @@ import {
   type Operation,
   useExplain,
   type Viewpoint,
-} from '../../security/api/security.ts';
+} from '../../../lib/security-api.ts';
 import { ViewpointPicker } from './ViewpointPicker.tsx';
 
 const OPERATIONS: Operation[] = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'];

@@ -5,7 +5,7 @@
 
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { errorText } from '../../../lib/api.ts';
-import type { Viewpoint } from '../../security/api/security.ts';
+import type { Viewpoint } from '../../../lib/security-api.ts';
 import { dataApi } from '../api/bff.ts';
 import { earlyKeys, FIRST_PAGE_SIZE, takeEarly } from '../api/early.ts';
 import { viewAsApi } from '../api/viewas.ts';

@@ -2,7 +2,7 @@
  * "View as": the viewpoint in the URL (`?as=anonymous`, `?as=user:<objectId>`,
  * `?as=roles:Editors,Viewers`) and what a viewpoint gets compared with another's.
  */
-import type { Viewpoint } from '../../security/api/security.ts';
+import type { Viewpoint } from '../../../lib/security-api.ts';
 
 export type { Viewpoint };
 

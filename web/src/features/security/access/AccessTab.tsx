@@ -1,23 +1,23 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
+import { ImpactPreview } from '../../../components/impact-preview.tsx';
 import { JsonDiff } from '../../../components/json-diff.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select } from '../../../components/ui/input.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
 import { errorText } from '../../../lib/api.ts';
-import { useCanWrite } from '../../../lib/session.ts';
-import { toast } from '../../../lib/toast.ts';
-import { dataApi } from '../../data-browser/api/bff.ts';
-import type { SchemaDoc } from '../../data-browser/lib/wire.ts';
 import {
   type OperationRule,
   securityKeys,
   useClassRules,
   useSaveClp,
   useUserNames,
-} from '../api/security.ts';
-import { ImpactPreview } from '../impact/ImpactPreview.tsx';
+} from '../../../lib/security-api.ts';
+import { useCanWrite } from '../../../lib/session.ts';
+import { toast } from '../../../lib/toast.ts';
+import { dataApi } from '../../data-browser/api/bff.ts';
+import type { SchemaDoc } from '../../data-browser/lib/wire.ts';
 import { ClpMatrix } from './ClpMatrix.tsx';
 import {
   CLP_OPERATIONS,

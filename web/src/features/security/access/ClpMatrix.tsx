@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select } from '../../../components/ui/input.tsx';
 import { UserPicker } from '../../../components/user-picker.tsx';
-import { type OperationRule, useRoleNames } from '../api/security.ts';
+import { type OperationRule, useRoleNames } from '../../../lib/security-api.ts';
 import {
   CLP_OPERATIONS,
   type Clp,

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Input, Select } from '../../../components/ui/input.tsx';
 import { UserPicker } from '../../../components/user-picker.tsx';
-import { useRoleNames } from '../api/security.ts';
+import { useRoleNames } from '../../../lib/security-api.ts';
 import { type ProtectedFields, principalLabel } from './clp.ts';
 
 type PatternKind = '*' | 'authenticated' | 'role' | 'userField' | 'user';

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Spinner } from '../../../components/ui/spinner.tsx';
 import { type UserHit, UserPicker } from '../../../components/user-picker.tsx';
 import { errorText } from '../../../lib/api.ts';
-import { type ExplainRequest, rowsPath, useEvaluate, useExplain } from '../api/security.ts';
+import { type ExplainRequest, rowsPath, useEvaluate, useExplain } from '../../../lib/security-api.ts';
 import { fieldVerdict } from './clp.ts';
 
 const show = (v: unknown) => {

@@ -5,7 +5,7 @@
  */
 
 import { isObject } from '@bds/client/protocol';
-import type { OperationRule, ProbeVerdict, ProtectedGroup } from '../api/security.ts';
+import type { OperationRule, ProbeVerdict, ProtectedGroup } from '../../../lib/security-api.ts';
 
 export type Clp = Record<string, unknown>;
 export type ProtectedFields = Record<string, string[]>;

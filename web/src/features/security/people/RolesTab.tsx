@@ -1,14 +1,14 @@
 import { type FormEvent, useState } from 'react';
+import { ImpactPreview } from '../../../components/impact-preview.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { Input, Select } from '../../../components/ui/input.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
 import { UserPicker, userName } from '../../../components/user-picker.tsx';
 import { api, isApiError, seg } from '../../../lib/api.ts';
+import type { RoleChange } from '../../../lib/security-api.ts';
 import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
-import type { RoleChange } from '../api/security.ts';
-import { ImpactPreview } from '../impact/ImpactPreview.tsx';
 import {
   type RoleDetail,
   type RoleNode,

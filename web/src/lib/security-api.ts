@@ -4,7 +4,7 @@
  * editors pick principals from. Shared by the Security tabs and the data browser's "View as"/"Why?".
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, seg } from '../../../lib/api.ts';
+import { api, seg } from './api.ts';
 
 const app = (appId: string) => `/apps/${seg(appId)}`;
 

@@ -4,12 +4,12 @@
  * computed by the service and shown, with the change itself; then Save ACL or Cancel.
  */
 import { useState } from 'react';
+import { ImpactPreview } from '../../../components/impact-preview.tsx';
 import { JsonDiff } from '../../../components/json-diff.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { toast } from '../../../lib/toast.ts';
-import { dataApi } from '../../data-browser/api/bff.ts';
-import { isPlainObject, type Row } from '../../data-browser/lib/wire.ts';
-import { ImpactPreview } from './ImpactPreview.tsx';
+import { dataApi } from '../api/bff.ts';
+import { isPlainObject, type Row } from '../lib/wire.ts';
 
 export type WireAcl = Record<string, { read?: boolean; write?: boolean }>;
 

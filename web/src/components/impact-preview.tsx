@@ -1,7 +1,5 @@
 import { useEffect } from 'react';
-import { Button } from '../../../components/ui/button.tsx';
-import { Spinner } from '../../../components/ui/spinner.tsx';
-import { errorText } from '../../../lib/api.ts';
+import { errorText } from '../lib/api.ts';
 import {
   type AccessShift,
   type ClassShift,
@@ -11,7 +9,9 @@ import {
   type Shift,
   type UserSample,
   useImpact,
-} from '../api/security.ts';
+} from '../lib/security-api.ts';
+import { Button } from './ui/button.tsx';
+import { Spinner } from './ui/spinner.tsx';
 
 export interface ImpactPreviewProps {
   appId: string;

@@ -50,7 +50,7 @@ export class CallerResolver {
     /** The service's time (tests inject one): the instant a session is checked at. */
     readonly clock: Clock = systemClock,
   ) {
-    data.core.events.subscribe((event) => this.onWrite(event));
+    data.core.events.subscribe((event) => this.onWrite(event), { name: 'caller caches', phase: 'caches' });
     data.core.store.onRollback(async () => this.forgetAll());
   }
 

@@ -114,7 +114,10 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
     private readonly invoker: Invoker,
     private readonly log: Logger,
   ) {
-    data.core.events.subscribe((event) => this.after(event));
+    data.core.events.subscribe((event) => this.after(event), {
+      name: 'after-write triggers',
+      phase: 'sideEffects',
+    });
   }
 
   private hooks() {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
 import type { Redis } from 'ioredis';
-import type { EventBus, EventListener, WriteEvent } from '../kernel/events.ts';
+import type { EventBus, EventListener, ListenerBinding, WriteEvent } from '../kernel/events.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { StorageAdapter } from '../storage/adapter.ts';
-import { deliver } from './events.ts';
+import { Listeners } from './events.ts';
 import { SCHEMA_EVENT_CLASS } from './pipeline.ts';
 import type { RedisLink } from './redis.ts';
 
@@ -93,7 +93,7 @@ export class RedisEventBus implements EventBus {
   readonly instance = randomUUID();
   readonly stream: string;
   readonly seqKey: string;
-  private listeners: EventListener[] = [];
+  private readonly subscribers: Listeners;
   private readonly publisher: Redis;
   private readonly reader: Redis;
   private lastId = '0-0';
@@ -121,6 +121,7 @@ export class RedisEventBus implements EventBus {
     this.stream = link.key('{events}');
     this.seqKey = link.key('{events}', 'seq');
     this.blockMs = options.blockMs ?? 5000;
+    this.subscribers = new Listeners(log);
     const name = this.instance.slice(0, 8);
     // Neither connection gives up on a command: an XADD waits in ioredis's queue while Redis is
     // away, and the XREAD under way is sent again, with the same last id, once it is back.
@@ -145,7 +146,7 @@ export class RedisEventBus implements EventBus {
   }
 
   publish(event: WriteEvent): void {
-    deliver(this.listeners, event, this.log);
+    this.subscribers.deliver(event);
     if (this.unpublished >= (this.options.maxUnpublished ?? this.options.maxLen)) {
       // Memory stays bounded while Redis is away; the others learn of the loss from the numbers.
       if (this.dropped++ === 0) {
@@ -185,11 +186,12 @@ export class RedisEventBus implements EventBus {
       });
   }
 
-  subscribe(listener: EventListener): () => void {
-    this.listeners = [...this.listeners, listener];
-    return () => {
-      this.listeners = this.listeners.filter((l) => l !== listener);
-    };
+  subscribe(listener: EventListener, binding?: ListenerBinding): () => void {
+    return this.subscribers.add(listener, binding);
+  }
+
+  listeners(): ListenerBinding[] {
+    return this.subscribers.list();
   }
 
   private async read(): Promise<void> {
@@ -273,7 +275,7 @@ export class RedisEventBus implements EventBus {
         'preparing for a remote event failed',
       );
     }
-    deliver(this.listeners, event, this.log);
+    this.subscribers.deliver(event);
   }
 
   /** Stops reading (what is still to publish goes out when the link closes: QUIT waits for it). */

@@ -45,7 +45,7 @@ export class HookRegistry {
     /** Whether cloud code defines a function of that name (it would shadow a function hook). */
     private readonly isLocalFunction: (name: string) => boolean = () => false,
   ) {
-    data.core.events.subscribe((event) => this.onWrite(event));
+    data.core.events.subscribe((event) => this.onWrite(event), { name: 'webhook registry', phase: 'caches' });
   }
 
   async load(): Promise<void> {

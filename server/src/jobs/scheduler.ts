@@ -120,9 +120,12 @@ export class Scheduler {
 
   start(): void {
     // A schedule written by anyone but the scheduler may have moved its next tick: look again.
-    this.unsubscribe = this.data.core.events.subscribe((event) => {
-      if (event.className === '_JobSchedule' && event.source !== 'system') this.poke();
-    });
+    this.unsubscribe = this.data.core.events.subscribe(
+      (event) => {
+        if (event.className === '_JobSchedule' && event.source !== 'system') this.poke();
+      },
+      { name: 'job scheduler', phase: 'sideEffects' },
+    );
     this.poke();
   }
 

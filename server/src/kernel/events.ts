@@ -37,14 +37,38 @@ export interface WriteEvent {
 export type EventListener = (event: WriteEvent) => void;
 
 /**
- * Where committed writes are announced. The in-process bus (data/events.ts) calls listeners in
- * order, synchronously; the Redis bus (data/redis-bus.ts) does the same for the writes of its own
- * instance and also delivers, marked `remote`, the events every other instance publishes.
+ * When a listener hears an event, among the others: first the caches follow the write (sessions,
+ * roles, the webhook registry), then realtime fans it out (deciding with caches already current),
+ * then the side effects run (after-write triggers, the scheduler's wake-up, observers).
+ */
+export type ListenerPhase = 'caches' | 'fanOut' | 'sideEffects';
+
+/** The phases in the order the bus calls them. */
+export const LISTENER_PHASES: readonly ListenerPhase[] = ['caches', 'fanOut', 'sideEffects'];
+
+/** Who a listener is (for the listing of the chain) and in which phase it runs. */
+export interface ListenerBinding {
+  name: string;
+  phase: ListenerPhase;
+}
+
+/**
+ * Where committed writes are announced: the after-commit hook. Listeners are called synchronously,
+ * phase by phase, and within a phase in the order they subscribed, whatever the order in which the
+ * service built them. The in-process bus (data/events.ts) does this for its writes; the Redis bus
+ * (data/redis-bus.ts) does the same for the writes of its own instance and also delivers, marked
+ * `remote`, the events every other instance publishes.
  */
 export interface EventBus {
   publish(event: WriteEvent): void;
-  /** Answers a function that removes the listener. */
-  subscribe(listener: EventListener): () => void;
+  /**
+   * Answers a function that removes the listener. Without a binding the listener is an unnamed
+   * observer of the side-effects phase: it hears each event after everything the service binds
+   * in the earlier phases.
+   */
+  subscribe(listener: EventListener, binding?: ListenerBinding): () => void;
+  /** The listeners, in the order they are called. */
+  listeners(): ListenerBinding[];
 }
 
 /** What a before-write trigger sees (cloud code and webhooks implement triggers; data/ calls them). */

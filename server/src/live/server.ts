@@ -200,7 +200,10 @@ export class LiveQuery {
       maxPayload: this.opts.maxFrameBytes * 16,
       perMessageDeflate: false,
     });
-    this.unsubscribe = data.core.events.subscribe((event) => this.onWrite(event));
+    this.unsubscribe = data.core.events.subscribe((event) => this.onWrite(event), {
+      name: 'realtime',
+      phase: 'fanOut',
+    });
     if (this.opts.pingIntervalMs > 0) {
       this.timers.push(setInterval(() => this.heartbeat(), this.opts.pingIntervalMs).unref());
     }

@@ -8,8 +8,8 @@ import {
   parseCsv,
 } from '../src/features/data-browser/lib/csv.ts';
 import { checkCsv } from '../src/features/data-browser/lib/transfer.ts';
-import { NOTHING_TYPED, parseEdit } from '../src/features/data-browser/lib/wire.ts';
 import { countText } from '../src/lib/plural.ts';
+import { NOTHING_TYPED, parseEdit } from '../src/lib/wire.ts';
 
 /** Issue 27: what the cell editors and the CSV import accept, and what they refuse. */
 

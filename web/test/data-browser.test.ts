@@ -8,7 +8,6 @@ import {
   JsonEntriesParser,
   parseCsv,
 } from '../src/features/data-browser/lib/csv.ts';
-import { filterToWhere, whereToFilter } from '../src/features/data-browser/lib/filter.ts';
 import {
   parseDimension,
   VECTOR_DIMENSION_MAX,
@@ -21,7 +20,8 @@ import {
   importStream,
   sampleOf,
 } from '../src/features/data-browser/lib/transfer.ts';
-import { parseEdit } from '../src/features/data-browser/lib/wire.ts';
+import { filterToWhere, whereToFilter } from '../src/lib/filter.ts';
+import { parseEdit } from '../src/lib/wire.ts';
 
 describe('keyset cursor', () => {
   it('orders by the key with objectId as tie-breaker', () => {

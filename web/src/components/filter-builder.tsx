@@ -1,6 +1,5 @@
 /** Filter builder (and/or/nor groups of conditions) with a raw JSON tab and saved filters. */
 import { useState } from 'react';
-import type { SavedFilter } from '../api/bff.ts';
 import {
   type Condition,
   filterToWhere,
@@ -10,12 +9,13 @@ import {
   type Node,
   OPERATORS,
   type Operator,
+  type SavedFilter,
   SCALAR_OPERATORS,
   type Where,
   whereToFilter,
 } from '../lib/filter.ts';
 import { editText, parseEdit, parseJson, type SchemaDoc, toQueryValue, typeOf } from '../lib/wire.ts';
-import { SavedFilterList } from './SavedFilters.tsx';
+import { SavedFilterList } from './saved-filters.tsx';
 
 export interface FilterBuilderProps {
   schema: SchemaDoc;

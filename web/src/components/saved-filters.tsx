@@ -2,8 +2,7 @@
  * The class's saved filters as chips: the console user's own (which they may share with the
  * app's other console users, stop sharing, or delete) and those other users shared.
  */
-import type { SavedFilter } from '../api/bff.ts';
-import type { Where } from '../lib/filter.ts';
+import type { SavedFilter, Where } from '../lib/filter.ts';
 
 export function SavedFilterList({
   saved,

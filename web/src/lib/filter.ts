@@ -6,6 +6,17 @@ import { isPlainObject } from './wire.ts';
 
 export type Where = Record<string, unknown>;
 
+/** A filter saved in the bff: its owner's, or every console user's of the app once shared. */
+export interface SavedFilter {
+  id: number;
+  className: string;
+  owner: string;
+  name: string;
+  where: Where;
+  savedAt: string;
+  shared: boolean;
+}
+
 export const OPERATORS = [
   { op: '$eq', label: 'equals' },
   { op: '$ne', label: 'not equal' },

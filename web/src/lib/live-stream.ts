@@ -3,7 +3,7 @@
  * stream`), which holds the WebSocket to the service. The URL carries only the class, the where,
  * the viewpoint and a user id: no key, no session token.
  */
-import { bffUrl, seg } from '../../../lib/api.ts';
+import { bffUrl, seg } from './api.ts';
 
 export type Viewpoint = 'master' | 'anonymous' | 'user';
 export type LiveKind = 'create' | 'update' | 'delete' | 'enter' | 'leave';

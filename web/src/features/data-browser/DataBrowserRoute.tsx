@@ -2,14 +2,25 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useNavigate, useParams, useSearchParams } from 'react-router';
+import { FilterBuilder } from '../../components/filter-builder.tsx';
 import { errorText, isApiError } from '../../lib/api.ts';
+import { openStream } from '../../lib/live-stream.ts';
 import { countText } from '../../lib/plural.ts';
 import type { Evaluation, Viewpoint } from '../../lib/security-api.ts';
 import { useCanWrite, useSession } from '../../lib/session.ts';
 import { useShortcutHelp } from '../../lib/shortcuts.ts';
 import { pushToast, toast } from '../../lib/toast.ts';
+import {
+  columnsOf,
+  indexedFields,
+  isEditableField,
+  parseEdit,
+  type Row,
+  type SchemaDoc,
+  sortableFields,
+  typeOf,
+} from '../../lib/wire.ts';
 import { RunOnRowsBar } from '../cloud/components/run-on-rows.tsx';
-import { openStream } from '../realtime/lib/stream.ts';
 import { type BulkAnswer, dataApi } from './api/bff.ts';
 import { earlyKeys, parseWhere, startClassLoad, takeEarly } from './api/early.ts';
 import { viewAsApi } from './api/viewas.ts';
@@ -19,7 +30,6 @@ import { dataPath } from './components/Cell.tsx';
 import { ClassList } from './components/ClassList.tsx';
 import { CompareView } from './components/CompareView.tsx';
 import { CreateRowDialog, needsCreateForm } from './components/CreateRowDialog.tsx';
-import { FilterBuilder } from './components/FilterBuilder.tsx';
 import { Grid } from './components/Grid.tsx';
 import { useImportExport } from './components/ImportExport.tsx';
 import { RowDetail } from './components/RowDetail.tsx';
@@ -30,16 +40,6 @@ import { useRowPages } from './hooks/useRowPages.ts';
 import { parseSort, type Sort, sortText } from './lib/keyset.ts';
 import { type ColumnPrefs, loadColumnPrefs, saveColumnPrefs } from './lib/prefs.ts';
 import { parseViewpoint, viewpointParam } from './lib/viewpoint.ts';
-import {
-  columnsOf,
-  indexedFields,
-  isEditableField,
-  parseEdit,
-  type Row,
-  type SchemaDoc,
-  sortableFields,
-  typeOf,
-} from './lib/wire.ts';
 
 /** Above this many rows, sorting by a column without an index says so and offers the index. */
 export const LARGE_CLASS_ROWS = 10_000;

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useParams } from 'react-router';
 import { Spinner } from '../../components/ui/spinner.tsx';
-import { dataApi } from '../data-browser/api/bff.ts';
+import { fetchSchemas } from '../../lib/schemas-api.ts';
 import { Inspector } from './components/Inspector.tsx';
 
 /** /apps/:appId/realtime: one or two (split) realtime inspectors on a class. */
@@ -10,7 +10,7 @@ export default function RealtimeRoute() {
   const { appId = '' } = useParams();
   const schemas = useQuery({
     queryKey: ['apps', appId, 'schemas'],
-    queryFn: ({ signal }) => dataApi.schemas(appId, signal),
+    queryFn: ({ signal }) => fetchSchemas(appId, signal),
   });
   const [className, setClassName] = useState('');
   const [split, setSplit] = useState(false);

@@ -3,9 +3,10 @@
  * `apiFetch` (CSRF header, ApiError with the service's `{code, error}`, 401 handling).
  */
 import { apiFetch, seg } from '../../../lib/api.ts';
-import type { Where } from '../lib/filter.ts';
+import type { SavedFilter, Where } from '../../../lib/filter.ts';
+import { fetchSchemas } from '../../../lib/schemas-api.ts';
+import type { FieldSpec, Row, SchemaDoc } from '../../../lib/wire.ts';
 import type { ImportRow, Rejected, StreamResult, UnknownColumn } from '../lib/transfer.ts';
-import type { FieldSpec, Row, SchemaDoc } from '../lib/wire.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 const bff = <T>(method: Method, path: string, body?: unknown, signal?: AbortSignal): Promise<T> =>
@@ -49,17 +50,6 @@ export interface BulkAnswer {
   failed: number;
 }
 
-/** A filter saved in the bff: its owner's, or every console user's of the app once shared. */
-export interface SavedFilter {
-  id: number;
-  className: string;
-  owner: string;
-  name: string;
-  where: Where;
-  savedAt: string;
-  shared: boolean;
-}
-
 export interface ImportStart {
   file: string;
   format: 'csv' | 'json';
@@ -81,8 +71,7 @@ const imports = (appId: string, c: string) => `${cls(appId, c)}/imports`;
 const filters = (appId: string, c: string) => `${cls(appId, c)}/filters`;
 
 export const dataApi = {
-  schemas: (appId: string, signal?: AbortSignal) =>
-    bff<{ results: SchemaDoc[] }>('GET', `${app(appId)}/schemas`, undefined, signal),
+  schemas: fetchSchemas,
   schema: (appId: string, c: string, signal?: AbortSignal) =>
     bff<SchemaDoc>('GET', schema(appId, c), undefined, signal),
   find: (appId: string, c: string, p: FindParams, signal?: AbortSignal) =>

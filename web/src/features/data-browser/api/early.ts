@@ -4,9 +4,9 @@
  * answer is taken once, while fresh. (A class opened by URL has them started even earlier, by
  * public/early-requests.js.)
  */
-import type { Where } from '../lib/filter.ts';
+import type { Where } from '../../../lib/filter.ts';
+import type { Row } from '../../../lib/wire.ts';
 import { pageRequest, parseSort, type Sort } from '../lib/keyset.ts';
-import type { Row } from '../lib/wire.ts';
 import { dataApi } from './bff.ts';
 
 const FRESH_MS = 10_000;

@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../../../lib/api.ts';
 import { type Evaluation, securityApi, type Viewpoint } from '../../../lib/security-api.ts';
-import type { Row } from '../lib/wire.ts';
+import type { Row } from '../../../lib/wire.ts';
 import type { FindParams, FindResult } from './bff.ts';
 
 const classPath = (cls: string, id?: string) =>

@@ -10,6 +10,7 @@ import { Dialog } from '../../../components/ui/dialog.tsx';
 import { UserPicker, userName } from '../../../components/user-picker.tsx';
 import { useRoleNames } from '../../../lib/security-api.ts';
 import { toast } from '../../../lib/toast.ts';
+import type { Row } from '../../../lib/wire.ts';
 import { useAclNames } from '../api/acl-names.ts';
 import { dataApi } from '../api/bff.ts';
 import {
@@ -24,7 +25,6 @@ import {
   setPermission,
   wireAcl,
 } from '../lib/acl.ts';
-import type { Row } from '../lib/wire.ts';
 
 export function AclEditor({
   appId,

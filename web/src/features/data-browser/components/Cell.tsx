@@ -8,7 +8,7 @@ import {
   type FieldSpec,
   type FieldType,
   isPlainObject,
-} from '../lib/wire.ts';
+} from '../../../lib/wire.ts';
 
 export interface CellProps {
   appId: string;

@@ -5,8 +5,15 @@
  * and nothing is saved.
  */
 import { type ReactNode, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import {
+  dateIso,
+  editText,
+  type FieldType,
+  isPlainObject,
+  NOTHING_TYPED,
+  parseEdit,
+} from '../../../lib/wire.ts';
 import { dataApi } from '../api/bff.ts';
-import { dateIso, editText, type FieldType, isPlainObject, NOTHING_TYPED, parseEdit } from '../lib/wire.ts';
 
 export interface EditorProps {
   appId: string;

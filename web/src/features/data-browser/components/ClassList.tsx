@@ -3,10 +3,10 @@
 import { useEffect, useState } from 'react';
 import { NavLink } from 'react-router';
 import { errorText } from '../../../lib/api.ts';
+import { isSystemClass, type SchemaDoc } from '../../../lib/wire.ts';
 import { dataApi } from '../api/bff.ts';
 import { startFirstPage } from '../api/early.ts';
 import { DEFAULT_SORT } from '../lib/keyset.ts';
-import { isSystemClass, type SchemaDoc } from '../lib/wire.ts';
 import { dataPath } from './Cell.tsx';
 
 /** A number short enough for the sidebar: "9,999", "12.3K", "1.2M". */

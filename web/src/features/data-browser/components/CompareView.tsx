@@ -5,12 +5,12 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { errorText } from '../../../lib/api.ts';
+import type { Where } from '../../../lib/filter.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
+import { displayText, type Row, type SchemaDoc, typeOf } from '../../../lib/wire.ts';
 import { dataApi } from '../api/bff.ts';
 import { viewAsApi } from '../api/viewas.ts';
-import type { Where } from '../lib/filter.ts';
 import { differs, diffResults, type RowDiff } from '../lib/viewpoint.ts';
-import { displayText, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { useViewpointName, ViewpointPicker } from './ViewpointPicker.tsx';
 import type { WhyQuestion } from './WhyPanel.tsx';
 

@@ -2,11 +2,11 @@
 import { elementScroll, observeElementOffset, useVirtualizer } from '@tanstack/react-virtual';
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Viewpoint } from '../../../lib/security-api.ts';
+import { isEditableField, type Row, type SchemaDoc, typeOf } from '../../../lib/wire.ts';
 import { LIVE_MARK, type RowPages } from '../hooks/useRowPages.ts';
 import type { Sort } from '../lib/keyset.ts';
 import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';
 import { rowShift, scrollScale } from '../lib/scroll-scale.ts';
-import { isEditableField, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue } from './Cell.tsx';
 import { CellEditor } from './CellEditor.tsx';
 import { EditCellButton, hasOwnEditor, NotShownCell, OwnCellEditor } from './OwnCellEditors.tsx';

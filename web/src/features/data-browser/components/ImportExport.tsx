@@ -12,13 +12,13 @@
 import { type ReactNode, useState } from 'react';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { errorText } from '../../../lib/api.ts';
+import type { Where } from '../../../lib/filter.ts';
 import { countText } from '../../../lib/plural.ts';
+import { FIELD_TYPES, type FieldType, type SchemaDoc, SYSTEM_FIELDS } from '../../../lib/wire.ts';
 import { dataApi, type ImportDone, type ImportStart } from '../api/bff.ts';
 import { CsvError } from '../lib/csv.ts';
-import type { Where } from '../lib/filter.ts';
 import { inferColumn, parseDimension, VECTOR_DIMENSION_MAX, vectorDimension } from '../lib/infer.ts';
 import { checkCsv, exportRows, type ImportProgress, importStream, sampleOf } from '../lib/transfer.ts';
-import { FIELD_TYPES, type FieldType, type SchemaDoc, SYSTEM_FIELDS } from '../lib/wire.ts';
 
 /** A control of the class toolbar. */
 const TOOL = 'shrink-0 rounded border px-1.5 py-0.5 disabled:opacity-50';

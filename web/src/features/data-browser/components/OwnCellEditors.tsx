@@ -9,9 +9,9 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorText, isApiError } from '../../../lib/api.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
+import type { FieldType, Row } from '../../../lib/wire.ts';
 import { uploadFile } from '../../files/api/files.ts';
 import { dataApi } from '../api/bff.ts';
-import type { FieldType, Row } from '../lib/wire.ts';
 
 /** Field types whose grid editor lives here. */
 export const hasOwnEditor = (type: FieldType): boolean => type === 'Relation' || type === 'File';

@@ -8,11 +8,18 @@ import { Link } from 'react-router';
 import { errorText, isApiError } from '../../../lib/api.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
 import { useShortcut } from '../../../lib/shortcuts.ts';
+import {
+  columnsOf,
+  isEditableField,
+  isPlainObject,
+  type Row,
+  type SchemaDoc,
+  typeOf,
+} from '../../../lib/wire.ts';
 import { useAclNames } from '../api/acl-names.ts';
 import { dataApi } from '../api/bff.ts';
 import { viewAsApi } from '../api/viewas.ts';
 import { aclWords, principalOf, rowAcl } from '../lib/acl.ts';
-import { columnsOf, isEditableField, isPlainObject, type Row, type SchemaDoc, typeOf } from '../lib/wire.ts';
 import { CellValue, dataPath } from './Cell.tsx';
 import { CellEditor } from './CellEditor.tsx';
 import type { WhyQuestion } from './WhyPanel.tsx';

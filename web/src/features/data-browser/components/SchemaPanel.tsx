@@ -1,7 +1,7 @@
 /** Schema changes: add/delete column, drop class, indexes editor. Each shows the service's answer. */
 import { useState } from 'react';
+import { FIELD_TYPES, type FieldSpec, type SchemaDoc } from '../../../lib/wire.ts';
 import { dataApi } from '../api/bff.ts';
-import { FIELD_TYPES, type FieldSpec, type SchemaDoc } from '../lib/wire.ts';
 
 /**
  * `required` and `defaultValue` of a new column: a String default is the text as typed, any other

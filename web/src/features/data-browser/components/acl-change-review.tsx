@@ -8,8 +8,8 @@ import { ImpactPreview } from '../../../components/impact-preview.tsx';
 import { JsonDiff } from '../../../components/json-diff.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { toast } from '../../../lib/toast.ts';
+import { isPlainObject, type Row } from '../../../lib/wire.ts';
 import { dataApi } from '../api/bff.ts';
-import { isPlainObject, type Row } from '../lib/wire.ts';
 
 export type WireAcl = Record<string, { read?: boolean; write?: boolean }>;
 

@@ -5,13 +5,13 @@
 
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { errorText } from '../../../lib/api.ts';
+import type { Where } from '../../../lib/filter.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
+import type { FieldType, Row } from '../../../lib/wire.ts';
 import { dataApi } from '../api/bff.ts';
 import { earlyKeys, FIRST_PAGE_SIZE, takeEarly } from '../api/early.ts';
 import { viewAsApi } from '../api/viewas.ts';
-import type { Where } from '../lib/filter.ts';
 import { pageRequest, type Sort } from '../lib/keyset.ts';
-import type { FieldType, Row } from '../lib/wire.ts';
 
 export const PAGE_SIZE = FIRST_PAGE_SIZE;
 

@@ -1,5 +1,5 @@
 /** CSV formatting and an incremental (chunk by chunk) parser, RFC 4180 style. */
-import { editText, type FieldType, isPlainObject, type ParseResult, parseEdit } from './wire.ts';
+import { editText, type FieldType, isPlainObject, type ParseResult, parseEdit } from '../../../lib/wire.ts';
 
 export function csvEscape(text: string): string {
   return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;

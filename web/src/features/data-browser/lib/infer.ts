@@ -2,7 +2,7 @@
  * Type inference for the columns of an import that the class does not have yet: the mapping
  * step proposes these types, the user confirms or changes them before any row is written.
  */
-import { type FieldType, isPlainObject } from './wire.ts';
+import { type FieldType, isPlainObject } from '../../../lib/wire.ts';
 
 export interface ColumnGuess {
   type: FieldType;

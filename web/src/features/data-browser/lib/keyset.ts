@@ -2,7 +2,7 @@
  * Keyset pagination: the next page starts after the last row seen, by the sort key with objectId
  * as tie-breaker. `skip` is only used to jump into the middle of a class (a scrollbar drag).
  */
-import { type FieldType, isPlainObject, toQueryValue } from './wire.ts';
+import { type FieldType, isPlainObject, toQueryValue } from '../../../lib/wire.ts';
 
 export interface Sort {
   field: string;

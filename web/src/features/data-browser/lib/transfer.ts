@@ -1,5 +1,15 @@
 /** Streaming export (keyset pages -> Blob parts) and import (file stream -> chunks of rows to the bff). */
 
+import type { Where } from '../../../lib/filter.ts';
+import {
+  columnsOf,
+  isPlainObject,
+  READ_ONLY_FIELDS,
+  type Row,
+  type SchemaDoc,
+  SYSTEM_FIELDS,
+  typeOf,
+} from '../../../lib/wire.ts';
 import {
   CsvParser,
   type CsvRecord,
@@ -11,17 +21,7 @@ import {
   JsonEntriesParser,
   type JsonEntry,
 } from './csv.ts';
-import type { Where } from './filter.ts';
 import { DEFAULT_SORT, pageRequest } from './keyset.ts';
-import {
-  columnsOf,
-  isPlainObject,
-  READ_ONLY_FIELDS,
-  type Row,
-  type SchemaDoc,
-  SYSTEM_FIELDS,
-  typeOf,
-} from './wire.ts';
 
 export const EXPORT_PAGE = 1000;
 

@@ -1,10 +1,10 @@
 /** One realtime inspector: a viewpoint, a where, and the events the service sends it. */
 import { useEffect, useRef, useState } from 'react';
+import { FilterBuilder } from '../../../components/filter-builder.tsx';
 import { type UserHit, UserPicker, userName } from '../../../components/user-picker.tsx';
-import { FilterBuilder } from '../../data-browser/components/FilterBuilder.tsx';
-import { columnsOf, type SchemaDoc } from '../../data-browser/lib/wire.ts';
+import { type InspectorEvent, openStream, type Viewpoint } from '../../../lib/live-stream.ts';
+import { columnsOf, type SchemaDoc } from '../../../lib/wire.ts';
 import { fieldDiff, KINDS, keepEvents, REASONS } from '../lib/events.ts';
-import { type InspectorEvent, openStream, type Viewpoint } from '../lib/stream.ts';
 
 const input = 'rounded border px-1 py-0.5 text-sm dark:bg-gray-800';
 const button = 'rounded border px-2 py-0.5 text-sm disabled:opacity-50';

@@ -1,4 +1,4 @@
-import type { InspectorEvent, Row } from './stream.ts';
+import type { InspectorEvent, Row } from '../../../lib/live-stream.ts';
 
 /** Keeps at most `cap` events (newest first); returns how many fell off. */
 export function keepEvents(

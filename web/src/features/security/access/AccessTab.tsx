@@ -7,6 +7,7 @@ import { Button } from '../../../components/ui/button.tsx';
 import { Select } from '../../../components/ui/input.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
 import { errorText } from '../../../lib/api.ts';
+import { fetchSchemas } from '../../../lib/schemas-api.ts';
 import {
   type OperationRule,
   securityKeys,
@@ -16,8 +17,7 @@ import {
 } from '../../../lib/security-api.ts';
 import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
-import { dataApi } from '../../data-browser/api/bff.ts';
-import type { SchemaDoc } from '../../data-browser/lib/wire.ts';
+import type { SchemaDoc } from '../../../lib/wire.ts';
 import { ClpMatrix } from './ClpMatrix.tsx';
 import {
   CLP_OPERATIONS,
@@ -229,7 +229,7 @@ export function AccessTab({ appId }: { appId: string }) {
   const canWrite = useCanWrite();
   const schemas = useQuery({
     queryKey: securityKeys.schemas(appId),
-    queryFn: ({ signal }) => dataApi.schemas(appId, signal).then((r) => r.results),
+    queryFn: ({ signal }) => fetchSchemas(appId, signal).then((r) => r.results),
   });
   const className = search.get('class') ?? '';
   const doc = schemas.data?.find((s) => s.className === className);

@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { normalPath } from '@bds/client/protocol';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import { decideAcl } from '../access/acl.ts';
 import { decideClass } from '../access/class.ts';
 import { type CallerResolver, type ResolvedSession, sessionIsLive } from '../auth/caller.ts';
 import type { CloudTriggers } from '../cloud/triggers.ts';
@@ -24,9 +23,11 @@ import type { QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
 import type { ClassSchema } from '../kernel/schema.ts';
 import type { FindQuery } from '../kernel/triggers.ts';
-import { compileMatcher, type RowMatcher } from '../query/match.ts';
+import { compileMatcher } from '../query/match.ts';
 import { parseWhere } from '../query/parse.ts';
-import { ClassSubscriptions, type IndexSpec, indexSpecOf } from './class-index.ts';
+import { ClassSubscriptions, indexSpecOf } from './class-index.ts';
+import { decideEvent } from './decide.ts';
+import { EventCache } from './event-cache.ts';
 import {
   type ErrorFrame,
   errorFrame,
@@ -41,6 +42,7 @@ import {
   type SubscriptionRequest,
   wireQueryOf,
 } from './frames.ts';
+import type { CompiledSubscription, Connection, Subscription } from './model.ts';
 import { EventIds, type LiveEvent, Retention } from './retention.ts';
 import {
   type DeliveredKind,
@@ -63,64 +65,6 @@ const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 /** The longest delay a timer takes (Node's limit is 2^31 - 1 ms); a later expiry is reached in steps. */
 const MAX_TIMER_MS = 24 * 60 * 60 * 1000;
-
-interface Connection {
-  readonly id: number;
-  readonly ws: WebSocket;
-  connected: boolean;
-  master: boolean;
-  sessionToken: string | undefined;
-  installationId: string | null;
-  /** The client's address at the upgrade (kernel/client-address.ts); cloud code sees it as `request.ip`. */
-  readonly ip: string | null;
-  /** By requestId: pending (being prepared) and active subscriptions. */
-  readonly subs: Map<RequestId, Subscription>;
-  lastFrameAt: number;
-  alive: boolean;
-  closed: boolean;
-  /** Frames of a connection are handled one after the other, so its answers come in frame order. */
-  chain: Promise<void>;
-  connecting: boolean;
-}
-
-/** What a subscription holds once its query is checked for its caller. */
-interface Prepared {
-  /** As the class's beforeFind answered it at subscribe, when the class has one. */
-  request: SubscriptionRequest;
-  caller: Caller;
-  /** When the caller's session expires (Infinity: never, or no session). */
-  expiresAt: number;
-  /** The where as parsed (re-secured when the caller changes). */
-  parsed: QueryNode;
-  /** What the class's beforeFind answered at subscribe (the snapshot runs it, not the trigger again). */
-  answered: FindQuery | undefined;
-  /** Schema the matchers were compiled for; recompiled when the class's schema changes. */
-  schema: ClassSchema | undefined;
-  matcher: RowMatcher;
-  /** The class-level row condition (pointer permissions), compiled; null when none. */
-  clpMatcher: RowMatcher | null;
-  /** The equality of the where the subscription is indexed by (null: a candidate for every event). */
-  index: IndexSpec | null;
-}
-
-interface Subscription {
-  readonly conn: Connection;
-  readonly requestId: RequestId;
-  /** Set once prepared; replaced by an update. */
-  state: Prepared | undefined;
-  /** The token the caller was resolved from (null: anonymous or master). */
-  token: string | null;
-  /** The caller generation it was resolved at. */
-  generation: number;
-  active: boolean;
-  ended: boolean;
-  /** Where it sits in its class's index (kept by ClassSubscriptions). */
-  indexedAs: IndexSpec | null;
-  groupedAs: Caller | null;
-  ordinal: number;
-  /** The seq of the last event it was found a candidate for. */
-  candidateOf: number;
-}
 
 /** Sizes of the registry, for tests and the memory check. */
 export interface LiveSizes {
@@ -267,7 +211,7 @@ export class LiveQuery {
       lastFrameAt: Date.now(),
       alive: true,
       closed: false,
-      chain: Promise.resolve(),
+      frameQueue: Promise.resolve(),
       connecting: false,
     };
     this.connections.add(conn);
@@ -348,7 +292,7 @@ export class LiveQuery {
       } catch {
         requestId = undefined;
       }
-      conn.chain = conn.chain
+      conn.frameQueue = conn.frameQueue
         .then(() => (conn.closed ? undefined : this.dispatch(conn, frame)))
         .catch((err: unknown) => this.fail(conn, err, requestId));
     } catch (err) {
@@ -497,7 +441,7 @@ export class LiveQuery {
       sub = {
         conn,
         requestId,
-        state: undefined,
+        compiled: undefined,
         token: null,
         generation: -1,
         active: false,
@@ -517,7 +461,7 @@ export class LiveQuery {
     }
     const target = sub;
     const token = request.sessionToken ?? conn.sessionToken ?? null;
-    let state: Prepared;
+    let state: CompiledSubscription;
     let generation: number;
     try {
       if (!this.classIsLive(request.className)) {
@@ -534,7 +478,7 @@ export class LiveQuery {
     await this.enqueue(async () => {
       if (conn.closed || target.ended || conn.subs.get(requestId) !== target) return;
       this.unregister(target);
-      target.state = state;
+      target.compiled = state;
       target.token = conn.master ? null : token;
       target.generation = generation;
       target.active = true;
@@ -587,7 +531,7 @@ export class LiveQuery {
     frame: SubscriptionRequest,
     token: string | null,
     op: 'subscribe' | 'update',
-  ): Promise<Prepared> {
+  ): Promise<CompiledSubscription> {
     const { requestId, className } = frame;
     let session: ResolvedSession;
     let asked: SubscriptionRequest;
@@ -716,9 +660,9 @@ export class LiveQuery {
    * the subscribe, or ends a subscription that no longer holds, with its code.
    */
   private async compile(
-    query: Pick<Prepared, 'request' | 'parsed' | 'answered'>,
+    query: Pick<CompiledSubscription, 'request' | 'parsed' | 'answered'>,
     session: ResolvedSession,
-  ): Promise<Prepared> {
+  ): Promise<CompiledSubscription> {
     const { request, parsed } = query;
     const { caller } = session;
     const { requestId, className } = request;
@@ -755,13 +699,13 @@ export class LiveQuery {
   }
 
   private register(sub: Subscription): void {
-    const className = sub.state!.request.className;
+    const className = sub.compiled!.request.className;
     let set = this.byClass.get(className);
     if (!set) {
       set = new ClassSubscriptions();
       this.byClass.set(className, set);
     }
-    const state = sub.state!;
+    const state = sub.compiled!;
     set.add(sub, state.index, groupOf(state));
     // A subscription registered stale (its caller or schema moved while it was prepared) must be
     // refreshed by the next event: that one is decided in full.
@@ -780,8 +724,8 @@ export class LiveQuery {
   }
 
   private unregister(sub: Subscription): void {
-    if (!sub.state) return;
-    const className = sub.state.request.className;
+    if (!sub.compiled) return;
+    const className = sub.compiled.request.className;
     const set = this.byClass.get(className);
     if (set) {
       set.delete(sub);
@@ -800,8 +744,8 @@ export class LiveQuery {
   }
 
   /** Replaces the state of a subscription (its caller or the schema changed), moving it in the index. */
-  private setState(sub: Subscription, state: Prepared): void {
-    sub.state = state;
+  private setState(sub: Subscription, state: CompiledSubscription): void {
+    sub.compiled = state;
     if (sub.ended) return;
     const set = this.byClass.get(state.request.className);
     if (set?.all.has(sub)) set.reindex(sub, state.index, groupOf(state));
@@ -813,7 +757,7 @@ export class LiveQuery {
     sub.active = false;
     this.unregister(sub);
     if (sub.conn.subs.get(sub.requestId) === sub) sub.conn.subs.delete(sub.requestId);
-    sub.state = undefined;
+    sub.compiled = undefined;
   }
 
   /** Ends a subscription with an error frame that says why (its session ended, its query no longer holds). */
@@ -1012,7 +956,7 @@ export class LiveQuery {
     const entry = this.trace.begin(event.eventId, event.op, event.objectId, event.at, subs?.size ?? 0);
     const pending: Array<Promise<void>> = [];
     if (subs) {
-      const ctx = new EventContext(this.data, event);
+      const ctx = new EventCache(this.data.core.schemas, event);
       const fresh = subs.freshAt;
       if (fresh && fresh.generation === this.generation && fresh.schema === ctx.schema) {
         this.fanOutFresh(subs, event, entry, ctx, pending);
@@ -1032,12 +976,12 @@ export class LiveQuery {
     candidate: boolean,
     event: LiveEvent,
     entry: TraceEntry,
-    ctx: EventContext,
+    ctx: EventCache,
     pending: Array<Promise<void>>,
   ): void {
-    const state = sub.state;
+    const state = sub.compiled;
     if (!candidate && state) {
-      if (this.opts.traceSize > 0) this.note(entry, sub, null, ctx.reasonOutside(state));
+      if (this.opts.traceSize > 0) this.note(entry, sub, null, ctx.reasonOutsideFor(state));
       return;
     }
     const delivery = this.deliver(sub, event, entry, ctx);
@@ -1056,7 +1000,7 @@ export class LiveQuery {
     subs: ClassSubscriptions<Subscription, Caller>,
     event: LiveEvent,
     entry: TraceEntry,
-    ctx: EventContext,
+    ctx: EventCache,
     pending: Array<Promise<void>>,
   ): boolean {
     const seq = event.seq;
@@ -1068,7 +1012,7 @@ export class LiveQuery {
     // one ended here (its connection dropped) is no longer visited, as it would be skipped.
     for (const sub of subs.all) {
       if (!sub.active || sub.ended) continue;
-      const state = sub.state;
+      const state = sub.compiled;
       const current = !!state && sub.generation === this.generation && state.schema === ctx.schema;
       if (!current) allFresh = false;
       this.visit(
@@ -1091,7 +1035,7 @@ export class LiveQuery {
     subs: ClassSubscriptions<Subscription, Caller>,
     event: LiveEvent,
     entry: TraceEntry,
-    ctx: EventContext,
+    ctx: EventCache,
     pending: Array<Promise<void>>,
   ): void {
     const seq = event.seq;
@@ -1130,22 +1074,22 @@ export class LiveQuery {
     if (!traced) return;
     for (const [caller, n] of subs.groups) {
       const left = n - (seen.get(caller) ?? 0);
-      if (left > 0) this.trace.countMany(entry, ctx.reasonOf(caller), left);
+      if (left > 0) this.trace.countMany(entry, ctx.reasonOutsideOf(caller), left);
     }
   }
 
   /** Resolves the caller again after a role or session change; ends the subscription when it no longer holds. */
   private async refresh(sub: Subscription): Promise<boolean> {
-    if (sub.generation === this.generation || !sub.state) return !sub.ended;
+    if (sub.generation === this.generation || !sub.compiled) return !sub.ended;
     const generation = this.generation;
-    const state = sub.state;
+    const state = sub.compiled;
     if (sub.conn.master) {
       sub.generation = generation;
       return true;
     }
     try {
       const session = await this.callerOf(sub.conn, sub.token, sub.requestId);
-      if (sub.ended || sub.state !== state) return !sub.ended;
+      if (sub.ended || sub.compiled !== state) return !sub.ended;
       if (session.caller !== state.caller) this.setState(sub, await this.compile(state, session));
       else state.expiresAt = session.expiresAt;
       if (sub.token && !sub.ended) this.noteExpiry(sub.token, session.expiresAt);
@@ -1164,14 +1108,14 @@ export class LiveQuery {
   }
 
   /** The matchers of a subscription for the class's current schema (a schema change recompiles them). */
-  private async current(sub: Subscription): Promise<Prepared | undefined> {
-    const state = sub.state;
+  private async current(sub: Subscription): Promise<CompiledSubscription | undefined> {
+    const state = sub.compiled;
     if (!state) return undefined;
     const schema = this.data.core.schemas.get(state.request.className);
     if (schema === state.schema) return state;
     try {
       this.setState(sub, await this.compile(state, state));
-      return sub.state;
+      return sub.compiled;
     } catch (err) {
       if (err instanceof FrameError) this.endWith(sub, err.code, err.message);
       else throw err;
@@ -1190,7 +1134,7 @@ export class LiveQuery {
       this.trace.count(entry, delivered, filteredBy);
       return;
     }
-    const caller = sub.state?.caller;
+    const caller = sub.compiled?.caller;
     this.trace.note(entry, {
       clientId: sub.conn.id,
       requestId: sub.requestId,
@@ -1209,10 +1153,10 @@ export class LiveQuery {
     sub: Subscription,
     event: LiveEvent,
     entry: TraceEntry | undefined,
-    ctx: EventContext,
+    ctx: EventCache,
   ): Promise<void> | undefined {
     if (!sub.active || sub.ended) return undefined;
-    const state = sub.state;
+    const state = sub.compiled;
     if (
       !state ||
       sub.generation !== this.generation ||
@@ -1227,7 +1171,7 @@ export class LiveQuery {
     sub: Subscription,
     event: LiveEvent,
     entry: TraceEntry | undefined,
-    ctx: EventContext,
+    ctx: EventCache,
   ): Promise<void> {
     if (!(await this.refresh(sub))) return this.note(entry, sub, null, 'session');
     const state = await this.current(sub);
@@ -1237,12 +1181,12 @@ export class LiveQuery {
 
   private deliverWith(
     sub: Subscription,
-    state: Prepared,
+    state: CompiledSubscription,
     event: LiveEvent,
     entry: TraceEntry | undefined,
-    ctx: EventContext,
+    ctx: EventCache,
   ): Promise<void> | undefined {
-    const decision = this.decide(state, event, ctx);
+    const decision = decideEvent(state, event, ctx);
     const kind = decision.kind;
     if (!kind) {
       this.note(entry, sub, null, decision.reason);
@@ -1257,73 +1201,15 @@ export class LiveQuery {
     );
   }
 
-  /**
-   * The decision of one event for one subscriber: CLP find for the class (with roles and
-   * requiresAuthentication), then per side of the change (the row before and after) the CLP row
-   * condition, the row's ACL and the where. Which sides match gives the kind (PROTOCOL: before and
-   * after → update, after only → create or enter, before only → leave, deleted → delete).
-   */
-  private decide(
-    state: Prepared,
-    event: LiveEvent,
-    ctx: EventContext,
-  ): {
-    kind: DeliveredKind | null;
-    reason?: FilterReason;
-    beforeReadable: boolean;
-    afterReadable: boolean;
-  } {
-    const { caller } = state;
-    if (!ctx.findAllowed(caller)) {
-      return { kind: null, reason: 'clp', beforeReadable: false, afterReadable: false };
-    }
-    const side = (row: Row | null, which: 'before' | 'after'): FilterReason | 'absent' | null => {
-      if (!row) return 'absent';
-      if (state.clpMatcher && !state.clpMatcher(row)) return 'clp';
-      if (!ctx.readable(which, caller)) return 'acl';
-      if (!state.matcher(row)) return 'where';
-      return null;
-    };
-    const before = side(event.before, 'before');
-    const after = side(event.after, 'after');
-    const readable = (r: FilterReason | 'absent' | null) => r === null || r === 'where';
-    const result = (kind: DeliveredKind | null, reason?: FilterReason | 'absent' | null) => ({
-      kind,
-      ...(kind === null ? { reason: reason && reason !== 'absent' ? reason : ('kind' as const) } : {}),
-      beforeReadable: readable(before),
-      afterReadable: readable(after),
-    });
-    // A watch lets through only a change of a watched field; a new row "changes" the ones it holds.
-    const watchedUnchanged = () => {
-      const watch = state.request.watch;
-      return !!watch && !watch.some((f) => !sameValue(event.before?.[f], event.after?.[f]));
-    };
-    switch (event.op) {
-      case 'create':
-        if (after !== null) return result(null, after);
-        return watchedUnchanged() ? result(null, 'kind') : result('create');
-      case 'delete':
-        return before === null ? result('delete') : result(null, before);
-      default: {
-        if (before === null && after === null) {
-          return watchedUnchanged() ? result(null, 'kind') : result('update');
-        }
-        if (after === null) return result('enter');
-        if (before === null) return result('leave');
-        return result(null, after);
-      }
-    }
-  }
-
   /** The event frame, with this subscriber's own copies of the rows, presented as a find would (protectedFields, keys, include). */
   private async frameFor(
     sub: Subscription,
-    state: Prepared,
+    state: CompiledSubscription,
     event: LiveEvent,
     kind: DeliveredKind,
     afterReadable: boolean,
     beforeReadable: boolean,
-    ctx: EventContext,
+    ctx: EventCache,
   ): Promise<string> {
     const present = (row: Row, side: 'before' | 'after'): Promise<string> =>
       ctx.presented(state, side, async () => {
@@ -1360,7 +1246,7 @@ export class LiveQuery {
   }
 
   /** The rows the subscriber may see that match, as a find by that caller answers them. */
-  private async snapshot(sub: Subscription, state: Prepared): Promise<void> {
+  private async snapshot(sub: Subscription, state: CompiledSubscription): Promise<void> {
     const { request, caller } = state;
     let results: Row[] = [];
     try {
@@ -1398,14 +1284,14 @@ export class LiveQuery {
       this.endWith(sub, LiveCode.RESUME_WINDOW_EXCEEDED, LiveText.resume(since));
       return;
     }
-    const className = sub.state?.request.className;
+    const className = sub.compiled?.request.className;
     for (const event of events) {
       if (sub.ended) return;
       // Published while this subscribe waited in the queue: its own fan-out, still to come, reaches
       // the subscription (registered by now), so replaying it too would send it twice.
       if (event.fanOutPending) continue;
       if (event.className === className) {
-        await this.deliver(sub, event, undefined, new EventContext(this.data, event));
+        await this.deliver(sub, event, undefined, new EventCache(this.data.core.schemas, event));
       }
     }
   }
@@ -1480,117 +1366,6 @@ async function secureSubscription(
   return resolveForMemory(core, caller, schema, parsed);
 }
 
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/**
- * What deciding one event needs that does not depend on the subscription, computed once per event
- * and caller (callers are shared by the subscriptions of a session): CLP find for the class and
- * whether the row's ACL before and after the change grants read. The where, the CLP row condition
- * and every frame stay per subscription.
- */
-class EventContext {
-  /** The class's schema when the event's fan-out began. */
-  readonly schema: ClassSchema | undefined;
-  private readonly find = new Map<Caller, boolean>();
-  private readonly readBefore = new Map<Caller, boolean>();
-  private readonly readAfter = new Map<Caller, boolean>();
-  /** Presented rows (JSON text) by caller, then side and keys; only for subscriptions without include. */
-  private readonly presentations = new Map<Caller, Map<string, Promise<string>>>();
-  /** reasonOutside for subscriptions without a CLP row condition, by caller. */
-  private readonly outside = new Map<Caller, FilterReason>();
-
-  constructor(
-    private readonly data: Data,
-    private readonly event: LiveEvent,
-  ) {
-    this.schema = data.core.schemas.get(event.className);
-  }
-
-  /**
-   * A row of the event presented for a subscription (protectedFields, secrets, keys): what `make`
-   * answers, computed once per caller, side and keys when the subscription includes nothing (an
-   * include reads other rows, so those are presented for each subscription) and the schema has not
-   * moved. A text: every subscriber's frame is its own, nothing is shared that could be mutated.
-   */
-  presented(state: Prepared, side: 'before' | 'after', make: () => Promise<string>): Promise<string> {
-    const { request, caller } = state;
-    if (request.include.length > 0 || this.data.core.schemas.get(this.event.className) !== this.schema) {
-      return make();
-    }
-    let byCaller = this.presentations.get(caller);
-    if (!byCaller) {
-      byCaller = new Map();
-      this.presentations.set(caller, byCaller);
-    }
-    const key = request.keys ? `${side}\u0001${request.keys.join('\u0000')}` : side;
-    let text = byCaller.get(key);
-    if (!text) {
-      text = make();
-      byCaller.set(key, text);
-    }
-    return text;
-  }
-
-  /** CLP find for the class, with roles and requiresAuthentication (decided again if the schema changed since). */
-  findAllowed(caller: Caller): boolean {
-    const className = this.event.className;
-    const schema = this.data.core.schemas.get(className);
-    if (schema !== this.schema) return decideClass({ className, schema, op: 'find', caller }).allowed;
-    let allowed = this.find.get(caller);
-    if (allowed === undefined) {
-      allowed = decideClass({ className, schema, op: 'find', caller }).allowed;
-      this.find.set(caller, allowed);
-    }
-    return allowed;
-  }
-
-  /** Whether the row's ACL on that side of the change grants the caller read. */
-  readable(which: 'before' | 'after', caller: Caller): boolean {
-    const cache = which === 'before' ? this.readBefore : this.readAfter;
-    let allowed = cache.get(caller);
-    if (allowed === undefined) {
-      const row = which === 'before' ? this.event.before : this.event.after;
-      allowed = decideAcl(row?.ACL as never, caller, 'read').allowed;
-      cache.set(caller, allowed);
-    }
-    return allowed;
-  }
-
-  /**
-   * Why a subscription whose where matches the row on neither side is filtered, as `decide` says it:
-   * CLP find, then for the row the event is about (after the change; before it for a delete) the
-   * CLP row condition, the ACL, and the where.
-   */
-  reasonOutside(state: Prepared): FilterReason {
-    if (state.clpMatcher) return this.decideOutside(state.caller, state.clpMatcher);
-    return this.reasonOf(state.caller);
-  }
-
-  /** reasonOutside of a subscription without a CLP row condition: its caller's alone. */
-  reasonOf(caller: Caller): FilterReason {
-    let reason = this.outside.get(caller);
-    if (reason === undefined) {
-      reason = this.decideOutside(caller, null);
-      // Decided again rather than cached while the schema moved under the event (findAllowed).
-      if (this.data.core.schemas.get(this.event.className) === this.schema) this.outside.set(caller, reason);
-    }
-    return reason;
-  }
-
-  private decideOutside(caller: Caller, clpMatcher: RowMatcher | null): FilterReason {
-    if (!this.findAllowed(caller)) return 'clp';
-    const which = this.event.op === 'delete' ? 'before' : 'after';
-    const row = this.event[which];
-    if (!row) return 'kind';
-    if (clpMatcher && !clpMatcher(row)) return 'clp';
-    if (!this.readable(which, caller)) return 'acl';
-    return 'where';
-  }
-}
-
 /** The socket under a `ws` WebSocket (not part of its typed API; undefined once it is gone). */
 function socketOf(ws: WebSocket): { cork(): void; uncork(): void } | undefined {
   return (ws as unknown as { _socket?: { cork(): void; uncork(): void } | null })._socket ?? undefined;
@@ -1608,6 +1383,6 @@ function frameHead(conn: Connection): { clientId: number; installationId?: strin
 }
 
 /** The group of a plain subscription (no CLP row condition): its caller; null for a special one. */
-function groupOf(state: Prepared): Caller | null {
+function groupOf(state: CompiledSubscription): Caller | null {
   return state.clpMatcher ? null : state.caller;
 }

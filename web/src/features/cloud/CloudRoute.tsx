@@ -1,8 +1,8 @@
 import { useParams, useSearchParams } from 'react-router';
 import { Spinner } from '../../components/ui/spinner.tsx';
 import { Tabs } from '../../components/ui/tabs.tsx';
+import { useCloudCode } from '../../hooks/use-cloud-code.ts';
 import { useCanWrite } from '../../lib/session.ts';
-import { useCloudCode } from './api/cloud.ts';
 import { FunctionsPanel } from './components/functions-panel.tsx';
 import { HooksPanel } from './components/hooks-panel.tsx';
 import { JobsPanel } from './components/jobs-panel.tsx';

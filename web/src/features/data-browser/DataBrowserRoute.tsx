@@ -20,7 +20,6 @@ import {
   sortableFields,
   typeOf,
 } from '../../lib/wire.ts';
-import { RunOnRowsBar } from '../cloud/components/run-on-rows.tsx';
 import { type BulkAnswer, dataApi } from './api/bff.ts';
 import { earlyKeys, parseWhere, startClassLoad, takeEarly } from './api/early.ts';
 import { viewAsApi } from './api/viewas.ts';
@@ -33,6 +32,7 @@ import { CreateRowDialog, needsCreateForm } from './components/CreateRowDialog.t
 import { Grid } from './components/Grid.tsx';
 import { useImportExport } from './components/ImportExport.tsx';
 import { RowDetail } from './components/RowDetail.tsx';
+import { RunOnRowsBar } from './components/run-on-rows.tsx';
 import { SchemaPanel } from './components/SchemaPanel.tsx';
 import { useViewpointName, ViewpointPicker } from './components/ViewpointPicker.tsx';
 import { WhyDialog, type WhyQuestion } from './components/WhyPanel.tsx';

@@ -1,19 +1,7 @@
 import type { HookDelivery, JobStatus } from '@bds/client/protocol';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { cloudKey } from '../../../hooks/use-cloud-code.ts';
 import { api, seg } from '../../../lib/api.ts';
-
-export interface CloudCode {
-  functions: string[];
-  jobs: string[];
-  triggers: Array<{ className: string; triggerName: string }>;
-  webhookFunctions: Array<{ functionName: string; url: string }>;
-  webhookTriggers: Array<{ className: string; triggerName: string; url: string }>;
-  /** Every trigger, in-process and webhook, per class (classes by name, triggers in run order). */
-  triggersByClass: Array<{
-    className: string;
-    triggers: Array<{ triggerName: string; kind: 'cloud code' | 'webhook'; url?: string }>;
-  }>;
-}
 
 export type FunctionAnswer =
   | { ok: true; result: unknown; durationMs: number }
@@ -46,14 +34,6 @@ export interface ScheduleInput {
 export type Delivery = HookDelivery;
 
 const root = (appId: string) => `/apps/${seg(appId)}/cloud`;
-export const cloudKey = (appId: string) => ['apps', appId, 'cloud'] as const;
-
-export function useCloudCode(appId: string) {
-  return useQuery({
-    queryKey: cloudKey(appId),
-    queryFn: ({ signal }) => api.get<CloudCode>(root(appId), undefined, signal),
-  });
-}
 
 export function useRunFunction(appId: string) {
   return useMutation({
@@ -62,28 +42,6 @@ export function useRunFunction(appId: string) {
         params: call.params,
         userId: call.userId,
       }),
-  });
-}
-
-/** One call of a function per selected row: its answer. */
-export type RowAnswer = { objectId: string } & (
-  | { ok: true; result: unknown }
-  | { ok: false; code: number; error: string }
-);
-
-/** Runs a function once per row (as master), with the row's className and objectId as params. */
-export function useRunOnRows(appId: string) {
-  return useMutation({
-    mutationFn: (call: {
-      name: string;
-      className: string;
-      objectIds: string[];
-      params: Record<string, unknown>;
-    }) =>
-      api.post<{ results: RowAnswer[]; succeeded: number; failed: number }>(
-        `${root(appId)}/functions/${seg(call.name)}/rows`,
-        { className: call.className, objectIds: call.objectIds, params: call.params },
-      ),
   });
 }
 

@@ -2,8 +2,9 @@ import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select, Textarea } from '../../../components/ui/input.tsx';
 import { type UserHit, UserPicker, userName } from '../../../components/user-picker.tsx';
-import { type CloudCode, useRunFunction } from '../api/cloud.ts';
-import { parseParams } from '../lib/json.ts';
+import type { CloudCode } from '../../../hooks/use-cloud-code.ts';
+import { parseParams } from '../../../lib/json-params.ts';
+import { useRunFunction } from '../api/cloud.ts';
 
 /** Functions (in-process and webhook): run one with JSON params as master or as a chosen user. */
 export function FunctionsPanel({

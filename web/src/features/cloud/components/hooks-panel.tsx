@@ -2,8 +2,9 @@ import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Input, Select } from '../../../components/ui/input.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
+import type { CloudCode } from '../../../hooks/use-cloud-code.ts';
 import { isApiError } from '../../../lib/api.ts';
-import { type CloudCode, useChangeHook, useDeliveries } from '../api/cloud.ts';
+import { useChangeHook, useDeliveries } from '../api/cloud.ts';
 import { formatLocal } from '../lib/cron.ts';
 
 const TRIGGERS = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete'];

@@ -2,9 +2,9 @@ import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select, Textarea } from '../../../components/ui/input.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
+import { parseParams } from '../../../lib/json-params.ts';
 import { type JobStatusRow, useJobHistory, useRunJob } from '../api/cloud.ts';
 import { formatLocal } from '../lib/cron.ts';
-import { parseParams } from '../lib/json.ts';
 
 const duration = (row: JobStatusRow): string => {
   if (!row.startedAt || !row.finishedAt) return '—';

@@ -2,9 +2,9 @@ import { useMemo, useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Input, Select, Textarea } from '../../../components/ui/input.tsx';
 import { Spinner } from '../../../components/ui/spinner.tsx';
+import { parseParams } from '../../../lib/json-params.ts';
 import { type ScheduleRow, useDeleteSchedule, useSaveSchedule, useSchedules } from '../api/cloud.ts';
 import { formatLocal, localZone, previewCron } from '../lib/cron.ts';
-import { parseParams } from '../lib/json.ts';
 
 interface Draft {
   id?: string;

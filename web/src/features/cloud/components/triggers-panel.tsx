@@ -1,4 +1,4 @@
-import type { CloudCode } from '../api/cloud.ts';
+import type { CloudCode } from '../../../hooks/use-cloud-code.ts';
 
 /** Every trigger per class, in-process (the cloud module) and webhook, in the order they run. */
 export function TriggersPanel({ code }: { code: CloudCode }) {

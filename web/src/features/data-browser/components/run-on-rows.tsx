@@ -2,9 +2,10 @@ import { useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { Select, Textarea } from '../../../components/ui/input.tsx';
+import { useCloudCode } from '../../../hooks/use-cloud-code.ts';
 import { errorText } from '../../../lib/api.ts';
-import { useCloudCode, useRunOnRows } from '../api/cloud.ts';
-import { parseParams } from '../lib/json.ts';
+import { parseParams } from '../../../lib/json-params.ts';
+import { useRunOnRows } from '../api/run-on-rows.ts';
 
 const rowsText = (n: number) => `${n} selected ${n === 1 ? 'row' : 'rows'}`;
 

@@ -6,16 +6,10 @@ import { Dialog } from '../../components/ui/dialog.tsx';
 import { Input } from '../../components/ui/input.tsx';
 import { Spinner } from '../../components/ui/spinner.tsx';
 import { isApiError } from '../../lib/api.ts';
+import { uploadFile } from '../../lib/file-upload.ts';
 import { useCanWrite } from '../../lib/session.ts';
 import { toast } from '../../lib/toast.ts';
-import {
-  attachFile,
-  type StoredFile,
-  uploadFile,
-  useDeleteFile,
-  useForeignFileValues,
-  useOrphans,
-} from './api/files.ts';
+import { attachFile, type StoredFile, useDeleteFile, useForeignFileValues, useOrphans } from './api/files.ts';
 
 const kb = (n: number) =>
   n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 ** 2).toFixed(1)} MB`;

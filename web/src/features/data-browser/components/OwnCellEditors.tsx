@@ -8,9 +8,9 @@ import { isIssuedFileName, toUploadName, uploadNameOf } from '@bds/client/protoc
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorText, isApiError } from '../../../lib/api.ts';
+import { uploadFile } from '../../../lib/file-upload.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
 import type { FieldType, Row } from '../../../lib/wire.ts';
-import { uploadFile } from '../../files/api/files.ts';
 import { dataApi } from '../api/bff.ts';
 
 /** Field types whose grid editor lives here. */

@@ -57,6 +57,55 @@ forbidden.push({
   to: { circular: true },
 });
 
+/*
+ * The console (web/src) follows bulletproof-react's layout, imports one way: shared -> features -> app.
+ * Shared code (components/, hooks/, lib/) imports no feature and not the app; a feature
+ * (features/<name>/) imports shared code and itself only, never another feature and not the app;
+ * the app (app/: routes, providers) composes the features. What two features need lives in the
+ * shared folders. No barrel files: a module is imported by its own path, never through an index.
+ */
+const WEB = '^web/src/';
+const WEB_SHARED = `${WEB}(components|hooks|lib)/`;
+
+forbidden.push(
+  {
+    name: 'web-feature-imports-another-feature',
+    comment:
+      'a console feature imports no other feature: move what both need to web/src/components, hooks or lib',
+    severity: 'error',
+    from: { path: `${WEB}features/([^/]+)/` },
+    to: { path: `${WEB}features/`, pathNot: `${WEB}features/$1/` },
+  },
+  {
+    name: 'web-shared-imports-a-feature',
+    comment: 'shared console code (components, hooks, lib) imports no feature and not the app',
+    severity: 'error',
+    from: { path: WEB_SHARED },
+    to: { path: `${WEB}(features|app)/` },
+  },
+  {
+    name: 'web-feature-imports-the-app',
+    comment: 'a console feature does not import the app (routes, providers): the app composes the features',
+    severity: 'error',
+    from: { path: `${WEB}features/` },
+    to: { path: `${WEB}app/` },
+  },
+  {
+    name: 'web-no-barrel-files',
+    comment: 'no barrel files in the console: import a module by its own path, not through an index',
+    severity: 'error',
+    from: { path: WEB },
+    to: { path: `${WEB}.*index\\.tsx?$`, pathNot: `[^/]index\\.tsx?$` },
+  },
+  {
+    name: 'no-circular-console',
+    comment: 'modules of the bff and of the console do not import each other in a circle',
+    severity: 'error',
+    from: { path: '^(bff|web)/src/' },
+    to: { circular: true },
+  },
+);
+
 module.exports = {
   forbidden,
   options: {

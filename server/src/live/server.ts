@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { normalPath } from '@bds/client/protocol';
-import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
 import { decideClass } from '../access/class.ts';
 import { type CallerResolver, type ResolvedSession, sessionIsLive } from '../auth/caller.ts';
 import type { CloudTriggers } from '../cloud/triggers.ts';
@@ -26,16 +26,15 @@ import type { FindQuery } from '../kernel/triggers.ts';
 import { compileMatcher } from '../query/match.ts';
 import { parseWhere } from '../query/parse.ts';
 import { ClassSubscriptions, indexSpecOf } from './class-index.ts';
+import { type ClientFrame, Connections, frameHead } from './connections.ts';
 import { decideEvent } from './decide.ts';
 import { EventCache } from './event-cache.ts';
 import {
-  type ErrorFrame,
   errorFrame,
   FrameError,
   LiveCode,
   LiveText,
   narrowedBy,
-  parseFrame,
   parseSubscription,
   type RequestId,
   requestIdOf,
@@ -59,9 +58,6 @@ export type LiveTriggers = Pick<
   CloudTriggers,
   'hasBeforeConnect' | 'beforeConnect' | 'hasBeforeSubscribe' | 'beforeSubscribe'
 >;
-
-/** A connection past this many bytes waiting to be sent is dropped (a client that does not read). */
-const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 /** The longest delay a timer takes (Node's limit is 2^31 - 1 ms); a later expiry is reached in steps. */
 const MAX_TIMER_MS = 24 * 60 * 60 * 1000;
@@ -90,9 +86,9 @@ const EMPTY_SCHEMA = (className: string): ClassSchema => ({
  */
 export class LiveQuery {
   private readonly wss: WebSocketServer;
-  private readonly connections = new Set<Connection>();
-  /** Connections whose socket is corked until the end of this turn (sendEvent). */
-  private readonly corked = new Set<Connection>();
+  private readonly clients: Connections;
+  /** Every open connection (the clients'; tests look at it). */
+  private readonly connections: ReadonlySet<Connection>;
   private readonly byClass = new Map<string, ClassSubscriptions<Subscription, Caller>>();
   private readonly byToken = new Map<string, Set<Subscription>>();
   /** When the session of each token in `byToken` expires, as the caller resolver last answered (finite only). */
@@ -106,9 +102,7 @@ export class LiveQuery {
   readonly trace: DeliveryTrace;
   /** Bumped by `_Role` and `_Session` changes: subscriptions resolve their caller again before the next event. */
   private generation = 0;
-  private nextClientId = 1;
   private queue: Promise<void> = Promise.resolve();
-  private readonly timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void) | undefined;
   private closing: Promise<void> | undefined;
   private readonly opts: LiveOptions;
@@ -138,6 +132,13 @@ export class LiveQuery {
     this.addressOf = clientAddressOf(options.trustProxy);
     this.retention = new Retention(this.opts.retentionMaxEvents, this.opts.retentionMs);
     this.trace = new DeliveryTrace(this.opts.traceSize);
+    this.clients = new Connections(this.opts, log, {
+      handleFrame: (conn, frame) => this.handleFrame(conn, frame),
+      connectionClosed: (conn) => {
+        for (const sub of [...conn.subs.values()]) this.end(sub);
+      },
+    });
+    this.connections = this.clients.all;
     this.wss = new WebSocketServer({
       noServer: true,
       // Frames up to 16x the limit are read and answered 155; larger ones close the socket (1009).
@@ -148,13 +149,6 @@ export class LiveQuery {
       name: 'realtime',
       phase: 'fanOut',
     });
-    if (this.opts.pingIntervalMs > 0) {
-      this.timers.push(setInterval(() => this.heartbeat(), this.opts.pingIntervalMs).unref());
-    }
-    if (this.opts.idleTimeoutMs > 0) {
-      const every = Math.max(10, Math.min(this.opts.idleTimeoutMs / 4, 30_000));
-      this.timers.push(setInterval(() => this.closeIdle(), every).unref());
-    }
   }
 
   get enabled(): boolean {
@@ -188,128 +182,12 @@ export class LiveQuery {
       return true;
     }
     const ip = this.addressOf(req.socket.remoteAddress, req.headers['x-forwarded-for']) ?? null;
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, ip));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.clients.open(ws, ip));
     return true;
   }
 
-  // --- connections and frames ---------------------------------------------------------------
-
-  private onConnection(ws: WebSocket, ip: string | null): void {
-    if (this.closing) {
-      ws.close(1001, LiveText.shuttingDown);
-      return;
-    }
-    const conn: Connection = {
-      id: this.nextClientId++,
-      ws,
-      connected: false,
-      master: false,
-      sessionToken: undefined,
-      installationId: null,
-      ip,
-      subs: new Map(),
-      lastFrameAt: Date.now(),
-      alive: true,
-      closed: false,
-      frameQueue: Promise.resolve(),
-      connecting: false,
-    };
-    this.connections.add(conn);
-    ws.on('pong', () => {
-      conn.alive = true;
-    });
-    ws.on('message', (data, isBinary) => this.onMessage(conn, data, isBinary));
-    ws.on('error', () => this.drop(conn));
-    ws.on('close', () => this.drop(conn));
-  }
-
-  /** Sends a frame (an object, or its JSON text). */
-  private send(conn: Connection, frame: unknown): void {
-    if (conn.closed || conn.ws.readyState !== conn.ws.OPEN) return;
-    if (conn.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
-      this.log.warn({ clientId: conn.id }, 'realtime client does not read its events; dropped');
-      conn.ws.terminate();
-      this.drop(conn);
-      return;
-    }
-    conn.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
-  }
-
-  /**
-   * An event frame: the connection's socket is corked until the end of this turn of the event
-   * loop, so the frames of a fan-out to one connection leave in one write instead of one each.
-   */
-  private sendEvent(conn: Connection, frame: unknown): void {
-    if (!this.corked.has(conn) && !conn.closed && conn.ws.readyState === conn.ws.OPEN) {
-      const socket = socketOf(conn.ws);
-      if (socket) {
-        socket.cork();
-        this.corked.add(conn);
-        if (this.corked.size === 1) setImmediate(() => this.uncorkAll());
-      }
-    }
-    this.send(conn, frame);
-  }
-
-  private uncorkAll(): void {
-    for (const conn of this.corked) socketOf(conn.ws)?.uncork();
-    this.corked.clear();
-  }
-
-  private sendError(conn: Connection, frame: ErrorFrame): void {
-    this.send(conn, frame);
-  }
-
-  private onMessage(conn: Connection, data: RawData, isBinary: boolean): void {
-    conn.lastFrameAt = Date.now();
-    const bytes = Array.isArray(data)
-      ? data.reduce((n, b) => n + b.length, 0)
-      : data instanceof ArrayBuffer
-        ? data.byteLength
-        : data.length;
-    if (bytes > this.opts.maxFrameBytes) {
-      this.sendError(
-        conn,
-        errorFrame(LiveCode.TOO_MANY, LiveText.frameTooLarge(bytes, this.opts.maxFrameBytes)),
-      );
-      return;
-    }
-    if (isBinary) {
-      this.sendError(conn, errorFrame(LiveCode.MALFORMED, LiveText.binary));
-      return;
-    }
-    const buffer = Array.isArray(data)
-      ? Buffer.concat(data)
-      : Buffer.isBuffer(data)
-        ? data
-        : Buffer.from(data);
-    const text = buffer.toString('utf8');
-    let requestId: RequestId | undefined;
-    try {
-      const frame = parseFrame(text);
-      try {
-        requestId = requestIdOf(frame);
-      } catch {
-        requestId = undefined;
-      }
-      conn.frameQueue = conn.frameQueue
-        .then(() => (conn.closed ? undefined : this.dispatch(conn, frame)))
-        .catch((err: unknown) => this.fail(conn, err, requestId));
-    } catch (err) {
-      this.fail(conn, err, requestId);
-    }
-  }
-
-  private fail(conn: Connection, err: unknown, requestId: RequestId | undefined): void {
-    if (err instanceof FrameError) {
-      this.sendError(conn, errorFrame(err.code, err.message, err.requestId ?? requestId, err.reconnect));
-      return;
-    }
-    this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'realtime frame failed');
-    this.sendError(conn, errorFrame(LiveCode.MALFORMED, LiveText.internal, requestId, true));
-  }
-
-  private async dispatch(conn: Connection, frame: Record<string, unknown> & { op: string }): Promise<void> {
+  /** One frame of a connection, by its op (connections.ts hands them over one at a time, in order). */
+  private async handleFrame(conn: Connection, frame: ClientFrame): Promise<void> {
     switch (frame.op) {
       case 'connect':
         return this.connect(conn, frame);
@@ -334,7 +212,7 @@ export class LiveQuery {
     const { options } = this.data.core;
     const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
     const refuse = (code: number, text: string) => {
-      this.sendError(conn, errorFrame(code, text));
+      this.clients.sendError(conn, errorFrame(code, text));
       conn.ws.close(1008, text.slice(0, 120));
     };
     let master = false;
@@ -403,7 +281,7 @@ export class LiveQuery {
     conn.master = master;
     conn.sessionToken = sessionToken;
     conn.installationId = installationId;
-    this.send(conn, { op: 'connected', ...frameHead(conn) });
+    this.clients.send(conn, { op: 'connected', ...frameHead(conn) });
   }
 
   private unsubscribeFrame(conn: Connection, frame: Record<string, unknown>): void {
@@ -417,7 +295,7 @@ export class LiveQuery {
       );
     }
     this.end(sub);
-    this.send(conn, { op: 'unsubscribed', ...frameHead(conn), requestId });
+    this.clients.send(conn, { op: 'unsubscribed', ...frameHead(conn), requestId });
   }
 
   private async subscribe(
@@ -483,7 +361,7 @@ export class LiveQuery {
       target.generation = generation;
       target.active = true;
       this.register(target);
-      this.send(conn, { op: 'subscribed', ...frameHead(conn), requestId });
+      this.clients.send(conn, { op: 'subscribed', ...frameHead(conn), requestId });
       if (request.snapshot) await this.snapshot(target, state);
       if (request.since !== undefined) await this.replay(target, request.since);
     });
@@ -765,43 +643,7 @@ export class LiveQuery {
     if (sub.ended) return;
     const { conn, requestId } = sub;
     this.end(sub);
-    this.sendError(conn, errorFrame(code, text, requestId));
-  }
-
-  private drop(conn: Connection): void {
-    if (conn.closed) return;
-    conn.closed = true;
-    for (const sub of [...conn.subs.values()]) this.end(sub);
-    conn.subs.clear();
-    this.connections.delete(conn);
-    conn.ws.removeAllListeners('message');
-    conn.ws.removeAllListeners('pong');
-  }
-
-  private heartbeat(): void {
-    for (const conn of this.connections) {
-      if (!conn.alive) {
-        conn.ws.terminate();
-        this.drop(conn);
-        continue;
-      }
-      conn.alive = false;
-      try {
-        conn.ws.ping();
-      } catch {
-        this.drop(conn);
-      }
-    }
-  }
-
-  private closeIdle(): void {
-    const limit = Date.now() - this.opts.idleTimeoutMs;
-    for (const conn of this.connections) {
-      if (conn.subs.size === 0 && conn.lastFrameAt < limit) {
-        conn.ws.close(1000, 'idle timeout');
-        this.drop(conn);
-      }
-    }
+    this.clients.sendError(conn, errorFrame(code, text, requestId));
   }
 
   // --- events ---------------------------------------------------------------------------------
@@ -1195,7 +1037,7 @@ export class LiveQuery {
     return this.frameFor(sub, state, event, kind, decision.afterReadable, decision.beforeReadable, ctx).then(
       (frame) => {
         if (sub.ended || !sub.active) return this.note(entry, sub, null, 'session');
-        this.sendEvent(sub.conn, frame);
+        this.clients.sendEvent(sub.conn, frame);
         this.note(entry, sub, kind);
       },
     );
@@ -1268,7 +1110,7 @@ export class LiveQuery {
       return;
     }
     if (sub.ended) return;
-    this.send(sub.conn, {
+    this.clients.send(sub.conn, {
       op: 'snapshot',
       ...frameHead(sub.conn),
       requestId: sub.requestId,
@@ -1301,30 +1143,9 @@ export class LiveQuery {
   /** Closes every connection with a close frame (1001), waits briefly for the handshakes, frees everything. */
   close(graceMs = 2000): Promise<void> {
     this.closing ??= (async () => {
-      for (const timer of this.timers) clearInterval(timer);
       if (this.expiryTimer !== undefined) this.clock.clearTimeout(this.expiryTimer);
       this.unsubscribe?.();
-      const conns = [...this.connections];
-      const closed = conns.map(
-        (conn) =>
-          new Promise<void>((resolve) => {
-            if (conn.ws.readyState === conn.ws.CLOSED) return resolve();
-            conn.ws.once('close', () => resolve());
-            conn.ws.close(1001, LiveText.shuttingDown);
-          }),
-      );
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all(closed),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, graceMs);
-        }),
-      ]);
-      clearTimeout(timer);
-      for (const conn of conns) {
-        if (conn.ws.readyState !== conn.ws.CLOSED) conn.ws.terminate();
-        this.drop(conn);
-      }
+      await this.clients.closeAll(graceMs);
       await new Promise<void>((resolve) => this.wss.close(() => resolve()));
       await this.queue;
     })();
@@ -1364,22 +1185,6 @@ async function secureSubscription(
     ...request.include,
   ]);
   return resolveForMemory(core, caller, schema, parsed);
-}
-
-/** The socket under a `ws` WebSocket (not part of its typed API; undefined once it is gone). */
-function socketOf(ws: WebSocket): { cork(): void; uncork(): void } | undefined {
-  return (ws as unknown as { _socket?: { cork(): void; uncork(): void } | null })._socket ?? undefined;
-}
-
-/**
- * What opens every frame a connection gets but errors: its clientId, and its installationId when
- * the connect frame gave one (the SDKs hand both to the app with each event, as the incumbent sends
- * them). Event frames are written as text in `frameFor`, in the same order.
- */
-function frameHead(conn: Connection): { clientId: number; installationId?: string } {
-  return conn.installationId === null
-    ? { clientId: conn.id }
-    : { clientId: conn.id, installationId: conn.installationId };
 }
 
 /** The group of a plain subscription (no CLP row condition): its caller; null for a special one. */

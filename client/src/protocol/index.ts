@@ -4,6 +4,7 @@ export * from './fields.ts';
 export * from './files.ts';
 export * from './headers.ts';
 export * from './hooks.ts';
+export * from './installations.ts';
 export * from './paths.ts';
 export * from './scrub.ts';
 export * from './server-options.ts';

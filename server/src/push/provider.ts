@@ -1,3 +1,5 @@
+import { APNS_DEVICE_TYPES, FCM_DEVICE_TYPES } from '@bds/client/protocol';
+
 /** One notification to one device, as a delivery adapter sends it. */
 export interface Delivery {
   /** The `_Installation` row. */
@@ -30,7 +32,9 @@ export const STANDARD_KEYS = new Set([
   'uri',
 ]);
 
-export const APNS_DEVICE_TYPES = new Set(['ios', 'osx', 'tvos', 'watchos', 'visionos']);
+/** The protocol's lists of device types, as sets for the per-installation lookup. */
+const APNS_TYPES: ReadonlySet<string> = new Set(APNS_DEVICE_TYPES);
+const FCM_TYPES: ReadonlySet<string> = new Set(FCM_DEVICE_TYPES);
 
 /** Which provider delivers to an installation: its pushType first, then its deviceType. */
 export function providerFor(installation: {
@@ -41,8 +45,8 @@ export function providerFor(installation: {
   if (pushType === 'apns') return 'apns';
   if (pushType === 'fcm' || pushType === 'gcm') return 'fcm';
   const deviceType = String(installation.deviceType ?? '').toLowerCase();
-  if (APNS_DEVICE_TYPES.has(deviceType)) return 'apns';
-  if (deviceType === 'android' || deviceType === 'web') return 'fcm';
+  if (APNS_TYPES.has(deviceType)) return 'apns';
+  if (FCM_TYPES.has(deviceType)) return 'fcm';
   return undefined;
 }
 

@@ -18,7 +18,7 @@ function idByte(): number {
   return ID_POOL[idPoolAt++]!;
 }
 
-/** 10 random characters from [A-Za-z0-9] (PROTOCOL.md "Addresses and defaults"). */
+/** 10 random characters from [A-Za-z0-9] (docs/protocol.md#addresses). */
 export function newObjectId(length = 10): string {
   let out = '';
   while (out.length < length) {

@@ -50,8 +50,8 @@ const masterOnly = (reason: string) =>
 
 /**
  * The class-level layer, the one decider of "may this caller do `op` on this class at all": the
- * built-in classes' own rules (SPEC "Built-in classes", endpoint rule 5, "Master-key-only
- * surfaces"), then the class-level permissions. An allowance may carry a row condition.
+ * built-in classes' own rules (docs/protocol.md#built-in-classes), then the class-level permissions.
+ * An allowance may carry a row condition.
  */
 export function decideClass(facts: ClassFacts): Verdict {
   const { className, op, caller } = facts;
@@ -91,7 +91,7 @@ export function decideClass(facts: ClassFacts): Verdict {
   return decideClp(facts.schema, op, caller);
 }
 
-/** Surfaces only the master key reaches (SPEC "Master-key-only surfaces"), each named in words. */
+/** Surfaces only the master key reaches (docs/protocol.md#routes, auth "master"), each named in words. */
 const SURFACE_NAMES = {
   schema: 'changing a class schema',
   schemaRead: 'reading class schemas',
@@ -212,8 +212,8 @@ export function pointsAtUser(fields: readonly string[], userId: string): QueryNo
  * document stored by an earlier version can lack one, and it is read as that version enforced it
  * (a saved document names every operation, schema/registry.ts `parseClp`). In order:
  * requiresAuthentication (an anonymous caller is refused with 101 before anything else, `*`
- * included: SPEC endpoint rule 2), `*`, any authenticated user under requiresAuthentication, the
- * caller's user id and roles, then pointer permissions (`pointerFields`, `readUserFields` for
+ * included: docs/protocol.md#access-control), `*`, any authenticated user under
+ * requiresAuthentication, the caller's user id and roles, then pointer permissions (`pointerFields`, `readUserFields` for
  * reads, `writeUserFields` for writes), which allow with a row condition.
  */
 export function decideClp(

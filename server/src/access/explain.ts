@@ -12,7 +12,7 @@ import type { Layer, Verdict } from './verdict.ts';
 
 /**
  * The explanation of one access question ("may this viewpoint do `operation` on this class, this
- * row?"), layer by layer in the SPEC's order: the class layer (built-in rules, CLP), the ACL, then
+ * row?"), layer by layer in the order of access control: the class layer (built-in rules, CLP), the ACL, then
  * protectedFields. Every verdict comes from the deciders enforcement asks (`decideClass`,
  * `decideAcl`, `protectedView`), in the order the data layer asks them; nothing here decides a
  * rule, it only puts the verdicts side by side and words what would change them.

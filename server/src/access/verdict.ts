@@ -1,6 +1,6 @@
 import type { QueryNode } from '../kernel/query.ts';
 
-/** Which layer decided (SPEC "What the service does" 4: CLP, then ACL, then protectedFields). */
+/** Which layer decided (docs/protocol.md#access-control: CLP, then ACL, then protectedFields). */
 export type Layer = 'master' | 'system' | 'clp' | 'acl' | 'protectedFields';
 
 /**

@@ -19,7 +19,7 @@ export interface AnalyticsAdapter {
   track(event: AnalyticsEvent): Promise<void>;
 }
 
-/** The default: events are accepted and not stored (SPEC "Inbound analytics events"). */
+/** The default: events are accepted and not stored (docs/protocol.md#push-analytics-and-aggregation). */
 export const noAnalytics: AnalyticsAdapter = { stores: false, track: async () => {} };
 
 /** The class of stored events (`hour` and `day` are the UTC buckets of `at`); it exists only with the store adapter. */

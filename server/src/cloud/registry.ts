@@ -15,7 +15,7 @@ export interface DataApi {
   delete(className: string, objectId: string): Promise<void>;
 }
 
-/** The one argument of every handler (PROTOCOL.md "Cloud code module"). */
+/** The one argument of every handler (docs/protocol.md#cloud-code-module). */
 export interface CloudRequest {
   /** Functions and jobs. */
   params: Record<string, unknown>;

@@ -31,7 +31,7 @@ export function transportError(err: unknown): BdsError {
   );
 }
 
-/** The body of a hook call about a row (PROTOCOL.md "Hook calls"). */
+/** The body of a hook call about a row (docs/protocol.md#hook-calls). */
 export function hookPayload(request: CloudRequest, extra: Record<string, unknown>): Record<string, unknown> {
   // A receiver gets the user without its authData (third-party tokens stay in the service).
   const { authData: _authData, ...user } = request.user ?? {};

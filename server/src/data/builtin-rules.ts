@@ -41,7 +41,7 @@ export const roleCycle = (): BdsError =>
   );
 
 /**
- * `_Installation` create (SPEC endpoint rule 5): open to anonymous callers; the
+ * `_Installation` create (docs/protocol.md#built-in-classes): open to anonymous callers; the
  * X-Backend-Installation-Id header supplies `installationId` and, when the body also has one, must
  * match it (master may register any id). `deviceType` and `installationId` are required. Answers
  * the installation id to store.

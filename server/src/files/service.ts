@@ -116,7 +116,8 @@ export class Files {
     return `${this.publicUrl()}/files/${encodeURIComponent(this.options.appId)}/${encodeURIComponent(name)}`;
   }
 
-  /** SPEC endpoint rule 7: fileUpload.enableForPublic / enableForAnonymousUser / enableForAuthenticatedUser. */
+  /** Who may upload (docs/protocol.md#files): fileUpload.enableForPublic, enableForAnonymousUser and
+   * enableForAuthenticatedUser. */
   private async checkUploader(ctx: Ctx): Promise<void> {
     const { caller } = ctx;
     if (caller.isMaster) return;

@@ -8,7 +8,7 @@ import { OptionError, type ServiceOptions } from '../config/options.ts';
 /** How a call to a hook receiver ended, when it did not answer `{success}` or `{error}`. */
 export type TransportFailure = 'timeout' | 'unreachable' | 'garbage' | 'http' | 'refused';
 
-/** A receiver's answer: `{success: value}` or `{error: text}` (PROTOCOL.md "Hook calls"). */
+/** A receiver's answer: `{success: value}` or `{error: text}` (docs/protocol.md#hook-calls). */
 export type HookAnswer =
   | { ok: true; value: unknown; status: number }
   | { ok: false; error: string; status: number };

@@ -7,7 +7,7 @@ import type { PendingWrite, WriteEvent, WriteTriggers } from '../kernel/events.t
 import type { Row } from '../kernel/records.ts';
 import type { HookClient } from './client.ts';
 
-/** The triggers a webhook can serve (SPEC "Hooks"). */
+/** The triggers a webhook can serve (docs/protocol.md#hook-calls). */
 export const WEBHOOK_TRIGGERS = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete'] as const;
 export type WebhookTrigger = (typeof WEBHOOK_TRIGGERS)[number];
 

@@ -16,7 +16,7 @@ export interface Credentials {
   requestId?: string;
 }
 
-/** The credentials read from headers (PROTOCOL.md "Credentials"); names from the protocol table. */
+/** The credentials read from headers (docs/protocol.md#credentials); names from the protocol table. */
 const HEADER_KEYS: Array<keyof Credentials & keyof typeof HEADERS> = [
   'applicationId',
   'restAPIKey',

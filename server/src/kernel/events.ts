@@ -6,7 +6,7 @@ import type { Row } from './records.ts';
 export type WriteSource = 'rest' | 'batch' | 'account' | 'system' | 'cloud' | 'hook' | 'import';
 
 /**
- * What every committed write emits, once, after its transaction commits (PROTOCOL-independent).
+ * What every committed write emits, once, after its transaction commits, whatever route made the write.
  *
  * - Records: `create` (before null), `update`, `delete` (after null), with the rows as stored
  *   (wire form, ACL included, internal columns such as password hashes never).

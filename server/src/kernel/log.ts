@@ -8,7 +8,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
  * The service's structured log (pino, one JSON object per line). Every record passes through the
- * protocol's `scrub()` (SPEC "Secret handling in client logs": secret keys, key headers, long
+ * protocol's `scrub()` (docs/protocol.md#log-scrubbing: secret keys, key headers, long
  * numeric arrays), so a value under a secret key never reaches a line whoever logs it.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {

@@ -69,7 +69,7 @@ export const SYSTEM_CLASS_FIELDS: Record<string, Record<string, FieldDef>> = {
     appName: { type: 'String' },
     appIdentifier: { type: 'String' },
   },
-  // Master-only classes of cloud code (PROTOCOL.md "Jobs and schedules", "Hook calls").
+  // Master-only classes of cloud code (docs/protocol.md#built-in-classes).
   _Hooks: {
     functionName: { type: 'String' },
     className: { type: 'String' },
@@ -120,7 +120,7 @@ export const SYSTEM_CLASS_FIELDS: Record<string, Record<string, FieldDef>> = {
   },
 };
 
-/** Classes reachable only with the master key (SPEC "Master-key-only surfaces"). */
+/** Classes reachable only with the master key (docs/protocol.md#built-in-classes). */
 export const MASTER_ONLY_CLASSES = new Set([
   '_JobStatus',
   '_PushStatus',
@@ -139,11 +139,11 @@ export function defaultClassLevelPermissions(className?: string): ClassLevelPerm
   const clp: ClassLevelPermissions = {};
   for (const op of CLP_OPERATIONS) clp[op] = { '*': true };
   clp.protectedFields = { '*': [] };
-  // Built-in defaults (SPEC "Master-key-only surfaces", PROTOCOL.md "Other defaults").
+  // Built-in defaults (docs/protocol.md#built-in-classes).
   if (className === '_Role') for (const op of ['create', 'update', 'delete', 'addField']) clp[op] = {};
   if (className === '_User') clp.protectedFields = { '*': ['email'] };
   // A push token is a credential for the device: anyone with app keys may get an installation by id
-  // (SPEC endpoint rule 5), so the token is hidden from everyone but master unless a CLP says otherwise.
+  // (docs/protocol.md#built-in-classes), so the token is hidden from everyone but master unless a CLP says otherwise.
   if (className === '_Installation') clp.protectedFields = { '*': ['deviceToken'] };
   return clp;
 }

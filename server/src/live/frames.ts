@@ -2,7 +2,7 @@ import { isObject } from '@bds/client/protocol';
 import { keyPathProblem } from '../kernel/names.ts';
 import { jsonProblem } from '../kernel/validate.ts';
 
-/** Error codes of the realtime protocol (PROTOCOL.md "Realtime frames"). */
+/** Error codes of the realtime protocol (docs/protocol.md#realtime-frames). */
 export const LiveCode = {
   MALFORMED: 1,
   NOT_CONNECTED_OR_UNKNOWN_REQUEST: 2,
@@ -127,7 +127,7 @@ export interface SubscriptionRequest {
 
 const MAX_LIST = 100;
 
-/** What a subscription's query may hold (PROTOCOL "Realtime frames"; `fields` is the old name of `keys`). */
+/** What a subscription's query may hold (docs/protocol.md#realtime-frames; `fields` is the old name of `keys`). */
 const QUERY_PROPERTIES = new Set(['className', 'where', 'keys', 'fields', 'watch', 'include']);
 
 function pathList(
@@ -196,8 +196,8 @@ export function parseSubscription(frame: Record<string, unknown>): SubscriptionR
 }
 
 /**
- * A subscription as a trigger answered it (its class's beforeSubscribe, then beforeFind; PROTOCOL
- * "Cloud code module"): the where, keys and include it answered replace the caller's, checked as a
+ * A subscription as a trigger answered it (its class's beforeSubscribe, then beforeFind;
+ * docs/protocol.md#cloud-code-module): the where, keys and include it answered replace the caller's, checked as a
  * frame's are; `watch` too when the answer has one (a find's never does), else it stays the
  * caller's. A list may come back as a comma-separated string (the wire form of a find's).
  */

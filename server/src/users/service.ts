@@ -61,7 +61,7 @@ interface SignInLinks {
 }
 
 /**
- * Users and sessions (SPEC "Built-in classes", "States and transitions"): sign-up, login, MFA,
+ * Users and sessions (docs/protocol.md#users-and-sessions): sign-up, login, MFA,
  * logout, session scoping, user updates, anonymous users and their upgrade, and mail-based flows.
  * Every write goes through the write pipeline (source `account`); this module adds the _User and
  * _Session rules.

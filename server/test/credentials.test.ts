@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import { runScenarios, type Scenario, type ScenarioContext } from './helpers/scenarios.ts';
 import { KEYS } from './helpers/service.ts';
 
-/** PROTOCOL.md "Credentials": keys, X-Parse- aliases, the "POST with _method" form, master-only surfaces. */
+/** docs/protocol.md#credentials: keys, X-Parse- aliases, the "POST with _method" form, master-only surfaces. */
 
 const UNAUTHORIZED = { code: 119, error: 'unauthorized' };
 const MASTER_REQUIRED = { code: 119, error: 'unauthorized: master key is required' };

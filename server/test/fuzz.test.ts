@@ -1011,7 +1011,7 @@ describe('fuzzing every route with adversarial input', () => {
         break;
       case 'tooLarge':
         expect(res.status, label).toBe(413);
-        // A JSON body over the limit: 116; a file upload: 130 (the file error code, PROTOCOL.md).
+        // A JSON body over the limit: 116; a file upload: 130 (the file error code, docs/protocol.md#errors).
         expect((json as { code: number }).code, label).toBe(req.path.startsWith('/files/') ? 130 : 116);
         break;
       case 'batch':

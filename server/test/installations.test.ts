@@ -23,7 +23,7 @@ async function register(id = nextId(), extra: Record<string, unknown> = {}) {
   return { id, objectId: res.json.objectId as string };
 }
 
-describe('_Installation (SPEC endpoint rule 5)', () => {
+describe('_Installation (docs/protocol.md#built-in-classes)', () => {
   it('is created by an anonymous caller; the header becomes installationId', async () => {
     const { id, objectId } = await register();
     const row = await t.request('GET', `/installations/${objectId}`, { as: 'master' });

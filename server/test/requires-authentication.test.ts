@@ -3,7 +3,7 @@ import { createUser, pointer } from './helpers/access-world.ts';
 import { runScenarios, type Scenario } from './helpers/scenarios.ts';
 
 /**
- * SPEC endpoint rule 2: with requiresAuthentication, a call without a session token is refused
+ * docs/protocol.md#access-control: with requiresAuthentication, a call without a session token is refused
  * (101 `Permission denied, user needs to be authenticated.`) before the ACL is consulted, even
  * when the same entry also says `"*": true`; on every operation and every path.
  */

@@ -48,7 +48,7 @@ describe('users review: MFA on every login path', () => {
       body: { authData: { anonymous: { id: 'rv-anon-mfa' } } },
     });
     expect(anon.status).toBe(201);
-    // Upgrade without the unlink: the anonymous id stays a login path (SPEC "States and transitions").
+    // Upgrade without the unlink: the anonymous id stays a login path (docs/protocol.md#users-and-sessions).
     const up = await t.request('PUT', `/users/${anon.json.objectId}`, {
       sessionToken: anon.json.sessionToken,
       body: { username: 'rv-up', password: 'pw-up', email: 'rv-up@example.com' },

@@ -1,4 +1,4 @@
-/** Protocol error codes (PROTOCOL.md "Errors"). */
+/** Protocol error codes (docs/protocol.md#errors). */
 export const ErrorCode = {
   INTERNAL_SERVER_ERROR: 1,
   CONNECTION_FAILED: 100,

@@ -1,4 +1,4 @@
-/** Field types a schema may declare (PROTOCOL.md "Wire values"); Pointer and Relation take a targetClass. */
+/** Field types a schema may declare (docs/protocol.md#wire-values); Pointer and Relation take a targetClass. */
 export const SCHEMA_FIELD_TYPES = [
   'String',
   'Number',

@@ -1,5 +1,5 @@
 /**
- * Credential headers (PROTOCOL.md "Credentials"). The service also accepts each with the prefix
+ * Credential headers (docs/protocol.md#credentials). The service also accepts each with the prefix
  * `X-Parse-` instead of `X-Backend-`.
  */
 export const HEADERS = {

@@ -22,7 +22,7 @@ export interface HookDelivery {
   error?: string;
 }
 
-/** A `_JobStatus` row (PROTOCOL.md "Jobs and schedules"). */
+/** A `_JobStatus` row (docs/protocol.md#jobs-and-schedules). */
 export interface JobStatus {
   objectId: string;
   jobName: string;

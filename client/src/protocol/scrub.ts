@@ -1,4 +1,4 @@
-/** Log scrubbing per SPEC "Secret handling in client logs": one set of rules for every package. */
+/** Log scrubbing (docs/protocol.md#log-scrubbing): one set of rules for every package. */
 import { HEADERS } from './headers.ts';
 
 export const FILTERED = '[FILTERED]';
@@ -25,7 +25,7 @@ export function credentialRefusal(field: string): string {
     : `${field}: credentials are not edited in the console.`;
 }
 
-/** Keys whose values are replaced by `[FILTERED]`, matched case-insensitively (SPEC rule 1, and ID tokens). */
+/** Keys whose values are replaced by `[FILTERED]`, matched case-insensitively (docs/protocol.md#log-scrubbing). */
 export const SECRET_KEYS: readonly string[] = [
   'password',
   'token',
@@ -49,7 +49,7 @@ export const SECRET_KEYS: readonly string[] = [
 ];
 
 /**
- * Request headers whose values are replaced by `[FILTERED]` (SPEC rule 2), both prefixes. Built by
+ * Request headers whose values are replaced by `[FILTERED]` (docs/protocol.md#log-scrubbing), both prefixes. Built by
  * a call marked pure, so a browser bundle that does not use it (the console) carries no key header
  * name at all.
  */
@@ -86,7 +86,7 @@ const lowerCaseSet = (names: readonly string[]) => new Set(names.map((n) => n.to
 const SECRET_KEY_SET = /* @__PURE__ */ lowerCaseSet(SECRET_KEYS);
 const SECRET_HEADER_SET = /* @__PURE__ */ lowerCaseSet(SECRET_HEADERS);
 
-/** Numeric-only arrays at least this long are replaced by a placeholder (SPEC rule 3). */
+/** Numeric-only arrays at least this long are replaced by a placeholder (docs/protocol.md#log-scrubbing). */
 export const VECTOR_MIN_DIMS = 32;
 
 export function isSecretKey(key: string): boolean {

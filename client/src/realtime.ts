@@ -1,5 +1,5 @@
 /**
- * Realtime subscriptions (SPEC "Realtime subscriptions (LiveQuery)", PROTOCOL "Realtime frames").
+ * Realtime subscriptions (docs/protocol.md#realtime-frames, #client-library-conventions).
  *
  * Realtime is opt-in: nothing here opens a socket until `enableRealtime()` was called. A connection
  * is either scoped (no master key: each subscription acts as its session token, or anonymously) or
@@ -19,7 +19,7 @@ import { FILTERED, scrub } from './scrub.ts';
 
 let realtimeEnabled = false;
 
-/** Turns realtime on for the process (SPEC: a global switch that must be enabled before use). */
+/** Turns realtime on for the process (off until then: docs/protocol.md#client-library-conventions). */
 export function enableRealtime(): void {
   realtimeEnabled = true;
 }
@@ -148,7 +148,7 @@ export function backoffDelay(
 
 export type LiveEventKind = 'create' | 'update' | 'delete' | 'enter' | 'leave';
 
-/** What a subscription watches (PROTOCOL `query`). */
+/** What a subscription watches (the `query` of a subscribe frame, docs/protocol.md#realtime-frames). */
 export interface LiveQuerySpec {
   className: string;
   where?: Record<string, unknown>;
@@ -161,8 +161,8 @@ export interface LiveQuerySpec {
 export interface SubscribeOptions {
   /**
    * Acts as this user. Without it: the ambient session (withSession, imperative login), then the
-   * token bound to a user-scoped client, else anonymous (PROTOCOL resolution order). Ignored on an
-   * admin connection (master authority there).
+   * token bound to a user-scoped client, else anonymous (docs/protocol.md#client-library-conventions).
+   * Ignored on an admin connection (master authority there).
    */
   sessionToken?: string | null;
   /** Pointer fields expanded in events (each included row is checked for the subscriber). */
@@ -170,7 +170,7 @@ export interface SubscribeOptions {
   /** Ask for the matching rows first (`snapshot` event), then live events. */
   snapshot?: boolean;
   /**
-   * Not offered: per-subscription master authority does not exist (SPEC). Passing it only warns
+   * Not offered: per-subscription master authority does not exist (docs/protocol.md#realtime-frames). Passing it only warns
    * once; use `client.realtime({ useMasterKey: true })` instead.
    * @deprecated
    */
@@ -391,11 +391,11 @@ export class Subscription<T = LiveObject> extends Emitter<SubscriptionEvents<T>>
 type ConnState = 'idle' | 'connecting' | 'open' | 'waiting' | 'closed';
 
 const EVENT_KINDS = new Set<string>(['create', 'update', 'delete', 'enter', 'leave']);
-/** Connect-frame fields that hold a credential but are not in the SPEC's key list (scrubbed as well). */
+/** Connect-frame fields that hold a credential but are not among its secret keys (scrubbed as well). */
 const FRAME_SECRETS = ['restAPIKey'];
 const RESUME_WINDOW_EXCEEDED = 5;
 
-/** The frame as it may be logged: SPEC "Secret handling in client logs", plus the REST key field. */
+/** The frame as it may be logged: docs/protocol.md#log-scrubbing, plus the REST key field. */
 export function scrubFrame(frame: Record<string, unknown>): unknown {
   let out = frame;
   for (const key of FRAME_SECRETS) if (key in out) out = { ...out, [key]: FILTERED };

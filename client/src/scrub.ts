@@ -1,4 +1,4 @@
-/** Log scrubbing per SPEC "Secret handling in client logs": the rules live in the shared protocol package. */
+/** Log scrubbing per docs/protocol.md#log-scrubbing: the rules live in the shared protocol package. */
 export {
   FILTERED,
   isSecretHeader,

@@ -2,7 +2,7 @@
  * ACLs as the console edits and explains them: the principals of an ACL, edits to it, and its
  * effective result in words ("Readable by: members of Editors, which includes members of Admins").
  *
- * Role inheritance follows the SPEC: a role held in role X's `roles` relation gives its members
+ * Role inheritance follows docs/protocol.md#built-in-classes: a role held in role X's `roles` relation gives its members
  * X's permissions. So an ACL entry for X also reaches the members of every role in X's `roles`
  * relation, and of every role in theirs, and so on.
  */

@@ -1,6 +1,6 @@
 /**
  * Pure logic of the class access editor: reading and changing a class's classLevelPermissions
- * (SPEC "Class-level permissions"), the changes in words, and the dangerous-setting warnings.
+ * (docs/protocol.md#access-control), the changes in words, and the dangerous-setting warnings.
  * The service decides access (server/src/access/class.ts); this only edits the document.
  */
 

@@ -146,7 +146,7 @@ function RoleChangeReview({
   );
 }
 
-/** "<a>, which inherits from <b>, …": how a member holds the role, in the SPEC's direction. */
+/** "<a>, which inherits from <b>, …": how a member holds the role, in the direction of docs/protocol.md#built-in-classes. */
 function chainInWords(via: string[]): string {
   if (via.length === 1) return `direct member of ${via[0]}`;
   return `member of ${via[0]}${via

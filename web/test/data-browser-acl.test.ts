@@ -49,7 +49,7 @@ describe('ACL in words', () => {
     expect(holdersWords({ zz: { write: true } }, 'write', names)).toBe('the user zz');
   });
 
-  it('follows role inheritance in the SPEC direction (the roles relation)', () => {
+  it('follows role inheritance in the direction of the roles relation (docs/protocol.md#built-in-classes)', () => {
     // Admins is in Editors' roles relation: Admins' members get Editors' capabilities.
     const inheritors = { Editors: ['Admins'], Admins: ['Owners'], Owners: ['Editors'] };
     expect(inheritingRoles('Editors', inheritors)).toEqual(['Admins', 'Owners']);

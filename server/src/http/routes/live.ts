@@ -6,7 +6,7 @@ import type { Router } from '../router.ts';
 /**
  * GET /live/trace/<C> (master only): the realtime delivery trace of a class: for its last events,
  * which subscriptions received each and, for the others, which check filtered it
- * (docs/architecture.md "Realtime").
+ * (docs/architecture/realtime.md#delivery-trace).
  */
 export function registerLiveRoutes(router: Router, live: LiveQuery): void {
   router.add('GET', '/live/trace/:className', async (req) => {

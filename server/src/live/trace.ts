@@ -1,6 +1,6 @@
 import type { RequestId } from './frames.ts';
 
-/** Why a subscription did not receive an event (docs/architecture.md "Realtime"). */
+/** Why a subscription did not receive an event (docs/architecture/realtime.md#delivery-trace). */
 export type FilterReason = 'where' | 'clp' | 'acl' | 'kind' | 'session';
 
 export type DeliveredKind = 'create' | 'update' | 'delete' | 'enter' | 'leave';

@@ -93,8 +93,7 @@ export async function createService(
   const log = extra.log ?? createLogger(options.logLevel);
   const store = await openStore(options);
   const schemas = new SchemaRegistry(store);
-  // With Redis, events cross instances and shared state lives there (docs/architecture.md,
-  // "Several instances").
+  // With Redis, events cross instances and shared state lives there (docs/architecture/scale-out.md).
   const redis = options.redisURL
     ? new RedisLink(options.redisURL, options.redis.keyPrefix ?? `bds:${options.appId}:`, log)
     : undefined;

@@ -20,7 +20,7 @@ import {
 } from './helpers/service.ts';
 
 /**
- * Two service instances on one store and one Redis (docs/architecture.md "Scale-out"): what one
+ * Two service instances on one store and one Redis (docs/architecture/scale-out.md): what one
  * instance writes reaches the other's realtime subscribers, caches and login state, a schedule runs
  * once, and a file stored through one is served by the other. The store is the PostgreSQL test
  * database when BDS_TEST_DATABASE_URL is set (one fresh schema, dropped after), else one SQLite file

@@ -1,5 +1,5 @@
 /**
- * The service's layers import downward only (docs/architecture.md). `npm run lint` runs this; an
+ * The service's layers import downward only (docs/architecture/service.md). `npm run lint` runs this; an
  * upward import fails it, naming the importing file and the module it reached.
  *
  * From the bottom up; a layer may import itself and any layer before it in this list.

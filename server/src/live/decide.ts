@@ -36,8 +36,9 @@ type SideVerdict = FilterReason | 'absent' | null;
 /**
  * CLP find for the class (with roles and requiresAuthentication), then per side of the change (the
  * row before and after) the CLP row condition, the row's ACL and the where. Which sides match gives
- * the kind (PROTOCOL: before and after → update, after only → create or enter, before only → leave,
- * deleted → delete); a `watch` lets through only a change of a watched field.
+ * the kind (docs/protocol.md#realtime-frames: before and after → update, after only → create or
+ * enter, before only → leave, deleted → delete); a `watch` lets through only a change of a watched
+ * field.
  */
 export function decideEvent(
   compiled: CompiledSubscription,

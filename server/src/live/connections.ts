@@ -6,7 +6,6 @@
  * is the handler's (LiveQuery, server.ts); this file never looks inside a subscription.
  */
 import type { RawData, WebSocket } from 'ws';
-import type { ServiceOptions } from '../config/options.ts';
 import type { Logger } from '../kernel/log.ts';
 import {
   type ErrorFrame,
@@ -18,9 +17,7 @@ import {
   type RequestId,
   requestIdOf,
 } from './frames.ts';
-import type { Connection } from './model.ts';
-
-export type LiveOptions = ServiceOptions['liveQuery'];
+import type { Connection, LiveOptions } from './model.ts';
 
 /** A client frame once parsed: a JSON object with an `op`. */
 export type ClientFrame = ReturnType<typeof parseFrame>;

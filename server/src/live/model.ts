@@ -1,9 +1,12 @@
 /**
  * What realtime keeps, with no behaviour: a client's connection, its subscriptions, and what a
- * subscription holds once its query is checked and compiled for its caller. Every part of live/
- * works on these records (connections.ts, prepare.ts, registry.ts, fan-out.ts); none owns them.
+ * subscription holds once its query is checked and compiled for its caller; and what realtime is
+ * given (its options, cloud code's realtime triggers). Every part of live/ works on these records
+ * (connections.ts, prepare.ts, registry.ts, fan-out.ts); none owns them.
  */
 import type { WebSocket } from 'ws';
+import type { CloudTriggers } from '../cloud/triggers.ts';
+import type { ServiceOptions } from '../config/options.ts';
 import type { Caller } from '../kernel/caller.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { ClassSchema } from '../kernel/schema.ts';
@@ -11,6 +14,14 @@ import type { FindQuery } from '../kernel/triggers.ts';
 import type { RowMatcher } from '../query/match.ts';
 import type { IndexSpec } from './class-index.ts';
 import type { RequestId, SubscriptionRequest } from './frames.ts';
+
+export type LiveOptions = ServiceOptions['liveQuery'];
+
+/** The realtime triggers of cloud code (cloud/triggers.ts): beforeConnect and beforeSubscribe. */
+export type LiveTriggers = Pick<
+  CloudTriggers,
+  'hasBeforeConnect' | 'beforeConnect' | 'hasBeforeSubscribe' | 'beforeSubscribe'
+>;
 
 export interface Connection {
   /** The clientId of its frames. */

@@ -4,8 +4,6 @@ import { normalPath } from '@bds/client/protocol';
 import { WebSocketServer } from 'ws';
 import { decideClass } from '../access/class.ts';
 import { type CallerResolver, type ResolvedSession, sessionIsLive } from '../auth/caller.ts';
-import type { CloudTriggers } from '../cloud/triggers.ts';
-import type { ServiceOptions } from '../config/options.ts';
 import { refuseHiddenFields } from '../data/authorize.ts';
 import type { Core } from '../data/core.ts';
 import type { Data } from '../data/data.ts';
@@ -16,7 +14,6 @@ import type { Clock } from '../kernel/clock.ts';
 import { ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { WriteEvent } from '../kernel/events.ts';
-import { safeEqual } from '../kernel/ids.ts';
 import type { Logger } from '../kernel/log.ts';
 import { classNameProblem } from '../kernel/names.ts';
 import type { QueryNode } from '../kernel/query.ts';
@@ -41,7 +38,8 @@ import {
   type SubscriptionRequest,
   wireQueryOf,
 } from './frames.ts';
-import type { CompiledSubscription, Connection, Subscription } from './model.ts';
+import { Handshake } from './handshake.ts';
+import type { CompiledSubscription, Connection, LiveOptions, LiveTriggers, Subscription } from './model.ts';
 import { EventIds, type LiveEvent, Retention } from './retention.ts';
 import {
   type DeliveredKind,
@@ -50,14 +48,6 @@ import {
   MAX_TRACED,
   type TraceEntry,
 } from './trace.ts';
-
-type LiveOptions = ServiceOptions['liveQuery'];
-
-/** The realtime triggers of cloud code (cloud/triggers.ts): beforeConnect and beforeSubscribe. */
-export type LiveTriggers = Pick<
-  CloudTriggers,
-  'hasBeforeConnect' | 'beforeConnect' | 'hasBeforeSubscribe' | 'beforeSubscribe'
->;
 
 /** The longest delay a timer takes (Node's limit is 2^31 - 1 ms); a later expiry is reached in steps. */
 const MAX_TIMER_MS = 24 * 60 * 60 * 1000;
@@ -87,6 +77,7 @@ const EMPTY_SCHEMA = (className: string): ClassSchema => ({
 export class LiveQuery {
   private readonly wss: WebSocketServer;
   private readonly clients: Connections;
+  private readonly handshake: Handshake;
   /** Every open connection (the clients'; tests look at it). */
   private readonly connections: ReadonlySet<Connection>;
   private readonly byClass = new Map<string, ClassSubscriptions<Subscription, Caller>>();
@@ -139,6 +130,7 @@ export class LiveQuery {
       },
     });
     this.connections = this.clients.all;
+    this.handshake = new Handshake(options, callers, this.clients, triggers);
     this.wss = new WebSocketServer({
       noServer: true,
       // Frames up to 16x the limit are read and answered 155; larger ones close the socket (1009).
@@ -190,7 +182,7 @@ export class LiveQuery {
   private async handleFrame(conn: Connection, frame: ClientFrame): Promise<void> {
     switch (frame.op) {
       case 'connect':
-        return this.connect(conn, frame);
+        return this.handshake.connect(conn, frame);
       case 'subscribe':
       case 'update':
       case 'unsubscribe':
@@ -202,86 +194,6 @@ export class LiveQuery {
       default:
         throw new FrameError(LiveCode.UNKNOWN_OP, LiveText.unknownOp(frame.op));
     }
-  }
-
-  /** connect: application id and client key (constant time, as http/credentials.ts), optional master key and session. */
-  private async connect(conn: Connection, frame: Record<string, unknown>): Promise<void> {
-    if (conn.connected || conn.connecting)
-      throw new FrameError(LiveCode.MALFORMED, LiveText.alreadyConnected);
-    conn.connecting = true;
-    const { options } = this.data.core;
-    const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-    const refuse = (code: number, text: string) => {
-      this.clients.sendError(conn, errorFrame(code, text));
-      conn.ws.close(1008, text.slice(0, 120));
-    };
-    let master = false;
-    const masterKey = str(frame.masterKey);
-    if (str(frame.applicationId) !== options.appId) return refuse(LiveCode.PERMISSION, LiveText.unauthorized);
-    if (masterKey !== undefined) {
-      if (!safeEqual(masterKey, options.masterKey)) return refuse(LiveCode.PERMISSION, LiveText.unauthorized);
-      master = true;
-    } else {
-      const pairs: Array<[string | undefined, string | undefined]> = [
-        [str(frame.restAPIKey), options.restAPIKey],
-        [str(frame.javascriptKey), options.javascriptKey],
-        [str(frame.clientKey), options.clientKey],
-      ];
-      const anyConfigured = pairs.some(([, configured]) => configured !== undefined);
-      let matched = false;
-      let mismatched = false;
-      for (const [given, configured] of pairs) {
-        if (given === undefined || configured === undefined) continue;
-        if (safeEqual(given, configured)) matched = true;
-        else mismatched = true;
-      }
-      if ((mismatched && !matched) || (anyConfigured && !matched)) {
-        return refuse(LiveCode.PERMISSION, LiveText.unauthorized);
-      }
-    }
-    const sessionToken = str(frame.sessionToken) || undefined;
-    const installationId = str(frame.installationId) || null;
-    let caller: Caller | undefined;
-    let sessionInvalid = false;
-    if (sessionToken !== undefined && !master) {
-      try {
-        caller = await this.callers.resolve({ master: false, sessionToken, installationId });
-      } catch (err) {
-        if (!(err instanceof BdsError && err.code === ErrorCode.INVALID_SESSION_TOKEN)) {
-          conn.connecting = false;
-          throw err;
-        }
-        sessionInvalid = true;
-      }
-    }
-    // Cloud code's beforeConnect, once the keys checked out and before any other check passes (as
-    // the incumbent, it also sees a session token that does not resolve, without a user): a throw
-    // refuses the connection with its code (141) and text.
-    if (this.triggers?.hasBeforeConnect()) {
-      caller ??= await this.callers.resolve({ master, installationId });
-      try {
-        await this.triggers.beforeConnect(
-          { caller, context: {}, ip: conn.ip },
-          {
-            installationId,
-            useMasterKey: master,
-            clientKey: str(frame.clientKey) ?? str(frame.javascriptKey) ?? str(frame.restAPIKey),
-            sessionToken,
-          },
-        );
-      } catch (err) {
-        if (err instanceof BdsError) return refuse(err.code, err.message);
-        conn.connecting = false;
-        throw err;
-      }
-    }
-    if (sessionInvalid) return refuse(LiveCode.INVALID_SESSION, LiveText.invalidSession);
-    if (conn.closed || conn.connected) return;
-    conn.connected = true;
-    conn.master = master;
-    conn.sessionToken = sessionToken;
-    conn.installationId = installationId;
-    this.clients.send(conn, { op: 'connected', ...frameHead(conn) });
   }
 
   private unsubscribeFrame(conn: Connection, frame: Record<string, unknown>): void {

@@ -91,9 +91,14 @@ describe('console push', () => {
     expect(status).toMatchObject({ status: 'succeeded', numSent: 2, sentPerType: { android: 2 } });
     expect((await viewer.post(`${APP}/push`, { where: {}, data: { alert: 'x' } })).status).toBe(403);
 
-    const list = await viewer.get(`${APP}/installations?deviceType=android&channel=sport`);
+    const list = await viewer.get(`${APP}/people/installations?deviceType=android&channel=sport`);
     expect(list.json.count).toBe(1);
     expect(list.json.results[0]).toMatchObject({ installationId: 'c-3', deviceToken: 'tok-c3…' });
+  });
+
+  it('lists installations through the one installations endpoint (Push and Security): no second route', async () => {
+    const res = await viewer.get(`${APP}/installations`);
+    expect(res).toMatchObject({ status: 404, json: { code: 107, error: 'No such console route.' } });
   });
 });
 

@@ -7,8 +7,8 @@ import { findQuery, objectId } from './schemas-edge.ts';
 
 /**
  * The Security section's people views: users (searched, with what the console needs to know of
- * their credentials without seeing them) and installations (filtered). Roles live in roles.ts,
- * user writes and sessions in users.ts.
+ * their credentials without seeing them) and installations (filtered; the one installations list,
+ * shown by Security and by Push). Roles live in roles.ts, user writes and sessions in users.ts.
  */
 
 const page = findQuery.pick({ limit: true, skip: true });

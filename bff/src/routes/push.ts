@@ -1,7 +1,7 @@
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { appRoute, BffError, bodyOf, Code, maskToken, parse, unwrap } from './http.ts';
+import { appRoute, BffError, bodyOf, Code, parse, unwrap } from './http.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
 const pushBody = z.strictObject({
@@ -16,11 +16,6 @@ const audienceQuery = z.strictObject({
   where: z.string().optional(),
   channels: z.string().optional(),
 });
-const installationsQuery = z.strictObject({
-  deviceType: z.string().max(50).optional(),
-  channel: z.string().max(200).optional(),
-  limit: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(500)).optional(),
-});
 
 /** The audience of a push as a where over `_Installation` (only installations with a token). */
 function audienceWhere(where: Record<string, unknown> | undefined, channels: string[] | undefined) {
@@ -29,7 +24,10 @@ function audienceWhere(where: Record<string, unknown> | undefined, channels: str
   return { $and: parts };
 }
 
-/** Push: whether the service is configured to send, the live audience count, sending (audited), the status list, and the installations. */
+/**
+ * Push: whether the service is configured to send, the live audience count, sending (audited) and
+ * the status list. The installations are listed by the one installations route (people.ts).
+ */
 export function registerPushRoutes(router: express.Router, ctx: BffContext): void {
   const base = '/apps/:appId';
 
@@ -86,30 +84,6 @@ export function registerPushRoutes(router: express.Router, ctx: BffContext): voi
         await s.client.find('_PushStatus', { order: '-createdAt', limit: 50 }, { useMasterKey: true }),
       );
       return { results };
-    }),
-  );
-
-  router.get(
-    `${base}/installations`,
-    appRoute(ctx, {}, async (s) => {
-      const q = parse(installationsQuery, s.req.query, 'installations query');
-      const where: Record<string, unknown> = {};
-      if (q.deviceType) where.deviceType = q.deviceType;
-      if (q.channel) where.channels = q.channel;
-      const { results, count } = unwrap(
-        await s.client.find(
-          '_Installation',
-          { where, order: '-createdAt', limit: q.limit ?? 100, count: true },
-          { useMasterKey: true },
-        ),
-      );
-      return {
-        results: results.map((r: Record<string, unknown>) => ({
-          ...r,
-          deviceToken: maskToken(r.deviceToken),
-        })),
-        count,
-      };
     }),
   );
 }

@@ -1,8 +1,8 @@
 import { useParams } from 'react-router';
+import { InstallationsTable } from '../../components/installations-table.tsx';
 import { useCanWrite } from '../../lib/session.ts';
 import { usePushSetup } from './api/push.ts';
 import { Compose } from './components/compose.tsx';
-import { Installations } from './components/installations.tsx';
 import { StatusList } from './components/status-list.tsx';
 
 /** The `push` option as the README shows it (credentials elided). */
@@ -52,7 +52,10 @@ export default function PushRoute() {
         <h2 className="text-base font-semibold">Pushes</h2>
         <StatusList appId={appId} />
       </section>
-      <Installations appId={appId} />
+      <section aria-label="Installations" className="space-y-2">
+        <h2 className="text-base font-semibold">Installations</h2>
+        <InstallationsTable appId={appId} />
+      </section>
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { useNavigate, useParams } from 'react-router';
+import { InstallationsTable } from '../../components/installations-table.tsx';
 import { Tabs } from '../../components/ui/tabs.tsx';
 import { AccessTab } from './access/AccessTab.tsx';
-import { InstallationsTab } from './people/InstallationsTab.tsx';
 import { RolesTab } from './people/RolesTab.tsx';
 import { SessionsTab } from './people/SessionsTab.tsx';
 import { UsersTab } from './people/UsersTab.tsx';
@@ -33,7 +33,7 @@ export default function SecurityRoute() {
       {current === 'roles' && <RolesTab appId={appId} />}
       {current === 'users' && <UsersTab appId={appId} />}
       {current === 'sessions' && <SessionsTab appId={appId} />}
-      {current === 'installations' && <InstallationsTab appId={appId} />}
+      {current === 'installations' && <InstallationsTable appId={appId} />}
     </div>
   );
 }

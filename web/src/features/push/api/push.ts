@@ -20,16 +20,6 @@ export interface PushStatus {
   errorMessage?: string;
 }
 
-export interface Installation {
-  objectId: string;
-  installationId?: string;
-  deviceType?: string;
-  deviceToken?: string;
-  channels?: string[];
-  badge?: number;
-  createdAt: string;
-}
-
 /** Whether the service is configured to send pushes (the `push` option). */
 export function usePushSetup(appId: string) {
   return useQuery({
@@ -74,18 +64,5 @@ export function useSendPush(appId: string) {
     mutationFn: (body: Record<string, unknown>) =>
       api.post<{ result: boolean; pushStatusId: string }>(`/apps/${seg(appId)}/push`, body),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: statusKey(appId) }),
-  });
-}
-
-export function useInstallations(appId: string, filters: { deviceType: string; channel: string }) {
-  return useQuery({
-    queryKey: ['apps', appId, 'installations', filters],
-    queryFn: ({ signal }) =>
-      api.get<{ results: Installation[]; count: number }>(
-        `/apps/${seg(appId)}/installations`,
-        { deviceType: filters.deviceType || undefined, channel: filters.channel || undefined },
-        signal,
-      ),
-    placeholderData: keepPreviousData,
   });
 }

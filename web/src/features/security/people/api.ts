@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { installationsKey } from '../../../hooks/use-installations.ts';
 import { api, seg } from '../../../lib/api.ts';
 
-/** The bff routes behind the Roles, Users, Sessions and Installations tabs. */
+/** The bff routes behind the Roles, Users and Sessions tabs (Installations: hooks/use-installations.ts). */
 
 export interface RoleNode {
   objectId: string;
@@ -52,20 +53,6 @@ export interface SessionRow {
   restricted?: boolean;
   createdWith?: { action?: string; authProvider?: string };
   user?: UserRef;
-}
-export interface InstallationRow {
-  objectId: string;
-  installationId?: string;
-  deviceType?: string;
-  deviceToken?: string;
-  channels?: string[];
-  createdAt: string;
-  user: { objectId: string; username?: string } | null;
-}
-export interface InstallationFilter {
-  deviceType: string;
-  channel: string;
-  username: string;
 }
 
 const app = (appId: string) => `/apps/${seg(appId)}`;
@@ -120,27 +107,16 @@ export const useSessions = (appId: string, userId?: string) =>
       ),
   });
 
-export const useInstallations = (appId: string, filter: InstallationFilter) =>
-  useQuery({
-    queryKey: key(appId, 'installations', filter),
-    queryFn: ({ signal }) =>
-      api.get<{ results: InstallationRow[]; count: number }>(
-        `${app(appId)}/people/installations`,
-        {
-          deviceType: filter.deviceType || undefined,
-          channel: filter.channel || undefined,
-          username: filter.username || undefined,
-          limit: 200,
-        },
-        signal,
-      ),
-  });
-
 /** A write whose success refreshes everything these tabs show. */
 export function usePeopleWrite<V, R = unknown>(appId: string, fn: (base: string, vars: V) => Promise<R>) {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (vars: V) => fn(app(appId), vars),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: key(appId) }),
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: key(appId) }),
+        // The Installations tab shows each installation's owner.
+        queryClient.invalidateQueries({ queryKey: installationsKey(appId) }),
+      ]),
   });
 }

@@ -2,12 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { normalPath } from '@bds/client/protocol';
 import { WebSocketServer } from 'ws';
-import { decideClass } from '../access/class.ts';
-import { type CallerResolver, type ResolvedSession, sessionIsLive } from '../auth/caller.ts';
-import { refuseHiddenFields } from '../data/authorize.ts';
-import type { Core } from '../data/core.ts';
+import { type CallerResolver, sessionIsLive } from '../auth/caller.ts';
 import type { Data } from '../data/data.ts';
-import { resolveForMemory } from '../data/resolve.ts';
 import type { Caller } from '../kernel/caller.ts';
 import { clientAddressOf } from '../kernel/client-address.ts';
 import type { Clock } from '../kernel/clock.ts';
@@ -16,30 +12,15 @@ import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { WriteEvent } from '../kernel/events.ts';
 import type { Logger } from '../kernel/log.ts';
 import { classNameProblem } from '../kernel/names.ts';
-import type { QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
-import type { ClassSchema } from '../kernel/schema.ts';
-import type { FindQuery } from '../kernel/triggers.ts';
-import { compileMatcher } from '../query/match.ts';
-import { parseWhere } from '../query/parse.ts';
-import { ClassSubscriptions, indexSpecOf } from './class-index.ts';
+import { ClassSubscriptions } from './class-index.ts';
 import { type ClientFrame, Connections, frameHead } from './connections.ts';
 import { decideEvent } from './decide.ts';
 import { EventCache } from './event-cache.ts';
-import {
-  errorFrame,
-  FrameError,
-  LiveCode,
-  LiveText,
-  narrowedBy,
-  parseSubscription,
-  type RequestId,
-  requestIdOf,
-  type SubscriptionRequest,
-  wireQueryOf,
-} from './frames.ts';
+import { errorFrame, FrameError, LiveCode, LiveText, parseSubscription, requestIdOf } from './frames.ts';
 import { Handshake } from './handshake.ts';
 import type { CompiledSubscription, Connection, LiveOptions, LiveTriggers, Subscription } from './model.ts';
+import { SubscriptionCheck, schemaOrEmpty } from './prepare.ts';
 import { EventIds, type LiveEvent, Retention } from './retention.ts';
 import {
   type DeliveredKind,
@@ -61,13 +42,6 @@ export interface LiveSizes {
   retained: number;
 }
 
-const EMPTY_SCHEMA = (className: string): ClassSchema => ({
-  className,
-  fields: {},
-  classLevelPermissions: {},
-  indexes: {},
-});
-
 /**
  * Realtime subscriptions (LiveQuery): a WebSocket server on the service's HTTP server. Every write
  * event of the bus is decided per subscriber with the access deciders (docs/architecture.md
@@ -78,6 +52,7 @@ export class LiveQuery {
   private readonly wss: WebSocketServer;
   private readonly clients: Connections;
   private readonly handshake: Handshake;
+  private readonly check: SubscriptionCheck;
   /** Every open connection (the clients'; tests look at it). */
   private readonly connections: ReadonlySet<Connection>;
   private readonly byClass = new Map<string, ClassSubscriptions<Subscription, Caller>>();
@@ -111,8 +86,7 @@ export class LiveQuery {
     private readonly callers: CallerResolver,
     /** The time sessions expire by (the resolver's, so REST and realtime agree on the instant). */
     private readonly clock: Clock = callers.clock,
-    /** Cloud code's beforeConnect and beforeSubscribe (none without a cloud module). */
-    private readonly triggers?: LiveTriggers,
+    readonly triggers?: LiveTriggers,
   ) {
     const { options, log } = data.core;
     this.opts = options.liveQuery;
@@ -131,6 +105,7 @@ export class LiveQuery {
     });
     this.connections = this.clients.all;
     this.handshake = new Handshake(options, callers, this.clients, triggers);
+    this.check = new SubscriptionCheck(data, callers, triggers);
     this.wss = new WebSocketServer({
       noServer: true,
       // Frames up to 16x the limit are read and answered 155; larger ones close the socket (1009).
@@ -251,14 +226,14 @@ export class LiveQuery {
     }
     const target = sub;
     const token = request.sessionToken ?? conn.sessionToken ?? null;
-    let state: CompiledSubscription;
+    let compiled: CompiledSubscription;
     let generation: number;
     try {
       if (!this.classIsLive(request.className)) {
         throw new FrameError(LiveCode.PERMISSION, LiveText.classNotLive(request.className), requestId);
       }
       generation = this.generation;
-      state = await this.prepare(conn, request, token, op);
+      compiled = await this.check.prepare(conn, request, token, op);
     } catch (err) {
       // A failed subscribe frees its id; a failed update leaves the subscription as it was.
       if (op === 'subscribe' && conn.subs.get(requestId) === target) conn.subs.delete(requestId);
@@ -268,13 +243,13 @@ export class LiveQuery {
     await this.enqueue(async () => {
       if (conn.closed || target.ended || conn.subs.get(requestId) !== target) return;
       this.unregister(target);
-      target.compiled = state;
+      target.compiled = compiled;
       target.token = conn.master ? null : token;
       target.generation = generation;
       target.active = true;
       this.register(target);
       this.clients.send(conn, { op: 'subscribed', ...frameHead(conn), requestId });
-      if (request.snapshot) await this.snapshot(target, state);
+      if (request.snapshot) await this.snapshot(target, compiled);
       if (request.since !== undefined) await this.replay(target, request.since);
     });
   }
@@ -283,209 +258,6 @@ export class LiveQuery {
     if (classNameProblem(className)) return false;
     const names = this.opts.classNames;
     return names.includes('*') || names.includes(className);
-  }
-
-  /**
-   * The caller of a subscription: master set at connect, else its own token or the connection's,
-   * with the instant that session expires.
-   */
-  private async callerOf(
-    conn: Connection,
-    token: string | null,
-    requestId: RequestId,
-  ): Promise<ResolvedSession> {
-    const installationId = conn.installationId;
-    if (conn.master || token === null) {
-      const caller = await this.callers.resolve({ master: conn.master, installationId });
-      return { caller, expiresAt: Number.POSITIVE_INFINITY };
-    }
-    try {
-      return await this.callers.resolveSession(token, installationId);
-    } catch (err) {
-      if (err instanceof BdsError && err.code === ErrorCode.INVALID_SESSION_TOKEN) {
-        throw new FrameError(LiveCode.INVALID_SESSION, LiveText.invalidSession, requestId);
-      }
-      throw err;
-    }
-  }
-
-  /**
-   * Checks a subscription for its caller: the class's beforeSubscribe first (141 when it refuses;
-   * what it answers replaces the query, which every check below then judges), then the deciders:
-   * CLP find (119), the class's beforeFind (141 when it refuses; what it answers replaces the
-   * query), a field hidden from the caller named anywhere or any invalid where or keys (4), then
-   * compiles the matchers.
-   */
-  private async prepare(
-    conn: Connection,
-    frame: SubscriptionRequest,
-    token: string | null,
-    op: 'subscribe' | 'update',
-  ): Promise<CompiledSubscription> {
-    const { requestId, className } = frame;
-    let session: ResolvedSession;
-    let asked: SubscriptionRequest;
-    try {
-      session = await this.callerOf(conn, token, requestId);
-      asked = await this.beforeSubscribe(conn, session.caller, token, op, frame);
-    } catch (err) {
-      // A session that does not resolve is refused (209) once the class's beforeSubscribe has run
-      // without a user, as it runs before any check (the incumbent's order); its refusal comes first.
-      if (!(err instanceof FrameError && err.code === LiveCode.INVALID_SESSION)) throw err;
-      const anonymous = await this.callers.resolve({ master: false, installationId: conn.installationId });
-      await this.beforeSubscribe(conn, anonymous, token, op, frame);
-      throw err;
-    }
-    const { caller } = session;
-    if (className === '_Session' && !caller.isMaster) {
-      throw new FrameError(LiveCode.PERMISSION, LiveText.sessionClass, requestId);
-    }
-    const core = this.data.core;
-    const verdict = decideClass({ className, schema: core.schemas.get(className), op: 'find', caller });
-    if (!verdict.allowed) {
-      throw new FrameError(LiveCode.PERMISSION, verdict.message ?? 'Permission denied.', requestId);
-    }
-    const answered = await this.beforeFind(caller, asked);
-    const request = answered ? narrowedBy(asked, answered) : asked;
-    const { includeDepth, includeCount } = core.options.requestComplexity;
-    if (!caller.isMaster) {
-      const tooDeep = request.include.find(
-        (path) => includeDepth >= 0 && path.split('.').length > includeDepth,
-      );
-      if (tooDeep !== undefined) {
-        throw new FrameError(
-          LiveCode.INVALID_QUERY,
-          LiveText.include(`${JSON.stringify(tooDeep)} nests deeper than ${includeDepth} levels.`),
-          requestId,
-        );
-      }
-      if (includeCount >= 0 && request.include.length > includeCount) {
-        throw new FrameError(
-          LiveCode.INVALID_QUERY,
-          LiveText.include(`at most ${includeCount} paths.`),
-          requestId,
-        );
-      }
-    }
-    let parsed: QueryNode;
-    try {
-      parsed = parseWhere(request.where, caller.isMaster ? {} : core.options.requestComplexity);
-    } catch (err) {
-      throw new FrameError(
-        LiveCode.INVALID_QUERY,
-        err instanceof Error ? err.message : String(err),
-        requestId,
-      );
-    }
-    return this.compile({ request, parsed, answered }, session);
-  }
-
-  /**
-   * The class's beforeSubscribe (cloud code), run at each subscribe and update with the incumbent's
-   * request (`op`, `requestId`, `query`, `sessionToken`, `user`, ...); the where, keys, watch and
-   * include it answers replace the frame's. The frame as it was when the class has none.
-   */
-  private async beforeSubscribe(
-    conn: Connection,
-    caller: Caller,
-    token: string | null,
-    op: 'subscribe' | 'update',
-    request: SubscriptionRequest,
-  ): Promise<SubscriptionRequest> {
-    const triggers = this.triggers;
-    if (!triggers?.hasBeforeSubscribe(request.className)) return request;
-    try {
-      const answered = await triggers.beforeSubscribe(
-        { caller, context: {}, ip: conn.ip },
-        {
-          op,
-          requestId: request.requestId,
-          sessionToken: token ?? undefined,
-          query: wireQueryOf(request),
-        },
-      );
-      return narrowedBy(request, answered);
-    } catch (err) {
-      if (err instanceof BdsError && err.code === ErrorCode.SCRIPT_FAILED) {
-        throw new FrameError(LiveCode.SCRIPT_FAILED, err.message, request.requestId);
-      }
-      throw err;
-    }
-  }
-
-  /**
-   * The class's beforeFind, run once at subscribe as for a find with the subscription's where, keys
-   * and include (and the snapshot's limit); its answer is what the subscription keeps. `undefined`
-   * when the class has none.
-   */
-  private async beforeFind(caller: Caller, request: SubscriptionRequest): Promise<FindQuery | undefined> {
-    try {
-      return await this.data.reads.beforeFind(
-        ctxOf(caller, 'rest'),
-        request.className,
-        this.findParams(request),
-      );
-    } catch (err) {
-      if (err instanceof BdsError && err.code === ErrorCode.SCRIPT_FAILED) {
-        throw new FrameError(LiveCode.SCRIPT_FAILED, err.message, request.requestId);
-      }
-      throw err;
-    }
-  }
-
-  /** A subscription as the parameters of a find (its snapshot, and what its beforeFind is asked). */
-  private findParams(request: SubscriptionRequest): Record<string, unknown> {
-    const params: Record<string, unknown> = {
-      where: request.where,
-      limit: this.data.core.options.maxLimit,
-    };
-    if (request.keys) params.keys = request.keys.join(',');
-    if (request.include.length) params.include = request.include.join(',');
-    return params;
-  }
-
-  /**
-   * The subscription secured and compiled for a caller: at subscribe and update, and again when its
-   * caller (a role or session change) or its class's schema (a CLP change) moves. A failure refuses
-   * the subscribe, or ends a subscription that no longer holds, with its code.
-   */
-  private async compile(
-    query: Pick<CompiledSubscription, 'request' | 'parsed' | 'answered'>,
-    session: ResolvedSession,
-  ): Promise<CompiledSubscription> {
-    const { request, parsed } = query;
-    const { caller } = session;
-    const { requestId, className } = request;
-    const core = this.data.core;
-    const schema = core.schemas.get(className);
-    // CLP find itself is decided per event (a role change may grant or take it): here only its row condition.
-    const verdict = decideClass({ className, schema, op: 'find', caller });
-    try {
-      const effective = schema ?? EMPTY_SCHEMA(className);
-      const resolved = await secureSubscription(core, caller, effective, request, parsed);
-      return {
-        request,
-        caller,
-        expiresAt: session.expiresAt,
-        parsed,
-        answered: query.answered,
-        schema,
-        matcher: compileMatcher(resolved, effective),
-        clpMatcher:
-          verdict.allowed && verdict.condition ? compileMatcher(verdict.condition, effective) : null,
-        index: indexSpecOf(resolved, effective),
-      };
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      // A subquery on a class the caller may not find is a permission refusal; the rest is the query's.
-      const code =
-        err instanceof BdsError &&
-        err.code === ErrorCode.OPERATION_FORBIDDEN &&
-        !message.includes('not allowed to query')
-          ? LiveCode.PERMISSION
-          : LiveCode.INVALID_QUERY;
-      throw new FrameError(code, message, requestId);
-    }
   }
 
   private register(sub: Subscription): void {
@@ -842,9 +614,9 @@ export class LiveQuery {
       return true;
     }
     try {
-      const session = await this.callerOf(sub.conn, sub.token, sub.requestId);
+      const session = await this.check.resolveCaller(sub.conn, sub.token, sub.requestId);
       if (sub.ended || sub.compiled !== state) return !sub.ended;
-      if (session.caller !== state.caller) this.setState(sub, await this.compile(state, session));
+      if (session.caller !== state.caller) this.setState(sub, await this.check.compile(state, session));
       else state.expiresAt = session.expiresAt;
       if (sub.token && !sub.ended) this.noteExpiry(sub.token, session.expiresAt);
       sub.generation = generation;
@@ -868,7 +640,7 @@ export class LiveQuery {
     const schema = this.data.core.schemas.get(state.request.className);
     if (schema === state.schema) return state;
     try {
-      this.setState(sub, await this.compile(state, state));
+      this.setState(sub, await this.check.compile(state, state));
       return sub.compiled;
     } catch (err) {
       if (err instanceof FrameError) this.endWith(sub, err.code, err.message);
@@ -967,7 +739,7 @@ export class LiveQuery {
   ): Promise<string> {
     const present = (row: Row, side: 'before' | 'after'): Promise<string> =>
       ctx.presented(state, side, async () => {
-        const schema = this.data.core.schemas.get(event.className) ?? EMPTY_SCHEMA(event.className);
+        const schema = schemaOrEmpty(this.data.core.schemas, event.className);
         const [out] = await this.data.reads.present(state.caller, schema, [structuredClone(row)], {
           keys: state.request.keys,
           excludeKeys: [],
@@ -1007,7 +779,7 @@ export class LiveQuery {
       ({ results } = await this.data.reads.find(
         ctxOf(caller, 'rest'),
         request.className,
-        this.findParams(request),
+        this.check.findParams(request),
         state.answered,
       ));
     } catch (err) {
@@ -1076,27 +848,6 @@ export class LiveQuery {
   traceOf(className: string): { className: string; retainedEvents: number; events: TraceEntry[] } {
     return { className, retainedEvents: this.retention.size, events: this.trace.of(className) };
   }
-}
-
-/**
- * The one check of everything a subscription names, for its caller, as a find by that caller:
- * every field of `keys`, `watch` and `include` (a dotted path by its field) must be one the caller
- * may query (protectedFields, `_User` secrets: the decider REST asks), and the where is secured and
- * its subqueries resolved. A hidden field anywhere answers the text a where on it answers.
- */
-async function secureSubscription(
-  core: Core,
-  caller: Caller,
-  schema: ClassSchema,
-  request: SubscriptionRequest,
-  parsed: QueryNode,
-): Promise<QueryNode> {
-  refuseHiddenFields(core, caller, schema, [
-    ...(request.keys ?? []),
-    ...(request.watch ?? []),
-    ...request.include,
-  ]);
-  return resolveForMemory(core, caller, schema, parsed);
 }
 
 /** The group of a plain subscription (no CLP row condition): its caller; null for a special one. */

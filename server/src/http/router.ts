@@ -30,11 +30,23 @@ interface Route {
   method: Method;
   segments: string[];
   handler: Handler;
+  precedence: number;
 }
 
 /**
+ * Which route answers a path that routes of one method and one pattern share: the higher. The
+ * account rules' routes (`/users`, `/sessions` and their `/classes/_User`, `/classes/_Session`
+ * forms) take those paths from the record routes, which serve every class.
+ */
+export const ROUTE_PRECEDENCE = { records: 0, accountRules: 1 } as const;
+
+/**
  * A small path router shared by the HTTP entry point and batch, so that a sub-request takes
- * exactly the same path (and checks) as a direct call.
+ * exactly the same path (and checks) as a direct call. The order routes are added in decides
+ * nothing: of the routes that match a path, a literal segment wins over a parameter (compared
+ * from the first segment on: `/users/me` over `/users/:objectId`, `/classes/_User` over
+ * `/classes/:className`), then the higher precedence (`ROUTE_PRECEDENCE`). Only routes of one
+ * method, one pattern and one precedence are taken in the order they were added (the first).
  */
 export class Router {
   /**
@@ -45,25 +57,38 @@ export class Router {
 
   /** Routes by segment count and first segment (routes whose first segment is a parameter: key `n:`). */
   private readonly index = new Map<string, Route[]>();
-  /** Candidates per lookup key, literal-first routes followed by parameter-first ones; built on add. */
+  /**
+   * Candidates per lookup key, literal-first routes followed by parameter-first ones, each list in
+   * the order of `ranksBefore`; built on add.
+   */
   private readonly candidates = new Map<string, Route[]>();
 
-  add(method: Method, pattern: string, handler: Handler): this {
+  add(
+    method: Method,
+    pattern: string,
+    handler: Handler,
+    precedence: number = ROUTE_PRECEDENCE.records,
+  ): this {
     const segments = pattern.split('/').filter(Boolean);
     const first = segments[0] ?? '';
     const key = `${segments.length}:${first.startsWith(':') ? '' : first}`;
     const list = this.index.get(key) ?? [];
-    list.push({ method, segments, handler });
+    const route: Route = { method, segments, handler, precedence };
+    // Kept in matching order: before the first route it ranks before, else last.
+    const at = list.findIndex((other) => ranksBefore(route, other));
+    list.splice(at < 0 ? list.length : at, 0, route);
     this.index.set(key, list);
     this.candidates.clear();
     return this;
   }
 
-  /** Every route, as `{method, pattern}` (for the route crawls of the security tests). */
-  routes(): Array<{ method: Method; pattern: string }> {
-    const out: Array<{ method: Method; pattern: string }> = [];
+  /** Every route, as `{method, pattern, precedence}` (for the route crawls of the security tests). */
+  routes(): Array<{ method: Method; pattern: string; precedence: number }> {
+    const out: Array<{ method: Method; pattern: string; precedence: number }> = [];
     for (const list of this.index.values()) {
-      for (const route of list) out.push({ method: route.method, pattern: `/${route.segments.join('/')}` });
+      for (const { method, segments, precedence } of list) {
+        out.push({ method, pattern: `/${segments.join('/')}`, precedence });
+      }
     }
     return out;
   }
@@ -170,6 +195,20 @@ function decodes(part: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether `a` answers before `b` where both match a path (they have as many segments): the first
+ * segment where one is a literal and the other a parameter decides for the literal; when there is
+ * none, the higher precedence.
+ */
+function ranksBefore(a: Route, b: Route): boolean {
+  for (let i = 0; i < a.segments.length; i++) {
+    const aParam = a.segments[i]!.charCodeAt(0) === 58; /* : */
+    const bParam = b.segments[i]?.charCodeAt(0) === 58;
+    if (aParam !== bParam) return bParam;
+  }
+  return a.precedence > b.precedence;
 }
 
 function literalsMatch(segments: string[], parts: string[]): boolean {

@@ -1,14 +1,15 @@
 import { demandMaster } from '../../data/authorize.ts';
 import type { Data } from '../../data/data.ts';
 import type { Users } from '../../users/service.ts';
-import type { ApiRequest, Router } from '../router.ts';
+import { type ApiRequest, type Handler, type Method, ROUTE_PRECEDENCE, type Router } from '../router.ts';
 
 /**
  * Users and sessions: sign-up (and sign-in with authData), login, verifyPassword, loginAs,
  * logout, the current user and session, user updates and deletes, session scoping, password reset
- * and verification requests. Registered before the generic class routes, so `/users`,
- * `/classes/_User`, `/sessions` and `/classes/_Session` reach these rules (batch sub-requests too).
- * Plain reads of _User stay with the class routes.
+ * and verification requests. `/users`, `/classes/_User`, `/sessions` and `/classes/_Session` reach
+ * these rules (batch sub-requests too) whatever the order routes are registered in: these routes
+ * have the account rules' precedence over the record routes of the same paths. Plain reads of
+ * _User stay with the class routes.
  */
 export function registerUserRoutes(router: Router, users: Users, data: Data, publicUrl: () => string): void {
   const login = async (req: ApiRequest) => {
@@ -42,32 +43,34 @@ export function registerUserRoutes(router: Router, users: Users, data: Data, pub
     body: users.requestVerificationEmail(req.body),
   }));
 
+  const account = (method: Method, pattern: string, handler: Handler) =>
+    router.add(method, pattern, handler, ROUTE_PRECEDENCE.accountRules);
   for (const prefix of ['/users', '/classes/_User']) {
-    router.add('POST', prefix, async (req) => {
+    account('POST', prefix, async (req) => {
       const { created, body } = await users.signUp(req.ctx.caller, req.body, req.ctx.ip ?? null);
       const location = `${publicUrl()}${prefix}/${body.objectId as string}`;
       return { status: created ? 201 : 200, body, headers: { Location: location } };
     });
-    router.add('PUT', `${prefix}/:objectId`, async (req) => ({
+    account('PUT', `${prefix}/:objectId`, async (req) => ({
       body: await users.update(req.ctx.caller, req.params.objectId!, req.body),
     }));
-    router.add('DELETE', `${prefix}/:objectId`, async (req) => {
+    account('DELETE', `${prefix}/:objectId`, async (req) => {
       await users.delete(req.ctx.caller, req.params.objectId!);
       return { body: {} };
     });
   }
 
   for (const prefix of ['/sessions', '/classes/_Session']) {
-    router.add('GET', prefix, async (req) => ({ body: await users.findSessions(req.ctx.caller, req.query) }));
-    router.add('GET', `${prefix}/:objectId`, async (req) => ({
+    account('GET', prefix, async (req) => ({ body: await users.findSessions(req.ctx.caller, req.query) }));
+    account('GET', `${prefix}/:objectId`, async (req) => ({
       body: await users.getSession(req.ctx.caller, req.params.objectId!, req.query),
     }));
-    router.add('DELETE', `${prefix}/:objectId`, async (req) => {
+    account('DELETE', `${prefix}/:objectId`, async (req) => {
       await users.deleteSession(req.ctx.caller, req.params.objectId!);
       return { body: {} };
     });
     // Sessions are made by sign-up and login; only the master key writes them directly.
-    router.add('POST', prefix, async (req) => {
+    account('POST', prefix, async (req) => {
       demandMaster(req.ctx.caller, 'sessionWrite');
       const created = await data.writes.create(req.ctx, '_Session', req.body);
       return {
@@ -76,7 +79,7 @@ export function registerUserRoutes(router: Router, users: Users, data: Data, pub
         headers: { Location: `${publicUrl()}${prefix}/${created.objectId}` },
       };
     });
-    router.add('PUT', `${prefix}/:objectId`, async (req) => {
+    account('PUT', `${prefix}/:objectId`, async (req) => {
       demandMaster(req.ctx.caller, 'sessionWrite');
       return { body: await data.writes.update(req.ctx, '_Session', req.params.objectId!, req.body) };
     });

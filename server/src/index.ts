@@ -6,7 +6,7 @@ import { noAnalytics, StoredAnalytics } from './analytics/service.ts';
 import { CallerResolver } from './auth/caller.ts';
 import { Cloud } from './cloud/index.ts';
 import { type ServiceOptions, type ServiceOptionsInput, validateOptions } from './config/options.ts';
-import type { Core } from './data/core.ts';
+import { type Core, createCore } from './data/core.ts';
 import { Data } from './data/data.ts';
 import { InProcessEventBus } from './data/events.ts';
 import { RedisLink } from './data/redis.ts';
@@ -68,8 +68,8 @@ export interface Service {
   jobs: Jobs;
   /** Realtime subscriptions (LiveQuery), on the HTTP server `listen` starts, at `liveQuery.path`. */
   live: LiveQuery;
-  /** The routes under the mount path (methods and patterns), for crawls of every route. */
-  routes(): Array<{ method: string; pattern: string }>;
+  /** The routes under the mount path (methods, patterns, precedence), for crawls of every route. */
+  routes(): Array<{ method: string; pattern: string; precedence: number }>;
   /**
    * Starts an HTTP server with the app at the mount path; port 0 picks a free one. With `http`, the
    * service takes over a server made by `createHttpServer()` that already listens (`serve()`).
@@ -118,7 +118,7 @@ export async function createService(
     }
   }
   await schemas.load();
-  const core: Core = { options, store, schemas, events: bus ?? new InProcessEventBus(log), log, redis };
+  const core = createCore({ options, store, schemas, events: bus ?? new InProcessEventBus(log), log, redis });
   const data = new Data(core);
   const clock = extra.clock ?? systemClock;
   const callers = new CallerResolver(data, clock);
@@ -130,6 +130,15 @@ export async function createService(
     log,
     redis ? new RedisTickLock(redis, new StoreTickLock(data)) : undefined,
   );
+  // Every hook into reads and writes is bound here, each with a name and a priority (lower runs
+  // first), and sealed before the service serves (server/test/hook-chain.test.ts lists them). The
+  // after-commit listeners declare their phase on the event bus instead.
+  const { hooks } = core;
+  hooks.writeRules.bind('webhook registrations (_Hooks)', 10, cloud.webhooks.registry.rules);
+  hooks.writeRules.bind('job schedules (_JobSchedule)', 20, jobs.scheduleRules);
+  hooks.beforeWrite.bind('cloud code, then webhooks', 10, cloud.triggers);
+  hooks.find.bind('cloud code', 10, cloud.triggers);
+  hooks.account.bind('cloud code', 10, cloud.triggers);
   const state: AppState = { ready: false, inFlight: 0 };
   let publicUrl = options.serverURL ?? `http://localhost:${options.port}${options.mountPath}`;
 
@@ -138,7 +147,8 @@ export async function createService(
   const mailer = createMailAdapter(options);
   const users = new Users(data, mailer, () => publicUrl, callers, cloud.authProviders);
   state.pages = accountPages(users, options.appId);
-  // Before the class routes: /users, /classes/_User, /sessions and /classes/_Session get the user rules.
+  // The order routes are registered in decides nothing (http/router.ts): /users, /classes/_User,
+  // /sessions and /classes/_Session get the account rules by their routes' precedence.
   registerUserRoutes(router, users, data, () => publicUrl);
   registerEmailRoutes(router, options.dataDir);
   registerClassRoutes(router, data, () => publicUrl);
@@ -161,7 +171,7 @@ export async function createService(
   const idempotency = options.idempotency ? new IdempotencyGuard(data, options.idempotency, log) : undefined;
   if (idempotency) state.beforeDispatch = (req, method, path) => idempotency.claim(req, method, path);
   const files = new Files(data, createFileAdapter(options, data), () => publicUrl);
-  core.fileUrl = (name) => files.url(name);
+  hooks.fileUrl.bind('files', 10, (name) => files.url(name));
   registerFileRoutes(router, state, files);
   registerAggregateRoutes(router, data);
   const push = new PushService(data, log);
@@ -169,7 +179,6 @@ export async function createService(
   await push.resume();
   registerCloudRoutes(router, cloud, jobs);
   registerHookRoutes(router, cloud.webhooks);
-  // After the caller resolver: its caches follow a write event before realtime decides it.
   const live = new LiveQuery(data, callers, clock, cloud.triggers);
   registerLiveRoutes(router, live);
   registerSecurityRoutes(router, data, callers);
@@ -190,6 +199,7 @@ export async function createService(
 
   const handler = createHandler(core, callers, router, state, limiter);
   const app = buildApp(handler);
+  hooks.seal();
   state.ready = true;
   jobs.start(options.jobs.runSchedules);
   let server: Server | undefined;

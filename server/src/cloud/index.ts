@@ -23,7 +23,10 @@ export class Cloud {
     readonly authProviders: ReadonlyMap<string, ProviderCheck>,
   ) {}
 
-  /** Loads the module (option `cloud`) and the `_Hooks` rows, and installs the triggers in the core. */
+  /**
+   * Loads the module (option `cloud`) and the `_Hooks` rows. The triggers they make are bound into
+   * the core's hooks by createService.
+   */
   static async start(data: Data, log: Logger): Promise<Cloud> {
     const registry = await loadCloudModule(data.core.options.cloud);
     const webhooks = new Webhooks(data, log, (name) => registry.functions.has(name));
@@ -39,8 +42,6 @@ export class Cloud {
     }
     const invoker = new Invoker(data);
     const triggers = new CloudTriggers(data, registry, webhooks, invoker, log);
-    data.core.readTriggers = triggers;
-    data.core.accountTriggers = triggers;
     return new Cloud(
       registry,
       webhooks,

@@ -8,7 +8,7 @@ import type { Core } from './core.ts';
  * public address (so a changed serverURL never leaves stale links in the data).
  */
 export function fillFileUrls(core: Core, schema: ClassSchema, rows: Row[]): void {
-  const url = core.fileUrl;
+  const url = core.hooks.fileUrl.hooks[0];
   if (!url) return;
   const fields = fileFields(schema);
   if (fields.length === 0) return;

@@ -120,13 +120,13 @@ export class WritePipeline {
     demandMaster(ctx.caller, surface, className);
   }
 
-  /** Whether the before-write triggers (`triggers`) or the built-in classes' rules (`writeRules`) apply. */
+  /** Whether the before-write triggers (`beforeWrite`) or the built-in classes' rules (`writeRules`) apply. */
   private has(
-    kind: 'triggers' | 'writeRules',
+    kind: 'beforeWrite' | 'writeRules',
     className: string,
     op: 'create' | 'update' | 'delete',
   ): boolean {
-    return this.core[kind]?.hasBefore(className, op) ?? false;
+    return this.core.hooks[kind].hasBefore(className, op);
   }
 
   /** Runs the before-write triggers, or the built-in classes' rules, on a pending write. */
@@ -137,10 +137,10 @@ export class WritePipeline {
     objectId: string | null,
     body: Record<string, unknown> | null,
     original: Row | null,
-    kind: 'triggers' | 'writeRules' = 'triggers',
+    kind: 'beforeWrite' | 'writeRules' = 'beforeWrite',
   ): Promise<Record<string, unknown> | null> {
-    const triggers = this.core[kind];
-    if (!triggers?.hasBefore(className, op)) return body;
+    const triggers = this.core.hooks[kind];
+    if (!triggers.hasBefore(className, op)) return body;
     const changed = await triggers.before({
       op,
       className,
@@ -185,7 +185,7 @@ export class WritePipeline {
     if (rules && isObject(body))
       body = await this.beforeTrigger(ctx, 'create', className, pendingId, body, null, 'writeRules');
     let parsed = this.validateCreate(ctx, className, body);
-    if (this.has('triggers', className, 'create') && isObject(body)) {
+    if (this.has('beforeWrite', className, 'create') && isObject(body)) {
       body = await this.beforeTrigger(ctx, 'create', className, pendingId, body, null);
       if (rules && isObject(body)) {
         body = await this.beforeTrigger(ctx, 'create', className, pendingId, body, null, 'writeRules');
@@ -267,7 +267,7 @@ export class WritePipeline {
     const schema = schemas.get(className);
     if (!schema) throw notFound();
     const rules = this.has('writeRules', className, 'update');
-    const triggered = this.has('triggers', className, 'update');
+    const triggered = this.has('beforeWrite', className, 'update');
     let original: Row | null = null;
     if ((rules || triggered) && isObject(body)) {
       original = (await this.reads.byId(schema, objectId, access)) ?? null;
@@ -384,7 +384,7 @@ export class WritePipeline {
     const schema = this.core.schemas.get(className);
     if (!schema) throw notFound();
     const rules = this.has('writeRules', className, 'delete');
-    if (rules || this.has('triggers', className, 'delete')) {
+    if (rules || this.has('beforeWrite', className, 'delete')) {
       const original = await this.reads.byId(schema, objectId, access);
       if (!original) throw notFound();
       if (rules) await this.beforeTrigger(ctx, 'delete', className, objectId, null, original, 'writeRules');

@@ -63,8 +63,8 @@ export class Reads {
     className: string,
     params: Record<string, unknown>,
   ): Promise<FindQuery | undefined> {
-    const triggers = this.core.readTriggers;
-    if (!triggers?.hasFind(className)) return undefined;
+    const triggers = this.core.hooks.find;
+    if (!triggers.hasFind(className)) return undefined;
     return triggers.beforeFind(ctx, findQueryOf(className, params));
   }
 
@@ -86,7 +86,8 @@ export class Reads {
     const { caller } = ctx;
     const { schemas, store, options } = this.core;
     let opts = parseFindOptions(params, this.limitsFor(caller), options.maxLimit);
-    const triggers = this.core.readTriggers?.hasFind(className) ? this.core.readTriggers : undefined;
+    const finds = this.core.hooks.find;
+    const triggers = finds.hasFind(className) ? finds : undefined;
     let query: FindQuery | undefined;
     if (triggers) {
       // The rewritten query is parsed and secured like the caller's own: it can only narrow.
@@ -170,7 +171,8 @@ export class Reads {
     let access = rowAccess(this.core, caller, className, 'get');
     const schema = this.core.schemas.get(className);
     if (!schema) throw notFound();
-    const triggers = this.core.readTriggers?.hasFind(className) ? this.core.readTriggers : undefined;
+    const finds = this.core.hooks.find;
+    const triggers = finds.hasFind(className) ? finds : undefined;
     let query: FindQuery | undefined;
     if (triggers) {
       const byId = { objectId };

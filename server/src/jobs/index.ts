@@ -3,7 +3,6 @@ import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { ctxOf } from '../kernel/context.ts';
-import type { PendingWrite, WriteTriggers } from '../kernel/events.ts';
 import type { Logger } from '../kernel/log.ts';
 import { JobRunner } from './runner.ts';
 import { Scheduler, StoreTickLock, type TickLock } from './scheduler.ts';
@@ -12,25 +11,12 @@ import { ScheduleRules } from './schedules.ts';
 /** `_JobSchedule` rows read per page when the jobs are listed. */
 const SCHEDULE_PAGE = 1000;
 
-/** Before-triggers one after the other: each gets the body the one before it answered. */
-export function chainTriggers(...list: WriteTriggers[]): WriteTriggers {
-  return {
-    hasBefore: (className, op) => list.some((t) => t.hasBefore(className, op)),
-    async before(write: PendingWrite) {
-      let body = write.body;
-      for (const t of list) {
-        if (!t.hasBefore(write.className, write.op)) continue;
-        body = (await t.before({ ...write, body })) ?? body;
-      }
-      return body ?? undefined;
-    },
-  };
-}
-
 /** Jobs (POST /jobs/<name>) and the schedules the service runs itself. */
 export class Jobs {
   readonly runner: JobRunner;
   readonly scheduler: Scheduler;
+  /** The rules of `_JobSchedule` rows (a write rule: createService binds it). */
+  readonly scheduleRules: ScheduleRules;
 
   constructor(
     private readonly data: Data,
@@ -41,14 +27,7 @@ export class Jobs {
   ) {
     this.runner = new JobRunner(data, cloud.registry, cloud.invoker, clock, log);
     this.scheduler = new Scheduler(data, this.runner, lock, clock, log);
-    // Cloud code and webhooks are the before-write triggers; the rules of `_Hooks` and
-    // `_JobSchedule` rows are part of the pipeline's validate step (run before the schema check and
-    // again on what the triggers changed: a row is checked as finally written).
-    data.core.triggers = cloud.triggers;
-    data.core.writeRules = chainTriggers(
-      cloud.webhooks.registry.rules,
-      new ScheduleRules((name) => this.runner.has(name), clock),
-    );
+    this.scheduleRules = new ScheduleRules((name) => this.runner.has(name), clock);
   }
 
   /**

@@ -185,7 +185,7 @@ export class Users {
       const session = await this.data.lookups.sessionByToken(auth.sessionToken);
       if (session) {
         await this.data.writes.delete(SYSTEM, '_Session', session.objectId as string);
-        this.core.accountTriggers?.afterLogout({ ...accountCtx(auth), ip }, session);
+        this.core.hooks.account.afterLogout({ ...accountCtx(auth), ip }, session);
       }
     }
     return {};
@@ -463,7 +463,7 @@ export class Users {
     /** Writes the login makes once it is allowed (a sign-in's new provider payload). */
     allowed?: () => Promise<void>,
   ): Promise<Row> {
-    const triggers = this.core.accountTriggers;
+    const triggers = this.core.hooks.account.isEmpty ? undefined : this.core.hooks.account;
     // The login triggers see the user who logs in as the caller.
     const ctx: Ctx | undefined = triggers && {
       ...accountCtx(

@@ -5,7 +5,7 @@ import type { ServiceOptions } from '../../config/options.ts';
 import { createLogger } from '../../kernel/log.ts';
 import { SchemaRegistry } from '../../schema/registry.ts';
 import { openStore } from '../../storage/open.ts';
-import type { Core } from '../core.ts';
+import { createCore } from '../core.ts';
 import { Data } from '../data.ts';
 import { InProcessEventBus } from '../events.ts';
 import { type ExportOptions, exportApp } from './export.ts';
@@ -33,7 +33,9 @@ export async function openTransfer(
   const store = await openStore(options);
   const schemas = new SchemaRegistry(store);
   await schemas.load();
-  const core: Core = { options, store, schemas, events: new InProcessEventBus(log), log };
+  const core = createCore({ options, store, schemas, events: new InProcessEventBus(log), log });
+  // No trigger runs on an import: nothing is bound.
+  core.hooks.seal();
   const data = new Data(core);
   const files = filesOf(data);
   return {

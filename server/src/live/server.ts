@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { normalPath } from '@bds/client/protocol';
 import { WebSocketServer } from 'ws';
-import { type CallerResolver, sessionIsLive } from '../auth/caller.ts';
+import type { CallerResolver } from '../auth/caller.ts';
 import type { Data } from '../data/data.ts';
 import type { Caller } from '../kernel/caller.ts';
 import { clientAddressOf } from '../kernel/client-address.ts';
@@ -13,14 +13,16 @@ import type { WriteEvent } from '../kernel/events.ts';
 import type { Logger } from '../kernel/log.ts';
 import { classNameProblem } from '../kernel/names.ts';
 import type { Row } from '../kernel/records.ts';
-import { ClassSubscriptions } from './class-index.ts';
+import type { ClassSubscriptions } from './class-index.ts';
 import { type ClientFrame, Connections, frameHead } from './connections.ts';
 import { decideEvent } from './decide.ts';
 import { EventCache } from './event-cache.ts';
-import { errorFrame, FrameError, LiveCode, LiveText, parseSubscription, requestIdOf } from './frames.ts';
+import { FrameError, LiveCode, LiveText, parseSubscription, requestIdOf } from './frames.ts';
 import { Handshake } from './handshake.ts';
 import type { CompiledSubscription, Connection, LiveOptions, LiveTriggers, Subscription } from './model.ts';
 import { SubscriptionCheck, schemaOrEmpty } from './prepare.ts';
+import { type Task, TaskQueue } from './queue.ts';
+import { SubscriptionRegistry } from './registry.ts';
 import { EventIds, type LiveEvent, Retention } from './retention.ts';
 import {
   type DeliveredKind,
@@ -29,9 +31,6 @@ import {
   MAX_TRACED,
   type TraceEntry,
 } from './trace.ts';
-
-/** The longest delay a timer takes (Node's limit is 2^31 - 1 ms); a later expiry is reached in steps. */
-const MAX_TIMER_MS = 24 * 60 * 60 * 1000;
 
 /** Sizes of the registry, for tests and the memory check. */
 export interface LiveSizes {
@@ -53,22 +52,13 @@ export class LiveQuery {
   private readonly clients: Connections;
   private readonly handshake: Handshake;
   private readonly check: SubscriptionCheck;
+  private readonly registry: SubscriptionRegistry;
+  private readonly queue: TaskQueue;
   /** Every open connection (the clients'; tests look at it). */
   private readonly connections: ReadonlySet<Connection>;
-  private readonly byClass = new Map<string, ClassSubscriptions<Subscription, Caller>>();
-  private readonly byToken = new Map<string, Set<Subscription>>();
-  /** When the session of each token in `byToken` expires, as the caller resolver last answered (finite only). */
-  private readonly expiries = new Map<string, number>();
-  /** The earliest of `expiries`, or earlier (one may have gone since); Infinity when none. */
-  private nextExpiry = Number.POSITIVE_INFINITY;
-  private expiryTimer: unknown;
-  private expiryTimerAt = Number.POSITIVE_INFINITY;
   private readonly ids = new EventIds();
   private readonly retention: Retention;
   readonly trace: DeliveryTrace;
-  /** Bumped by `_Role` and `_Session` changes: subscriptions resolve their caller again before the next event. */
-  private generation = 0;
-  private queue: Promise<void> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private closing: Promise<void> | undefined;
   private readonly opts: LiveOptions;
@@ -83,10 +73,10 @@ export class LiveQuery {
 
   constructor(
     private readonly data: Data,
-    private readonly callers: CallerResolver,
+    callers: CallerResolver,
     /** The time sessions expire by (the resolver's, so REST and realtime agree on the instant). */
-    private readonly clock: Clock = callers.clock,
-    readonly triggers?: LiveTriggers,
+    clock: Clock = callers.clock,
+    triggers?: LiveTriggers,
   ) {
     const { options, log } = data.core;
     this.opts = options.liveQuery;
@@ -100,12 +90,22 @@ export class LiveQuery {
     this.clients = new Connections(this.opts, log, {
       handleFrame: (conn, frame) => this.handleFrame(conn, frame),
       connectionClosed: (conn) => {
-        for (const sub of [...conn.subs.values()]) this.end(sub);
+        for (const sub of [...conn.subs.values()]) this.registry.end(sub);
       },
     });
     this.connections = this.clients.all;
     this.handshake = new Handshake(options, callers, this.clients, triggers);
     this.check = new SubscriptionCheck(data, callers, triggers);
+    this.queue = new TaskQueue(log);
+    this.registry = new SubscriptionRegistry(
+      data.core.schemas,
+      this.check,
+      this.clients,
+      callers,
+      clock,
+      this.queue,
+      log,
+    );
     this.wss = new WebSocketServer({
       noServer: true,
       // Frames up to 16x the limit are read and answered 155; larger ones close the socket (1009).
@@ -128,8 +128,8 @@ export class LiveQuery {
     return {
       connections: this.connections.size,
       subscriptions,
-      classes: this.byClass.size,
-      tokens: this.byToken.size,
+      classes: this.registry.classes,
+      tokens: this.registry.tokens,
       retained: this.retention.size,
     };
   }
@@ -181,7 +181,7 @@ export class LiveQuery {
         requestId,
       );
     }
-    this.end(sub);
+    this.registry.end(sub);
     this.clients.send(conn, { op: 'unsubscribed', ...frameHead(conn), requestId });
   }
 
@@ -232,7 +232,7 @@ export class LiveQuery {
       if (!this.classIsLive(request.className)) {
         throw new FrameError(LiveCode.PERMISSION, LiveText.classNotLive(request.className), requestId);
       }
-      generation = this.generation;
+      generation = this.registry.generation;
       compiled = await this.check.prepare(conn, request, token, op);
     } catch (err) {
       // A failed subscribe frees its id; a failed update leaves the subscription as it was.
@@ -242,12 +242,12 @@ export class LiveQuery {
     // The connection's next frame waits for this: its answers (subscribed, snapshot, replay) come first.
     await this.enqueue(async () => {
       if (conn.closed || target.ended || conn.subs.get(requestId) !== target) return;
-      this.unregister(target);
+      this.registry.unregister(target);
       target.compiled = compiled;
       target.token = conn.master ? null : token;
       target.generation = generation;
       target.active = true;
-      this.register(target);
+      this.registry.register(target);
       this.clients.send(conn, { op: 'subscribed', ...frameHead(conn), requestId });
       if (request.snapshot) await this.snapshot(target, compiled);
       if (request.since !== undefined) await this.replay(target, request.since);
@@ -260,105 +260,16 @@ export class LiveQuery {
     return names.includes('*') || names.includes(className);
   }
 
-  private register(sub: Subscription): void {
-    const className = sub.compiled!.request.className;
-    let set = this.byClass.get(className);
-    if (!set) {
-      set = new ClassSubscriptions();
-      this.byClass.set(className, set);
-    }
-    const state = sub.compiled!;
-    set.add(sub, state.index, groupOf(state));
-    // A subscription registered stale (its caller or schema moved while it was prepared) must be
-    // refreshed by the next event: that one is decided in full.
-    if (sub.generation !== this.generation || state.schema !== this.data.core.schemas.get(className)) {
-      set.freshAt = null;
-    }
-    if (sub.token) {
-      let tokens = this.byToken.get(sub.token);
-      if (!tokens) {
-        tokens = new Set();
-        this.byToken.set(sub.token, tokens);
-      }
-      tokens.add(sub);
-      this.noteExpiry(sub.token, state.expiresAt);
-    }
-  }
-
-  private unregister(sub: Subscription): void {
-    if (!sub.compiled) return;
-    const className = sub.compiled.request.className;
-    const set = this.byClass.get(className);
-    if (set) {
-      set.delete(sub);
-      if (set.size === 0) this.byClass.delete(className);
-    }
-    if (sub.token) {
-      const tokens = this.byToken.get(sub.token);
-      if (tokens) {
-        tokens.delete(sub);
-        if (tokens.size === 0) {
-          this.byToken.delete(sub.token);
-          this.expiries.delete(sub.token);
-        }
-      }
-    }
-  }
-
-  /** Replaces the state of a subscription (its caller or the schema changed), moving it in the index. */
-  private setState(sub: Subscription, state: CompiledSubscription): void {
-    sub.compiled = state;
-    if (sub.ended) return;
-    const set = this.byClass.get(state.request.className);
-    if (set?.all.has(sub)) set.reindex(sub, state.index, groupOf(state));
-  }
-
-  private end(sub: Subscription): void {
-    if (sub.ended) return;
-    sub.ended = true;
-    sub.active = false;
-    this.unregister(sub);
-    if (sub.conn.subs.get(sub.requestId) === sub) sub.conn.subs.delete(sub.requestId);
-    sub.compiled = undefined;
-  }
-
-  /** Ends a subscription with an error frame that says why (its session ended, its query no longer holds). */
-  private endWith(sub: Subscription, code: number, text: string): void {
-    if (sub.ended) return;
-    const { conn, requestId } = sub;
-    this.end(sub);
-    this.clients.sendError(conn, errorFrame(code, text, requestId));
-  }
-
   // --- events ---------------------------------------------------------------------------------
 
   /** Runs `task` after everything queued before it; answers when it has run (a failure is logged). */
-  private enqueue(task: () => Promise<void> | void): Promise<void> {
-    this.queue = this.queue.then(task).catch((err: unknown) => {
-      this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'realtime delivery failed');
-    });
-    return this.queue;
+  private enqueue(task: Task): Promise<void> {
+    return this.queue.enqueue(task);
   }
 
   /** The bus listener: synchronous, in publish order; the deciding happens in the queue. */
   private onWrite(event: WriteEvent): void {
-    if (
-      event.className === '_SCHEMA' &&
-      typeof event.objectId === 'string' &&
-      this.byClass.has(event.objectId)
-    ) {
-      // A CLP change may hide a field a subscription names: checked now, not at the next event.
-      const className = event.objectId;
-      this.enqueue(() => this.recheckClass(className));
-    }
-    if (event.className === '_Role') this.generation++;
-    if (event.className === '_Session' && event.op !== 'create') {
-      this.generation++;
-      const token = event.before?.sessionToken;
-      if (event.op === 'delete' && typeof token === 'string') {
-        this.enqueue(() => this.sessionEnded(token));
-      }
-    }
+    this.registry.followWrite(event);
     if (event.op === 'purge' || event.objectId === null) return;
     if (!this.classIsLive(event.className)) return;
     const { seq, eventId } = this.ids.next();
@@ -373,88 +284,12 @@ export class LiveQuery {
       after: event.after,
     };
     this.retention.push(live);
-    if (this.byClass.has(live.className) || this.opts.traceSize > 0) {
+    if (this.registry.byClass.has(live.className) || this.opts.traceSize > 0) {
       live.fanOutPending = true;
       this.enqueue(() => {
         live.fanOutPending = false;
         return this.fanOut(live);
       });
-    }
-  }
-
-  private sessionEnded(token: string): void {
-    const subs = this.byToken.get(token);
-    if (!subs) return;
-    for (const sub of [...subs]) this.endWith(sub, LiveCode.INVALID_SESSION, LiveText.sessionEnded);
-  }
-
-  /** Remembers when a token's session expires, and wakes the expiry timer sooner when needed. */
-  private noteExpiry(token: string, expiresAt: number): void {
-    if (expiresAt === Number.POSITIVE_INFINITY) this.expiries.delete(token);
-    else this.expiries.set(token, expiresAt);
-    if (expiresAt < this.nextExpiry) {
-      this.nextExpiry = expiresAt;
-      this.armExpiryTimer();
-    }
-  }
-
-  /**
-   * Ends, as a logout does (209), the subscriptions of every session that is no longer live by the
-   * service's clock (the rule REST asks, `sessionIsLive`). A session that seems due is asked of the
-   * caller resolver first: one whose expiry was moved later lives on with its new expiry.
-   */
-  private async expireSessions(): Promise<void> {
-    const now = this.clock.now();
-    const due = [...this.expiries].filter(([, expiresAt]) => !sessionIsLive({ expiresAt }, now));
-    for (const [token] of due) {
-      try {
-        const { expiresAt } = await this.callers.resolveSession(token);
-        if (this.expiries.has(token)) this.noteExpiry(token, expiresAt);
-      } catch (err) {
-        if (err instanceof BdsError && err.code === ErrorCode.INVALID_SESSION_TOKEN) this.sessionEnded(token);
-        else
-          this.log.error(
-            { err: err instanceof Error ? err.message : String(err) },
-            'realtime session check failed',
-          );
-      }
-    }
-    let next = Number.POSITIVE_INFINITY;
-    for (const expiresAt of this.expiries.values()) if (expiresAt < next) next = expiresAt;
-    this.nextExpiry = next;
-    this.armExpiryTimer();
-  }
-
-  /** A timer at the earliest expiry, so a session ends on time even when no event comes. */
-  private armExpiryTimer(): void {
-    const at = this.nextExpiry;
-    if (at === this.expiryTimerAt) return;
-    if (this.expiryTimer !== undefined) this.clock.clearTimeout(this.expiryTimer);
-    this.expiryTimer = undefined;
-    this.expiryTimerAt = Number.POSITIVE_INFINITY;
-    if (at === Number.POSITIVE_INFINITY || this.closing) return;
-    this.expiryTimerAt = at;
-    this.expiryTimer = this.clock.setTimeout(
-      () => {
-        this.expiryTimer = undefined;
-        this.expiryTimerAt = Number.POSITIVE_INFINITY;
-        this.enqueue(() => this.expireSessions());
-      },
-      Math.min(Math.max(0, at - this.clock.now()), MAX_TIMER_MS),
-    );
-  }
-
-  /** After a schema change of a class: each of its subscriptions checked again for its caller (4 ends one that no longer holds). */
-  private async recheckClass(className: string): Promise<void> {
-    const subs = this.byClass.get(className);
-    if (!subs) return;
-    for (const sub of [...subs.all]) {
-      if (!sub.active || sub.ended) continue;
-      try {
-        if (await this.refresh(sub)) await this.current(sub);
-      } catch (err) {
-        this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'realtime delivery failed');
-      }
     }
   }
 
@@ -471,23 +306,18 @@ export class LiveQuery {
    */
   private async fanOut(event: LiveEvent): Promise<void> {
     // A session that expired since the last check ends before this event is decided.
-    if (
-      this.nextExpiry !== Number.POSITIVE_INFINITY &&
-      !sessionIsLive({ expiresAt: this.nextExpiry }, this.clock.now())
-    ) {
-      await this.expireSessions();
-    }
-    const subs = this.byClass.get(event.className);
+    if (this.registry.sessionsMayBeDue) await this.registry.expireSessions();
+    const subs = this.registry.byClass.get(event.className);
     if (!subs && this.opts.traceSize === 0) return;
     const entry = this.trace.begin(event.eventId, event.op, event.objectId, event.at, subs?.size ?? 0);
     const pending: Array<Promise<void>> = [];
     if (subs) {
       const ctx = new EventCache(this.data.core.schemas, event);
       const fresh = subs.freshAt;
-      if (fresh && fresh.generation === this.generation && fresh.schema === ctx.schema) {
+      if (fresh && fresh.generation === this.registry.generation && fresh.schema === ctx.schema) {
         this.fanOutFresh(subs, event, entry, ctx, pending);
       } else {
-        const generation = this.generation;
+        const generation = this.registry.generation;
         if (this.fanOutAll(subs, event, entry, ctx, pending))
           subs.freshAt = { generation, schema: ctx.schema };
       }
@@ -539,7 +369,7 @@ export class LiveQuery {
     for (const sub of subs.all) {
       if (!sub.active || sub.ended) continue;
       const state = sub.compiled;
-      const current = !!state && sub.generation === this.generation && state.schema === ctx.schema;
+      const current = !!state && sub.generation === this.registry.generation && state.schema === ctx.schema;
       if (!current) allFresh = false;
       this.visit(
         sub,
@@ -604,51 +434,6 @@ export class LiveQuery {
     }
   }
 
-  /** Resolves the caller again after a role or session change; ends the subscription when it no longer holds. */
-  private async refresh(sub: Subscription): Promise<boolean> {
-    if (sub.generation === this.generation || !sub.compiled) return !sub.ended;
-    const generation = this.generation;
-    const state = sub.compiled;
-    if (sub.conn.master) {
-      sub.generation = generation;
-      return true;
-    }
-    try {
-      const session = await this.check.resolveCaller(sub.conn, sub.token, sub.requestId);
-      if (sub.ended || sub.compiled !== state) return !sub.ended;
-      if (session.caller !== state.caller) this.setState(sub, await this.check.compile(state, session));
-      else state.expiresAt = session.expiresAt;
-      if (sub.token && !sub.ended) this.noteExpiry(sub.token, session.expiresAt);
-      sub.generation = generation;
-      return !sub.ended;
-    } catch (err) {
-      if (err instanceof FrameError)
-        this.endWith(
-          sub,
-          err.code,
-          err.code === LiveCode.INVALID_SESSION ? LiveText.sessionEnded : err.message,
-        );
-      else throw err;
-      return false;
-    }
-  }
-
-  /** The matchers of a subscription for the class's current schema (a schema change recompiles them). */
-  private async current(sub: Subscription): Promise<CompiledSubscription | undefined> {
-    const state = sub.compiled;
-    if (!state) return undefined;
-    const schema = this.data.core.schemas.get(state.request.className);
-    if (schema === state.schema) return state;
-    try {
-      this.setState(sub, await this.check.compile(state, state));
-      return sub.compiled;
-    } catch (err) {
-      if (err instanceof FrameError) this.endWith(sub, err.code, err.message);
-      else throw err;
-      return undefined;
-    }
-  }
-
   private note(
     entry: TraceEntry | undefined,
     sub: Subscription,
@@ -685,7 +470,7 @@ export class LiveQuery {
     const state = sub.compiled;
     if (
       !state ||
-      sub.generation !== this.generation ||
+      sub.generation !== this.registry.generation ||
       state.schema !== this.data.core.schemas.get(state.request.className)
     ) {
       return this.deliverAfterRefresh(sub, event, entry, ctx);
@@ -699,8 +484,8 @@ export class LiveQuery {
     entry: TraceEntry | undefined,
     ctx: EventCache,
   ): Promise<void> {
-    if (!(await this.refresh(sub))) return this.note(entry, sub, null, 'session');
-    const state = await this.current(sub);
+    if (!(await this.registry.refreshCaller(sub))) return this.note(entry, sub, null, 'session');
+    const state = await this.registry.compiledForCurrentSchema(sub);
     if (!state || sub.ended) return this.note(entry, sub, null, 'session');
     await this.deliverWith(sub, state, event, entry, ctx);
   }
@@ -784,7 +569,7 @@ export class LiveQuery {
       ));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      this.endWith(
+      this.registry.endWithError(
         sub,
         err instanceof BdsError && err.code === ErrorCode.OPERATION_FORBIDDEN
           ? LiveCode.PERMISSION
@@ -807,7 +592,7 @@ export class LiveQuery {
     const seq = this.ids.parse(since);
     const events = seq === undefined ? undefined : this.retention.after(seq, this.ids.last);
     if (!events) {
-      this.endWith(sub, LiveCode.RESUME_WINDOW_EXCEEDED, LiveText.resume(since));
+      this.registry.endWithError(sub, LiveCode.RESUME_WINDOW_EXCEEDED, LiveText.resume(since));
       return;
     }
     const className = sub.compiled?.request.className;
@@ -827,11 +612,11 @@ export class LiveQuery {
   /** Closes every connection with a close frame (1001), waits briefly for the handshakes, frees everything. */
   close(graceMs = 2000): Promise<void> {
     this.closing ??= (async () => {
-      if (this.expiryTimer !== undefined) this.clock.clearTimeout(this.expiryTimer);
+      this.registry.stop();
       this.unsubscribe?.();
       await this.clients.closeAll(graceMs);
       await new Promise<void>((resolve) => this.wss.close(() => resolve()));
-      await this.queue;
+      await this.queue.drained;
     })();
     return this.closing;
   }
@@ -848,9 +633,4 @@ export class LiveQuery {
   traceOf(className: string): { className: string; retainedEvents: number; events: TraceEntry[] } {
     return { className, retainedEvents: this.retention.size, events: this.trace.of(className) };
   }
-}
-
-/** The group of a plain subscription (no CLP row condition): its caller; null for a special one. */
-function groupOf(state: CompiledSubscription): Caller | null {
-  return state.clpMatcher ? null : state.caller;
 }

@@ -45,6 +45,14 @@ describe('the query state (pending, error, empty, answered)', () => {
     expect(text(html)).toBe('Could not compute the impact: Error 119: Permission denied');
   });
 
+  it('says both in plain lines inside a dialog or a small panel', () => {
+    const props = { loading: 'Loading members…', failed: 'Could not load the members', inline: true };
+    expect(render({ ...props, query: pending })).toBe('<p>Loading members…</p>');
+    expect(render({ ...props, query: failed(new Error('boom')) })).toBe(
+      '<p role="alert" class="text-red-600">Could not load the members: boom</p>',
+    );
+  });
+
   it('shows the empty state when the answer is empty, else the answer', () => {
     const props = {
       loading: '…',

@@ -10,8 +10,8 @@ import {
   type UserSample,
   useImpact,
 } from '../lib/security-api.ts';
+import { QueryState } from './query-state.tsx';
 import { Button } from './ui/button.tsx';
-import { Spinner } from './ui/spinner.tsx';
 
 export interface ImpactPreviewProps {
   appId: string;
@@ -261,15 +261,15 @@ export function ImpactPreview({
       <h3 className="mb-2 text-sm font-semibold">
         {target ? `Impact of this change on ${target}` : 'Impact of this change'}
       </h3>
-      {impact.isPending ? (
-        <Spinner label="Computing the impact…" />
-      ) : impact.isError ? (
-        <p role="alert" className="text-sm text-red-600" data-testid="impact-error">
-          Could not compute the impact: {errorText(impact.error)}
-        </p>
-      ) : (
-        <ImpactSummary impact={impact.data} rolesOnly={rolesOnly} everyClass={!target} />
-      )}
+      <QueryState
+        query={impact}
+        loading="Computing the impact…"
+        failed="Could not compute the impact"
+        errorText={errorText}
+        errorTestId="impact-error"
+      >
+        {(answer) => <ImpactSummary impact={answer} rolesOnly={rolesOnly} everyClass={!target} />}
+      </QueryState>
       <div className="mt-3 flex justify-end gap-2">
         <Button onClick={onCancel}>Cancel</Button>
         <Button variant="primary" onClick={onConfirm} disabled={busy || impact.isPending}>

@@ -22,6 +22,8 @@ export interface QueryStateProps<T> {
   /** How the error reads (default: its message). */
   errorText?: (error: Error) => string;
   errorTestId?: string;
+  /** Inside a dialog or a small panel: plain lines, no spinner, the text size of what surrounds it. */
+  inline?: boolean;
   /** Whether the answer holds nothing: `empty` is shown instead of `children`. */
   isEmpty?: (data: T) => boolean;
   empty?: ReactNode;
@@ -34,15 +36,16 @@ export function QueryState<T>({
   failed,
   errorText = (error) => error.message,
   errorTestId,
+  inline = false,
   isEmpty,
   empty,
   children,
 }: QueryStateProps<T>) {
-  if (query.isPending) return <Spinner label={loading} />;
+  if (query.isPending) return inline ? <p>{loading}</p> : <Spinner label={loading} />;
   if (query.isError) {
     const said = errorText(query.error as Error);
     return (
-      <p role="alert" className="text-sm text-red-600" data-testid={errorTestId}>
+      <p role="alert" className={inline ? 'text-red-600' : 'text-sm text-red-600'} data-testid={errorTestId}>
         {failed ? `${failed}: ${said}` : said}
       </p>
     );

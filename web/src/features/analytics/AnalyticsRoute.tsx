@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useParams } from 'react-router';
+import { QueryState } from '../../components/query-state.tsx';
 import { Input, Select } from '../../components/ui/input.tsx';
-import { Spinner } from '../../components/ui/spinner.tsx';
 import { type AnalyticsFilters, useEventCounts } from './api/analytics.ts';
 import { EventsChart } from './components/events-chart.tsx';
 
@@ -92,39 +92,41 @@ export default function AnalyticsRoute() {
               />
             </div>
           </div>
-          {counts.isPending ? (
-            <Spinner label="Counting events…" />
-          ) : counts.isError ? (
-            <p role="alert" className="text-sm text-red-600">
-              Could not load events: {counts.error.message}
-            </p>
-          ) : counts.data.results.length === 0 ? (
-            <p className="text-sm text-slate-500" data-testid="analytics-empty">
-              No events match.
-            </p>
-          ) : (
-            <>
-              <EventsChart counts={counts.data.results} />
-              <table className="text-left text-sm">
-                <thead className="text-slate-500">
-                  <tr>
-                    <th className="pr-6">Event</th>
-                    <th>Total</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {[...totals]
-                    .sort(([a], [b]) => a.localeCompare(b))
-                    .map(([name, total]) => (
-                      <tr key={name} data-testid="event-total">
-                        <td className="pr-6">{name}</td>
-                        <td className="tabular-nums">{total}</td>
-                      </tr>
-                    ))}
-                </tbody>
-              </table>
-            </>
-          )}
+          <QueryState
+            query={counts}
+            loading="Counting events…"
+            failed="Could not load events"
+            isEmpty={(d) => d.results.length === 0}
+            empty={
+              <p className="text-sm text-slate-500" data-testid="analytics-empty">
+                No events match.
+              </p>
+            }
+          >
+            {({ results }) => (
+              <>
+                <EventsChart counts={results} />
+                <table className="text-left text-sm">
+                  <thead className="text-slate-500">
+                    <tr>
+                      <th className="pr-6">Event</th>
+                      <th>Total</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {[...totals]
+                      .sort(([a], [b]) => a.localeCompare(b))
+                      .map(([name, total]) => (
+                        <tr key={name} data-testid="event-total">
+                          <td className="pr-6">{name}</td>
+                          <td className="tabular-nums">{total}</td>
+                        </tr>
+                      ))}
+                  </tbody>
+                </table>
+              </>
+            )}
+          </QueryState>
         </>
       )}
     </div>

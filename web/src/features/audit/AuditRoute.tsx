@@ -1,6 +1,6 @@
 import { useParams } from 'react-router';
+import { QueryState } from '../../components/query-state.tsx';
 import { Button } from '../../components/ui/button.tsx';
-import { Spinner } from '../../components/ui/spinner.tsx';
 import { useAuditLog } from './api/audit.ts';
 import { AuditFilterBar } from './components/audit-filters.tsx';
 import { AuditTable } from './components/audit-table.tsx';
@@ -21,31 +21,33 @@ export default function AuditRoute() {
       </p>
       {/* Remount on URL change (back/forward, Clear) so the inputs show the applied filters. */}
       <AuditFilterBar key={JSON.stringify(filters)} filters={filters} onApply={setFilters} />
-      {log.isPending ? (
-        <Spinner label="Loading the audit log…" />
-      ) : log.isError ? (
-        <p role="alert" className="text-sm text-red-600">
-          Could not load the audit log: {log.error.message}
-        </p>
-      ) : entries.length === 0 ? (
-        <p className="text-sm text-slate-500" data-testid="audit-empty">
-          No audit entries match.
-        </p>
-      ) : (
-        <>
-          <AuditTable entries={entries} />
-          <div className="mt-3 flex items-center gap-3 text-sm text-slate-500 dark:text-slate-400">
-            <span data-testid="audit-count">
-              {entries.length} {entries.length === 1 ? 'entry' : 'entries'}
-            </span>
-            {log.hasNextPage && (
-              <Button onClick={() => void log.fetchNextPage()} disabled={log.isFetchingNextPage}>
-                {log.isFetchingNextPage ? 'Loading…' : 'Load more'}
-              </Button>
-            )}
-          </div>
-        </>
-      )}
+      <QueryState
+        query={log}
+        loading="Loading the audit log…"
+        failed="Could not load the audit log"
+        isEmpty={() => entries.length === 0}
+        empty={
+          <p className="text-sm text-slate-500" data-testid="audit-empty">
+            No audit entries match.
+          </p>
+        }
+      >
+        {() => (
+          <>
+            <AuditTable entries={entries} />
+            <div className="mt-3 flex items-center gap-3 text-sm text-slate-500 dark:text-slate-400">
+              <span data-testid="audit-count">
+                {entries.length} {entries.length === 1 ? 'entry' : 'entries'}
+              </span>
+              {log.hasNextPage && (
+                <Button onClick={() => void log.fetchNextPage()} disabled={log.isFetchingNextPage}>
+                  {log.isFetchingNextPage ? 'Loading…' : 'Load more'}
+                </Button>
+              )}
+            </div>
+          </>
+        )}
+      </QueryState>
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { useParams, useSearchParams } from 'react-router';
-import { Spinner } from '../../components/ui/spinner.tsx';
+import { QueryState } from '../../components/query-state.tsx';
 import { Tabs } from '../../components/ui/tabs.tsx';
 import { useCloudCode } from '../../hooks/use-cloud-code.ts';
 import { useCanWrite } from '../../lib/session.ts';
@@ -34,23 +34,21 @@ export default function CloudRoute() {
         webhooks.
       </p>
       <Tabs tabs={TABS} current={tab} onSelect={(id) => setSearch(id === 'functions' ? {} : { tab: id })} />
-      {code.isPending ? (
-        <Spinner label="Loading cloud code…" />
-      ) : code.isError ? (
-        <p role="alert" className="text-sm text-red-600">
-          Could not load cloud code: {code.error.message}
-        </p>
-      ) : tab === 'functions' ? (
-        <FunctionsPanel appId={appId} code={code.data} canWrite={canWrite} />
-      ) : tab === 'jobs' ? (
-        <JobsPanel appId={appId} jobs={code.data.jobs} canWrite={canWrite} />
-      ) : tab === 'schedules' ? (
-        <SchedulesPanel appId={appId} jobs={code.data.jobs} canWrite={canWrite} />
-      ) : tab === 'triggers' ? (
-        <TriggersPanel code={code.data} />
-      ) : (
-        <HooksPanel appId={appId} code={code.data} canWrite={canWrite} />
-      )}
+      <QueryState query={code} loading="Loading cloud code…" failed="Could not load cloud code">
+        {(inventory) =>
+          tab === 'functions' ? (
+            <FunctionsPanel appId={appId} code={inventory} canWrite={canWrite} />
+          ) : tab === 'jobs' ? (
+            <JobsPanel appId={appId} jobs={inventory.jobs} canWrite={canWrite} />
+          ) : tab === 'schedules' ? (
+            <SchedulesPanel appId={appId} jobs={inventory.jobs} canWrite={canWrite} />
+          ) : tab === 'triggers' ? (
+            <TriggersPanel code={inventory} />
+          ) : (
+            <HooksPanel appId={appId} code={inventory} canWrite={canWrite} />
+          )
+        }
+      </QueryState>
     </div>
   );
 }

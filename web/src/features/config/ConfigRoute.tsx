@@ -1,5 +1,5 @@
 import { useParams, useSearchParams } from 'react-router';
-import { Spinner } from '../../components/ui/spinner.tsx';
+import { QueryState } from '../../components/query-state.tsx';
 import { Tabs } from '../../components/ui/tabs.tsx';
 import { useCanWrite } from '../../lib/session.ts';
 import { useConfig } from './api/config.ts';
@@ -29,19 +29,17 @@ export default function ConfigRoute() {
       <Tabs tabs={TABS} current={tab} onSelect={(id) => setSearch(id === 'params' ? {} : { tab: id })} />
       {tab === 'history' ? (
         <ConfigHistory appId={appId} />
-      ) : config.isPending ? (
-        <Spinner label="Loading config…" />
-      ) : config.isError ? (
-        <p role="alert" className="text-sm text-red-600">
-          Could not load the config: {config.error.message}
-        </p>
       ) : (
-        <ConfigEditor
-          key={`${appId}:${config.dataUpdatedAt}`}
-          appId={appId}
-          doc={config.data}
-          canWrite={canWrite}
-        />
+        <QueryState query={config} loading="Loading config…" failed="Could not load the config">
+          {(doc) => (
+            <ConfigEditor
+              key={`${appId}:${config.dataUpdatedAt}`}
+              appId={appId}
+              doc={doc}
+              canWrite={canWrite}
+            />
+          )}
+        </QueryState>
       )}
     </div>
   );

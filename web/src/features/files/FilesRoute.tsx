@@ -1,10 +1,10 @@
 import { type FormEvent, useState } from 'react';
 import { useParams } from 'react-router';
 import { FileValue } from '../../components/file-value.tsx';
+import { QueryState } from '../../components/query-state.tsx';
 import { Button } from '../../components/ui/button.tsx';
 import { Dialog } from '../../components/ui/dialog.tsx';
 import { Input } from '../../components/ui/input.tsx';
-import { Spinner } from '../../components/ui/spinner.tsx';
 import { isApiError } from '../../lib/api.ts';
 import { uploadFile } from '../../lib/file-upload.ts';
 import { useCanWrite } from '../../lib/session.ts';
@@ -112,87 +112,88 @@ function OrphanReport({ appId, canWrite }: { appId: string; canWrite: boolean })
   const orphans = useOrphans(appId);
   const remove = useDeleteFile(appId);
   const [confirm, setConfirm] = useState<StoredFile | null>(null);
-  if (orphans.isPending) return <Spinner label="Looking for files no row references…" />;
-  if (orphans.isError)
-    return (
-      <p role="alert" className="text-sm text-red-600">
-        Could not build the orphan report: {orphans.error.message}
-      </p>
-    );
   return (
-    <>
-      {orphans.data.length === 0 ? (
-        <p className="text-sm text-slate-500" data-testid="orphans-empty">
-          Every stored file is referenced by a row.
-        </p>
-      ) : (
-        <table className="w-full text-left text-sm">
-          <thead className="text-slate-500">
-            <tr>
-              <th className="py-1">File</th>
-              <th>Type</th>
-              <th>Size</th>
-              <th>Uploaded</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {orphans.data.map((f) => (
-              <tr
-                key={f.name}
-                data-testid="orphan-row"
-                className="border-t border-slate-100 dark:border-slate-800"
-              >
-                <td className="py-1">
-                  <FileValue appId={appId} name={f.name} />
-                </td>
-                <td>{f.contentType}</td>
-                <td className="tabular-nums">{kb(f.size)}</td>
-                <td>
-                  <time dateTime={f.createdAt} title={f.createdAt}>
-                    {new Date(f.createdAt).toLocaleString()}
-                  </time>
-                </td>
-                <td className="text-right">
-                  {canWrite && (
-                    <Button size="sm" variant="danger" onClick={() => setConfirm(f)}>
-                      Delete
-                    </Button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+    <QueryState
+      query={orphans}
+      loading="Looking for files no row references…"
+      failed="Could not build the orphan report"
+    >
+      {(files) => (
+        <>
+          {files.length === 0 ? (
+            <p className="text-sm text-slate-500" data-testid="orphans-empty">
+              Every stored file is referenced by a row.
+            </p>
+          ) : (
+            <table className="w-full text-left text-sm">
+              <thead className="text-slate-500">
+                <tr>
+                  <th className="py-1">File</th>
+                  <th>Type</th>
+                  <th>Size</th>
+                  <th>Uploaded</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>
+                {files.map((f) => (
+                  <tr
+                    key={f.name}
+                    data-testid="orphan-row"
+                    className="border-t border-slate-100 dark:border-slate-800"
+                  >
+                    <td className="py-1">
+                      <FileValue appId={appId} name={f.name} />
+                    </td>
+                    <td>{f.contentType}</td>
+                    <td className="tabular-nums">{kb(f.size)}</td>
+                    <td>
+                      <time dateTime={f.createdAt} title={f.createdAt}>
+                        {new Date(f.createdAt).toLocaleString()}
+                      </time>
+                    </td>
+                    <td className="text-right">
+                      {canWrite && (
+                        <Button size="sm" variant="danger" onClick={() => setConfirm(f)}>
+                          Delete
+                        </Button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <Dialog
+            open={confirm !== null}
+            title="Delete this file?"
+            onClose={() => setConfirm(null)}
+            footer={
+              <>
+                <Button onClick={() => setConfirm(null)}>Cancel</Button>
+                <Button
+                  variant="danger"
+                  onClick={() => {
+                    const f = confirm!;
+                    setConfirm(null);
+                    remove.mutate(f.name, {
+                      onSuccess: () => toast.success('File deleted.'),
+                      onError: (err) => toast.error(err),
+                    });
+                  }}
+                >
+                  Delete file
+                </Button>
+              </>
+            }
+          >
+            <p className="text-sm">
+              {confirm?.name} is referenced by no row. Deleting it removes its bytes for good.
+            </p>
+          </Dialog>
+        </>
       )}
-      <Dialog
-        open={confirm !== null}
-        title="Delete this file?"
-        onClose={() => setConfirm(null)}
-        footer={
-          <>
-            <Button onClick={() => setConfirm(null)}>Cancel</Button>
-            <Button
-              variant="danger"
-              onClick={() => {
-                const f = confirm!;
-                setConfirm(null);
-                remove.mutate(f.name, {
-                  onSuccess: () => toast.success('File deleted.'),
-                  onError: (err) => toast.error(err),
-                });
-              }}
-            >
-              Delete file
-            </Button>
-          </>
-        }
-      >
-        <p className="text-sm">
-          {confirm?.name} is referenced by no row. Deleting it removes its bytes for good.
-        </p>
-      </Dialog>
-    </>
+    </QueryState>
   );
 }
 
@@ -202,46 +203,47 @@ function OrphanReport({ appId, canWrite }: { appId: string; canWrite: boolean })
  */
 function ForeignReport({ appId }: { appId: string }) {
   const foreign = useForeignFileValues(appId);
-  if (foreign.isPending) return <Spinner label="Looking for File values that name no stored file…" />;
-  if (foreign.isError)
-    return (
-      <p role="alert" className="text-sm text-red-600">
-        Could not build the report of foreign file values: {foreign.error.message}
-      </p>
-    );
-  if (foreign.data.length === 0)
-    return (
-      <p className="text-sm text-slate-500" data-testid="foreign-empty">
-        Every File value names a file stored by this service.
-      </p>
-    );
   return (
-    <table className="w-full text-left text-sm">
-      <thead className="text-slate-500">
-        <tr>
-          <th className="py-1">Row</th>
-          <th>Field</th>
-          <th>Name (never opened)</th>
-        </tr>
-      </thead>
-      <tbody>
-        {foreign.data.map((f) => (
-          <tr
-            key={`${f.className}/${f.objectId}/${f.field}/${f.name}`}
-            data-testid="foreign-row"
-            className="border-t border-slate-100 dark:border-slate-800"
-          >
-            <td className="py-1 font-mono text-xs">
-              {f.className} {f.objectId}
-            </td>
-            <td>{f.field}</td>
-            <td className="break-all">
-              <FileValue appId={appId} name={f.name} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <QueryState
+      query={foreign}
+      loading="Looking for File values that name no stored file…"
+      failed="Could not build the report of foreign file values"
+      isEmpty={(files) => files.length === 0}
+      empty={
+        <p className="text-sm text-slate-500" data-testid="foreign-empty">
+          Every File value names a file stored by this service.
+        </p>
+      }
+    >
+      {(files) => (
+        <table className="w-full text-left text-sm">
+          <thead className="text-slate-500">
+            <tr>
+              <th className="py-1">Row</th>
+              <th>Field</th>
+              <th>Name (never opened)</th>
+            </tr>
+          </thead>
+          <tbody>
+            {files.map((f) => (
+              <tr
+                key={`${f.className}/${f.objectId}/${f.field}/${f.name}`}
+                data-testid="foreign-row"
+                className="border-t border-slate-100 dark:border-slate-800"
+              >
+                <td className="py-1 font-mono text-xs">
+                  {f.className} {f.objectId}
+                </td>
+                <td>{f.field}</td>
+                <td className="break-all">
+                  <FileValue appId={appId} name={f.name} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </QueryState>
   );
 }
 

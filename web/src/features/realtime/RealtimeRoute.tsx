@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useParams } from 'react-router';
-import { Spinner } from '../../components/ui/spinner.tsx';
+import { QueryState } from '../../components/query-state.tsx';
 import { fetchSchemas } from '../../lib/schemas-api.ts';
 import { Inspector } from './components/Inspector.tsx';
 
@@ -24,44 +24,40 @@ export default function RealtimeRoute() {
         Watch the events the service sends a subscription, as master, a chosen user or anonymously; events a
         viewpoint does not receive show the delivery trace’s reason.
       </p>
-      {schemas.isPending ? (
-        <Spinner label="Loading classes…" />
-      ) : schemas.isError ? (
-        <p role="alert" className="text-sm text-red-600">
-          Could not load classes: {schemas.error.message}
-        </p>
-      ) : (
-        <>
-          <div className="mb-3 flex items-center gap-4 text-sm">
-            <label>
-              Class{' '}
-              <select
-                aria-label="Class"
-                className="rounded border px-1 py-0.5 dark:bg-gray-800"
-                value={className}
-                onChange={(e) => setClassName(e.target.value)}
-              >
-                <option value="">choose a class</option>
-                {list.map((s) => (
-                  <option key={s.className} value={s.className}>
-                    {s.className}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label className="flex items-center gap-1">
-              <input type="checkbox" checked={split} onChange={(e) => setSplit(e.target.checked)} />
-              Split view
-            </label>
-          </div>
-          {schema && (
-            <div className="flex flex-col gap-3 lg:flex-row" key={schema.className}>
-              <Inspector appId={appId} index={1} schema={schema} />
-              {split && <Inspector appId={appId} index={2} schema={schema} initialViewpoint="user" />}
+      <QueryState query={schemas} loading="Loading classes…" failed="Could not load classes">
+        {() => (
+          <>
+            <div className="mb-3 flex items-center gap-4 text-sm">
+              <label>
+                Class{' '}
+                <select
+                  aria-label="Class"
+                  className="rounded border px-1 py-0.5 dark:bg-gray-800"
+                  value={className}
+                  onChange={(e) => setClassName(e.target.value)}
+                >
+                  <option value="">choose a class</option>
+                  {list.map((s) => (
+                    <option key={s.className} value={s.className}>
+                      {s.className}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <label className="flex items-center gap-1">
+                <input type="checkbox" checked={split} onChange={(e) => setSplit(e.target.checked)} />
+                Split view
+              </label>
             </div>
-          )}
-        </>
-      )}
+            {schema && (
+              <div className="flex flex-col gap-3 lg:flex-row" key={schema.className}>
+                <Inspector appId={appId} index={1} schema={schema} />
+                {split && <Inspector appId={appId} index={2} schema={schema} initialViewpoint="user" />}
+              </div>
+            )}
+          </>
+        )}
+      </QueryState>
     </div>
   );
 }

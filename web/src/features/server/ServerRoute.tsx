@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useParams } from 'react-router';
+import { QueryState } from '../../components/query-state.tsx';
 import { Input } from '../../components/ui/input.tsx';
-import { Spinner } from '../../components/ui/spinner.tsx';
 import { type AuthProvider, type OptionGroup, useServerOptions } from './api/server-options.ts';
 import { OptionsTable } from './components/options-table.tsx';
 import { type IdTokenConfig, ProvidersTable } from './components/providers-table.tsx';
@@ -20,21 +20,17 @@ export default function ServerRoute() {
         The options the service runs with, as set in its config file or environment (read only here). Keys and
         credentials show only whether they are set.
       </p>
-      {options.isPending ? (
-        <Spinner label="Loading the options…" />
-      ) : options.isError ? (
-        <p role="alert" className="text-sm text-red-600">
-          Could not load the options: {options.error.message}
-        </p>
-      ) : (
-        <ServerOptionsView
-          groups={filterGroups(options.data.groups, filter)}
-          allGroups={options.data.groups}
-          providers={filterProviders(options.data.authProviders, filter)}
-          filter={filter}
-          onFilter={setFilter}
-        />
-      )}
+      <QueryState query={options} loading="Loading the options…" failed="Could not load the options">
+        {({ groups, authProviders }) => (
+          <ServerOptionsView
+            groups={filterGroups(groups, filter)}
+            allGroups={groups}
+            providers={filterProviders(authProviders, filter)}
+            filter={filter}
+            onFilter={setFilter}
+          />
+        )}
+      </QueryState>
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'react';
+import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Input, Select } from '../../../components/ui/input.tsx';
-import { Spinner } from '../../../components/ui/spinner.tsx';
 import type { CloudCode } from '../../../hooks/use-cloud-code.ts';
 import { isApiError } from '../../../lib/api.ts';
 import { useChangeHook, useDeliveries } from '../api/cloud.ts';
@@ -195,46 +195,49 @@ function DeliveryLog({ appId }: { appId: string }) {
           />
         </label>
       </div>
-      {deliveries.isPending ? (
-        <Spinner label="Loading deliveries…" />
-      ) : deliveries.isError ? (
-        <p role="alert" className="text-sm text-red-600">
-          Could not load deliveries: {said(deliveries.error)}
-        </p>
-      ) : deliveries.data.results.length === 0 ? (
-        <p className="text-sm text-slate-500" data-testid="deliveries-empty">
-          No deliveries match.
-        </p>
-      ) : (
-        <table className="w-full text-left text-sm" data-testid="delivery-log">
-          <thead className="text-xs text-slate-500 uppercase">
-            <tr>
-              <th className="py-1">When</th>
-              <th>Hook</th>
-              <th>Object</th>
-              <th>Status</th>
-              <th>HTTP</th>
-              <th>Attempt</th>
-              <th>Duration</th>
-              <th>Error</th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.data.results.map((d) => (
-              <tr key={d.id} className="border-t border-slate-100 dark:border-slate-800">
-                <td className="py-1">{formatLocal(d.at)}</td>
-                <td className="font-mono">{d.hook}</td>
-                <td className="font-mono">{d.objectId ?? ''}</td>
-                <td>{d.status}</td>
-                <td>{d.httpStatus ?? ''}</td>
-                <td>{d.attempt}</td>
-                <td>{d.durationMs} ms</td>
-                <td className="text-red-600">{d.error ?? ''}</td>
+      <QueryState
+        query={deliveries}
+        loading="Loading deliveries…"
+        failed="Could not load deliveries"
+        errorText={said}
+        isEmpty={(d) => d.results.length === 0}
+        empty={
+          <p className="text-sm text-slate-500" data-testid="deliveries-empty">
+            No deliveries match.
+          </p>
+        }
+      >
+        {({ results }) => (
+          <table className="w-full text-left text-sm" data-testid="delivery-log">
+            <thead className="text-xs text-slate-500 uppercase">
+              <tr>
+                <th className="py-1">When</th>
+                <th>Hook</th>
+                <th>Object</th>
+                <th>Status</th>
+                <th>HTTP</th>
+                <th>Attempt</th>
+                <th>Duration</th>
+                <th>Error</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {results.map((d) => (
+                <tr key={d.id} className="border-t border-slate-100 dark:border-slate-800">
+                  <td className="py-1">{formatLocal(d.at)}</td>
+                  <td className="font-mono">{d.hook}</td>
+                  <td className="font-mono">{d.objectId ?? ''}</td>
+                  <td>{d.status}</td>
+                  <td>{d.httpStatus ?? ''}</td>
+                  <td>{d.attempt}</td>
+                  <td>{d.durationMs} ms</td>
+                  <td className="text-red-600">{d.error ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </QueryState>
     </section>
   );
 }

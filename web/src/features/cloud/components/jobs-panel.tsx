@@ -1,7 +1,7 @@
 import { useState } from 'react';
+import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select, Textarea } from '../../../components/ui/input.tsx';
-import { Spinner } from '../../../components/ui/spinner.tsx';
 import { parseParams } from '../../../lib/json-params.ts';
 import { type JobStatusRow, useJobHistory, useRunJob } from '../api/cloud.ts';
 import { formatLocal } from '../lib/cron.ts';
@@ -75,42 +75,42 @@ export function JobsPanel({ appId, jobs, canWrite }: { appId: string; jobs: stri
       )}
       <section>
         <h2 className="mb-2 font-medium">Runs</h2>
-        {history.isPending ? (
-          <Spinner label="Loading job runs…" />
-        ) : history.isError ? (
-          <p role="alert" className="text-sm text-red-600">
-            Could not load job runs: {history.error.message}
-          </p>
-        ) : history.data.results.length === 0 ? (
-          <p className="text-sm text-slate-500">No job has run yet.</p>
-        ) : (
-          <table className="w-full text-left text-sm" data-testid="job-history">
-            <thead className="text-xs text-slate-500 uppercase">
-              <tr>
-                <th className="py-1">Job</th>
-                <th>Source</th>
-                <th>Status</th>
-                <th>Message</th>
-                <th>Started</th>
-                <th>Duration</th>
-              </tr>
-            </thead>
-            <tbody>
-              {history.data.results.map((row) => (
-                <tr key={row.objectId} className="border-t border-slate-100 dark:border-slate-800">
-                  <td className="py-1 font-mono">{row.jobName}</td>
-                  <td>{row.source}</td>
-                  <td className={STATUS_STYLE[row.status]} data-testid={`job-status-${row.objectId}`}>
-                    {row.status}
-                  </td>
-                  <td>{row.message}</td>
-                  <td>{row.startedAt ? formatLocal(row.startedAt.iso) : '—'}</td>
-                  <td>{duration(row)}</td>
+        <QueryState
+          query={history}
+          loading="Loading job runs…"
+          failed="Could not load job runs"
+          isEmpty={(d) => d.results.length === 0}
+          empty={<p className="text-sm text-slate-500">No job has run yet.</p>}
+        >
+          {({ results }) => (
+            <table className="w-full text-left text-sm" data-testid="job-history">
+              <thead className="text-xs text-slate-500 uppercase">
+                <tr>
+                  <th className="py-1">Job</th>
+                  <th>Source</th>
+                  <th>Status</th>
+                  <th>Message</th>
+                  <th>Started</th>
+                  <th>Duration</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+              </thead>
+              <tbody>
+                {results.map((row) => (
+                  <tr key={row.objectId} className="border-t border-slate-100 dark:border-slate-800">
+                    <td className="py-1 font-mono">{row.jobName}</td>
+                    <td>{row.source}</td>
+                    <td className={STATUS_STYLE[row.status]} data-testid={`job-status-${row.objectId}`}>
+                      {row.status}
+                    </td>
+                    <td>{row.message}</td>
+                    <td>{row.startedAt ? formatLocal(row.startedAt.iso) : '—'}</td>
+                    <td>{duration(row)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </QueryState>
       </section>
     </div>
   );

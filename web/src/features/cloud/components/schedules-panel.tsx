@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'react';
+import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Input, Select, Textarea } from '../../../components/ui/input.tsx';
-import { Spinner } from '../../../components/ui/spinner.tsx';
 import { parseParams } from '../../../lib/json-params.ts';
 import { type ScheduleRow, useDeleteSchedule, useSaveSchedule, useSchedules } from '../api/cloud.ts';
 import { formatLocal, localZone, previewCron } from '../lib/cron.ts';
@@ -193,64 +193,66 @@ export function SchedulesPanel({
           {(save.error ?? remove.error)?.message}
         </p>
       )}
-      {schedules.isPending ? (
-        <Spinner label="Loading schedules…" />
-      ) : schedules.isError ? (
-        <p role="alert" className="text-sm text-red-600">
-          Could not load schedules: {schedules.error.message}
-        </p>
-      ) : schedules.data.results.length === 0 ? (
-        <p className="text-sm text-slate-500">No schedules yet.</p>
-      ) : (
-        <table className="w-full text-left text-sm" data-testid="schedules">
-          <thead className="text-xs text-slate-500 uppercase">
-            <tr>
-              <th className="py-1">Job</th>
-              <th>When</th>
-              <th>Next run (your time)</th>
-              <th>Last run</th>
-              <th>State</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {schedules.data.results.map((row) => (
-              <tr
-                key={row.objectId}
-                className="border-t border-slate-100 dark:border-slate-800"
-                data-testid={`schedule-${row.objectId}`}
-              >
-                <td className="py-1 font-mono">{row.jobName}</td>
-                <td>
-                  <span className="font-mono">{row.cron}</span>{' '}
-                  <span className="text-xs text-slate-500">{previewCron(row.cron, row.timeZone).words}</span>
-                </td>
-                <td>{row.nextRunAt ? formatLocal(row.nextRunAt.iso) : '—'}</td>
-                <td>{row.lastRunAt ? formatLocal(row.lastRunAt.iso) : '—'}</td>
-                <td>{row.enabled ? 'active' : 'paused'}</td>
-                <td className="space-x-1 text-right whitespace-nowrap">
-                  {canWrite && (
-                    <>
-                      <Button size="sm" onClick={() => setEditing(draftOf(row))}>
-                        Edit
-                      </Button>
-                      <Button
-                        size="sm"
-                        onClick={() => save.mutate({ id: row.objectId, input: { enabled: !row.enabled } })}
-                      >
-                        {row.enabled ? 'Pause' : 'Resume'}
-                      </Button>
-                      <Button size="sm" variant="danger" onClick={() => remove.mutate(row.objectId)}>
-                        Delete
-                      </Button>
-                    </>
-                  )}
-                </td>
+      <QueryState
+        query={schedules}
+        loading="Loading schedules…"
+        failed="Could not load schedules"
+        isEmpty={(d) => d.results.length === 0}
+        empty={<p className="text-sm text-slate-500">No schedules yet.</p>}
+      >
+        {({ results }) => (
+          <table className="w-full text-left text-sm" data-testid="schedules">
+            <thead className="text-xs text-slate-500 uppercase">
+              <tr>
+                <th className="py-1">Job</th>
+                <th>When</th>
+                <th>Next run (your time)</th>
+                <th>Last run</th>
+                <th>State</th>
+                <th />
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {results.map((row) => (
+                <tr
+                  key={row.objectId}
+                  className="border-t border-slate-100 dark:border-slate-800"
+                  data-testid={`schedule-${row.objectId}`}
+                >
+                  <td className="py-1 font-mono">{row.jobName}</td>
+                  <td>
+                    <span className="font-mono">{row.cron}</span>{' '}
+                    <span className="text-xs text-slate-500">
+                      {previewCron(row.cron, row.timeZone).words}
+                    </span>
+                  </td>
+                  <td>{row.nextRunAt ? formatLocal(row.nextRunAt.iso) : '—'}</td>
+                  <td>{row.lastRunAt ? formatLocal(row.lastRunAt.iso) : '—'}</td>
+                  <td>{row.enabled ? 'active' : 'paused'}</td>
+                  <td className="space-x-1 text-right whitespace-nowrap">
+                    {canWrite && (
+                      <>
+                        <Button size="sm" onClick={() => setEditing(draftOf(row))}>
+                          Edit
+                        </Button>
+                        <Button
+                          size="sm"
+                          onClick={() => save.mutate({ id: row.objectId, input: { enabled: !row.enabled } })}
+                        >
+                          {row.enabled ? 'Pause' : 'Resume'}
+                        </Button>
+                        <Button size="sm" variant="danger" onClick={() => remove.mutate(row.objectId)}>
+                          Delete
+                        </Button>
+                      </>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </QueryState>
     </div>
   );
 }

@@ -7,6 +7,7 @@
 import { isIssuedFileName, toUploadName, uploadNameOf } from '@bds/client/protocol';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { QueryState } from '../../../components/query-state.tsx';
 import { errorText, isApiError } from '../../../lib/api.ts';
 import { uploadFile } from '../../../lib/file-upload.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
@@ -123,39 +124,42 @@ function RelationEditor({ appId, className, row, field, targetClass = '', apply,
           ✕
         </button>
       </div>
-      {members.isPending ? (
-        <p>Loading members…</p>
-      ) : members.isError ? (
-        <p role="alert" className="text-red-600">
-          {errorText(members.error)}
-        </p>
-      ) : members.data.results.length === 0 ? (
-        <p className="text-gray-500" data-testid="relation-empty">
-          No members.
-        </p>
-      ) : (
-        <ul aria-label={`members of ${field}`} className="max-h-40 overflow-auto">
-          {members.data.results.map((m) => (
-            <li key={m.objectId} className="flex items-center gap-2" data-testid="relation-member">
-              <span className="font-mono">{m.objectId}</span>
-              <button
-                type="button"
-                className="ml-auto rounded border px-1"
-                disabled={busy}
-                aria-label={`remove ${m.objectId} from ${field}`}
-                onClick={() => void change('RemoveRelation', m.objectId)}
-              >
-                Remove
-              </button>
-            </li>
-          ))}
-          {total > members.data.results.length && (
-            <li className="text-gray-500">
-              and {total - members.data.results.length} more (open “View {targetClass}”)
-            </li>
-          )}
-        </ul>
-      )}
+      <QueryState
+        query={members}
+        loading="Loading members…"
+        errorText={errorText}
+        inline
+        isEmpty={(d) => d.results.length === 0}
+        empty={
+          <p className="text-gray-500" data-testid="relation-empty">
+            No members.
+          </p>
+        }
+      >
+        {({ results }) => (
+          <ul aria-label={`members of ${field}`} className="max-h-40 overflow-auto">
+            {results.map((m) => (
+              <li key={m.objectId} className="flex items-center gap-2" data-testid="relation-member">
+                <span className="font-mono">{m.objectId}</span>
+                <button
+                  type="button"
+                  className="ml-auto rounded border px-1"
+                  disabled={busy}
+                  aria-label={`remove ${m.objectId} from ${field}`}
+                  onClick={() => void change('RemoveRelation', m.objectId)}
+                >
+                  Remove
+                </button>
+              </li>
+            ))}
+            {total > results.length && (
+              <li className="text-gray-500">
+                and {total - results.length} more (open “View {targetClass}”)
+              </li>
+            )}
+          </ul>
+        )}
+      </QueryState>
       <form
         className="flex items-center gap-1"
         onSubmit={(e) => {

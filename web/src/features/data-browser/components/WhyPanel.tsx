@@ -4,6 +4,7 @@
  */
 
 import { useState } from 'react';
+import { QueryState } from '../../../components/query-state.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { errorText } from '../../../lib/api.ts';
 import {
@@ -98,54 +99,50 @@ export function Explanation({ appId, className, q }: { appId: string; className:
     : null;
   const ex = useExplain(appId, req);
   if (!req) return <p className="text-gray-600">The master key bypasses every layer: it may do anything.</p>;
-  if (ex.isPending) return <p>Asking the service…</p>;
-  if (ex.isError)
-    return (
-      <p role="alert" className="text-red-600" data-testid="why-error">
-        {errorText(ex.error)}
-      </p>
-    );
-  const e = ex.data;
   return (
-    <div
-      className="space-y-2 text-sm"
-      data-testid="why-result"
-      data-decided-by={e.decidedBy}
-      data-allowed={e.allowed}
-    >
-      <p
-        className={`font-semibold ${e.allowed ? 'text-emerald-700 dark:text-emerald-400' : 'text-red-700 dark:text-red-400'}`}
-        data-testid="why-verdict"
-      >
-        {e.allowed
-          ? `Allowed: ${q.operation} on ${className}${req.objectId ? ` ${req.objectId}` : ''}.`
-          : `Refused by the ${e.decidedBy === 'clp' ? 'class-level permissions (CLP)' : e.decidedBy === 'acl' ? 'row ACL' : e.decidedBy}: ${q.operation} on ${className}${req.objectId ? ` ${req.objectId}` : ''}${e.code !== undefined ? ` would answer ${e.code} ${e.message ?? ''}` : ''}`}
-      </p>
-      {e.viewpoint.roles.length > 0 && (
-        <p className="text-xs text-gray-600 dark:text-gray-400">
-          Holds the roles{' '}
-          {e.viewpoint.roles
-            .map((r) => (r.chain.length > 1 ? `${r.name} (through ${r.chain.join(' → ')})` : r.name))
-            .join(', ')}
-          .
-        </p>
-      )}
-      <ol className="space-y-1">
-        {e.layers.map((l) => (
-          <LayerItem key={l.layer} layer={l} field={q.field} />
-        ))}
-      </ol>
-      {e.toAllow.length > 0 && (
-        <div data-testid="why-to-allow">
-          <p className="font-medium">What would have to change to allow it:</p>
-          <ul className="list-disc pl-5">
-            {e.toAllow.map((t) => (
-              <li key={t}>{t}</li>
+    <QueryState query={ex} loading="Asking the service…" errorText={errorText} errorTestId="why-error" inline>
+      {(e) => (
+        <div
+          className="space-y-2 text-sm"
+          data-testid="why-result"
+          data-decided-by={e.decidedBy}
+          data-allowed={e.allowed}
+        >
+          <p
+            className={`font-semibold ${e.allowed ? 'text-emerald-700 dark:text-emerald-400' : 'text-red-700 dark:text-red-400'}`}
+            data-testid="why-verdict"
+          >
+            {e.allowed
+              ? `Allowed: ${q.operation} on ${className}${req.objectId ? ` ${req.objectId}` : ''}.`
+              : `Refused by the ${e.decidedBy === 'clp' ? 'class-level permissions (CLP)' : e.decidedBy === 'acl' ? 'row ACL' : e.decidedBy}: ${q.operation} on ${className}${req.objectId ? ` ${req.objectId}` : ''}${e.code !== undefined ? ` would answer ${e.code} ${e.message ?? ''}` : ''}`}
+          </p>
+          {e.viewpoint.roles.length > 0 && (
+            <p className="text-xs text-gray-600 dark:text-gray-400">
+              Holds the roles{' '}
+              {e.viewpoint.roles
+                .map((r) => (r.chain.length > 1 ? `${r.name} (through ${r.chain.join(' → ')})` : r.name))
+                .join(', ')}
+              .
+            </p>
+          )}
+          <ol className="space-y-1">
+            {e.layers.map((l) => (
+              <LayerItem key={l.layer} layer={l} field={q.field} />
             ))}
-          </ul>
+          </ol>
+          {e.toAllow.length > 0 && (
+            <div data-testid="why-to-allow">
+              <p className="font-medium">What would have to change to allow it:</p>
+              <ul className="list-disc pl-5">
+                {e.toAllow.map((t) => (
+                  <li key={t}>{t}</li>
+                ))}
+              </ul>
+            </div>
+          )}
         </div>
       )}
-    </div>
+    </QueryState>
   );
 }
 

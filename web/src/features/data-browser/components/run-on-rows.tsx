@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { Select, Textarea } from '../../../components/ui/input.tsx';
@@ -82,47 +83,43 @@ function RunOnRowsDialog({
           The function runs once per row, with the master key; its params get the row’s{' '}
           <code className="font-mono">className</code> and <code className="font-mono">objectId</code>.
         </p>
-        {code.isPending ? (
-          <p>Loading functions…</p>
-        ) : code.isError ? (
-          <p role="alert" className="text-red-600">
-            Could not load the functions: {code.error.message}
-          </p>
-        ) : (
-          <form
-            className="space-y-2"
-            onSubmit={(e) => {
-              e.preventDefault();
-              submit();
-            }}
-          >
-            <label className="block">
-              Function
-              <Select
-                aria-label="Function to run"
-                className="ml-2"
-                value={name}
-                onChange={(e) => setChosen(e.target.value)}
-              >
-                {functions.map((f) => (
-                  <option key={f}>{f}</option>
-                ))}
-              </Select>
-            </label>
-            <label className="block">
-              Other params (JSON)
-              <Textarea
-                aria-label="Other params (JSON)"
-                className="mt-1 block h-16 w-full"
-                value={params}
-                onChange={(e) => setParams(e.target.value)}
-              />
-            </label>
-            <Button type="submit" variant="primary" disabled={run.isPending || functions.length === 0}>
-              {run.isPending ? 'Running…' : `Run on ${rowsText(objectIds.length)}`}
-            </Button>
-          </form>
-        )}
+        <QueryState query={code} loading="Loading functions…" failed="Could not load the functions" inline>
+          {() => (
+            <form
+              className="space-y-2"
+              onSubmit={(e) => {
+                e.preventDefault();
+                submit();
+              }}
+            >
+              <label className="block">
+                Function
+                <Select
+                  aria-label="Function to run"
+                  className="ml-2"
+                  value={name}
+                  onChange={(e) => setChosen(e.target.value)}
+                >
+                  {functions.map((f) => (
+                    <option key={f}>{f}</option>
+                  ))}
+                </Select>
+              </label>
+              <label className="block">
+                Other params (JSON)
+                <Textarea
+                  aria-label="Other params (JSON)"
+                  className="mt-1 block h-16 w-full"
+                  value={params}
+                  onChange={(e) => setParams(e.target.value)}
+                />
+              </label>
+              <Button type="submit" variant="primary" disabled={run.isPending || functions.length === 0}>
+                {run.isPending ? 'Running…' : `Run on ${rowsText(objectIds.length)}`}
+              </Button>
+            </form>
+          )}
+        </QueryState>
         {(problem || run.error) && (
           <p role="alert" className="text-red-600">
             {problem ?? errorText(run.error)}

@@ -1,4 +1,4 @@
-import { Spinner } from '../../../components/ui/spinner.tsx';
+import { QueryState } from '../../../components/query-state.tsx';
 import { usePushStatus } from '../api/push.ts';
 
 const COLORS: Record<string, string> = {
@@ -19,77 +19,78 @@ const perType = (counts?: Record<string, number>) =>
 /** The pushes, newest first, with their status and counts; refreshed every second. */
 export function StatusList({ appId }: { appId: string }) {
   const status = usePushStatus(appId);
-  if (status.isPending) return <Spinner label="Loading pushes…" />;
-  if (status.isError)
-    return (
-      <p role="alert" className="text-sm text-red-600">
-        Could not load the pushes: {status.error.message}
-      </p>
-    );
-  if (status.data.length === 0)
-    return (
-      <p className="text-sm text-slate-500" data-testid="push-status-empty">
-        No push sent yet.
-      </p>
-    );
   return (
-    <table className="w-full text-left text-sm">
-      <thead className="text-slate-500">
-        <tr>
-          <th className="py-1">Created</th>
-          <th>Message</th>
-          <th>Status</th>
-          <th>Sent</th>
-          <th>Failed</th>
-        </tr>
-      </thead>
-      <tbody>
-        {status.data.map((p) => {
-          let message = '';
-          try {
-            const data = JSON.parse(p.payload ?? '{}');
-            message = String(data.title ?? data.alert ?? '');
-          } catch {
-            // an unreadable payload shows no message
-          }
-          return (
-            <tr
-              key={p.objectId}
-              data-testid="push-status-row"
-              data-id={p.objectId}
-              className="border-t border-slate-100 align-top dark:border-slate-800"
-            >
-              <td className="py-1">
-                <time dateTime={p.createdAt} title={p.createdAt}>
-                  {new Date(p.createdAt).toLocaleString()}
-                </time>
-              </td>
-              <td>{message}</td>
-              <td>
-                <span
-                  className={`rounded px-1.5 py-0.5 text-xs ${COLORS[p.status] ?? ''}`}
-                  data-testid="push-status"
-                >
-                  {p.status}
-                </span>
-                {p.errorMessage && <p className="text-xs text-red-600">{p.errorMessage}</p>}
-              </td>
-              <td className="tabular-nums" data-testid="push-sent">
-                {p.numSent ?? 0}
-                {perType(p.sentPerType) && (
-                  <span className="block text-xs text-slate-500">{perType(p.sentPerType)}</span>
-                )}
-              </td>
-              <td className="tabular-nums" data-testid="push-failed">
-                {p.numFailed ?? 0}
-                {perType(p.failureReasons) && (
-                  <span className="block text-xs text-slate-500">{perType(p.failureReasons)}</span>
-                )}
-              </td>
+    <QueryState
+      query={status}
+      loading="Loading pushes…"
+      failed="Could not load the pushes"
+      isEmpty={(pushes) => pushes.length === 0}
+      empty={
+        <p className="text-sm text-slate-500" data-testid="push-status-empty">
+          No push sent yet.
+        </p>
+      }
+    >
+      {(pushes) => (
+        <table className="w-full text-left text-sm">
+          <thead className="text-slate-500">
+            <tr>
+              <th className="py-1">Created</th>
+              <th>Message</th>
+              <th>Status</th>
+              <th>Sent</th>
+              <th>Failed</th>
             </tr>
-          );
-        })}
-      </tbody>
-    </table>
+          </thead>
+          <tbody>
+            {pushes.map((p) => {
+              let message = '';
+              try {
+                const data = JSON.parse(p.payload ?? '{}');
+                message = String(data.title ?? data.alert ?? '');
+              } catch {
+                // an unreadable payload shows no message
+              }
+              return (
+                <tr
+                  key={p.objectId}
+                  data-testid="push-status-row"
+                  data-id={p.objectId}
+                  className="border-t border-slate-100 align-top dark:border-slate-800"
+                >
+                  <td className="py-1">
+                    <time dateTime={p.createdAt} title={p.createdAt}>
+                      {new Date(p.createdAt).toLocaleString()}
+                    </time>
+                  </td>
+                  <td>{message}</td>
+                  <td>
+                    <span
+                      className={`rounded px-1.5 py-0.5 text-xs ${COLORS[p.status] ?? ''}`}
+                      data-testid="push-status"
+                    >
+                      {p.status}
+                    </span>
+                    {p.errorMessage && <p className="text-xs text-red-600">{p.errorMessage}</p>}
+                  </td>
+                  <td className="tabular-nums" data-testid="push-sent">
+                    {p.numSent ?? 0}
+                    {perType(p.sentPerType) && (
+                      <span className="block text-xs text-slate-500">{perType(p.sentPerType)}</span>
+                    )}
+                  </td>
+                  <td className="tabular-nums" data-testid="push-failed">
+                    {p.numFailed ?? 0}
+                    {perType(p.failureReasons) && (
+                      <span className="block text-xs text-slate-500">{perType(p.failureReasons)}</span>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </QueryState>
   );
 }

@@ -3,9 +3,9 @@ import { useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { ImpactPreview } from '../../../components/impact-preview.tsx';
 import { JsonDiff } from '../../../components/json-diff.tsx';
+import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Select } from '../../../components/ui/input.tsx';
-import { Spinner } from '../../../components/ui/spinner.tsx';
 import { errorText } from '../../../lib/api.ts';
 import { fetchSchemas } from '../../../lib/schemas-api.ts';
 import {
@@ -234,53 +234,54 @@ export function AccessTab({ appId }: { appId: string }) {
   const className = search.get('class') ?? '';
   const doc = schemas.data?.find((s) => s.className === className);
 
-  if (schemas.isPending) return <Spinner label="Loading classes…" />;
-  if (schemas.isError) {
-    return (
-      <p role="alert" className="text-sm text-red-600">
-        Could not load the classes: {errorText(schemas.error)}
-      </p>
-    );
-  }
   return (
-    <div className="space-y-4">
-      <label className="flex items-center gap-2 text-sm">
-        <span>Class</span>
-        <Select
-          aria-label="Class"
-          value={doc ? className : ''}
-          onChange={(e) => setSearch(e.target.value ? { class: e.target.value } : {})}
-        >
-          <option value="">Choose a class…</option>
-          {schemas.data.map((s) => (
-            <option key={s.className} value={s.className}>
-              {s.className}
-            </option>
-          ))}
-        </Select>
-        {!canWrite && (
-          <span className="text-xs text-slate-500">Read-only: you can see but not change access.</span>
-        )}
-      </label>
-      {className && !doc && (
-        <p role="alert" className="text-sm text-red-600">
-          There is no class {className}.
-        </p>
+    <QueryState
+      query={schemas}
+      loading="Loading classes…"
+      failed="Could not load the classes"
+      errorText={errorText}
+    >
+      {(classes) => (
+        <div className="space-y-4">
+          <label className="flex items-center gap-2 text-sm">
+            <span>Class</span>
+            <Select
+              aria-label="Class"
+              value={doc ? className : ''}
+              onChange={(e) => setSearch(e.target.value ? { class: e.target.value } : {})}
+            >
+              <option value="">Choose a class…</option>
+              {classes.map((s) => (
+                <option key={s.className} value={s.className}>
+                  {s.className}
+                </option>
+              ))}
+            </Select>
+            {!canWrite && (
+              <span className="text-xs text-slate-500">Read-only: you can see but not change access.</span>
+            )}
+          </label>
+          {className && !doc && (
+            <p role="alert" className="text-sm text-red-600">
+              There is no class {className}.
+            </p>
+          )}
+          {doc && (
+            <ClassAccessEditor
+              key={`${doc.className}:${JSON.stringify(doc.classLevelPermissions ?? {})}`}
+              appId={appId}
+              doc={doc}
+              canWrite={canWrite}
+            />
+          )}
+          {!doc && !className && (
+            <p className="text-sm text-slate-500">
+              Choose a class to see and edit who may {CLP_OPERATIONS.join(', ')} it, and which fields each
+              caller sees.
+            </p>
+          )}
+        </div>
       )}
-      {doc && (
-        <ClassAccessEditor
-          key={`${doc.className}:${JSON.stringify(doc.classLevelPermissions ?? {})}`}
-          appId={appId}
-          doc={doc}
-          canWrite={canWrite}
-        />
-      )}
-      {!doc && !className && (
-        <p className="text-sm text-slate-500">
-          Choose a class to see and edit who may {CLP_OPERATIONS.join(', ')} it, and which fields each caller
-          sees.
-        </p>
-      )}
-    </div>
+    </QueryState>
   );
 }

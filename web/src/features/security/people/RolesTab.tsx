@@ -1,9 +1,9 @@
 import { type FormEvent, useState } from 'react';
 import { ImpactPreview } from '../../../components/impact-preview.tsx';
+import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { Input, Select } from '../../../components/ui/input.tsx';
-import { Spinner } from '../../../components/ui/spinner.tsx';
 import { UserPicker, userName } from '../../../components/user-picker.tsx';
 import { api, isApiError, seg } from '../../../lib/api.ts';
 import type { RoleChange } from '../../../lib/security-api.ts';
@@ -25,35 +25,34 @@ export function RolesTab({ appId }: { appId: string }) {
   const hierarchy = useRoleHierarchy(appId);
   const [selected, setSelected] = useState<string | null>(null);
 
-  if (hierarchy.isPending) return <Spinner label="Loading roles…" />;
-  if (hierarchy.isError) {
-    return (
-      <p role="alert" className="text-sm text-red-600">
-        Could not load the roles: {hierarchy.error.message}
-      </p>
-    );
-  }
-  const { roles, edges, truncated } = hierarchy.data;
-  const current = roles.some((r) => r.objectId === selected) ? selected : null;
   return (
-    <div className="space-y-4">
-      {canWrite && <CreateRole appId={appId} onCreated={setSelected} />}
-      {roles.length === 0 ? (
-        <p className="text-sm text-slate-500">No roles yet.</p>
-      ) : (
-        <RoleGraph roles={roles} edges={edges} selected={current} onSelect={setSelected} />
-      )}
-      {truncated && (
-        <p className="text-xs text-amber-700">Only the first {roles.length} roles (by name) are drawn.</p>
-      )}
-      {current ? (
-        <RolePanel key={current} appId={appId} roleId={current} roles={roles} canWrite={canWrite} />
-      ) : (
-        roles.length > 0 && (
-          <p className="text-sm text-slate-500">Choose a role in the graph to see its members.</p>
-        )
-      )}
-    </div>
+    <QueryState query={hierarchy} loading="Loading roles…" failed="Could not load the roles">
+      {({ roles, edges, truncated }) => {
+        const current = roles.some((r) => r.objectId === selected) ? selected : null;
+        return (
+          <div className="space-y-4">
+            {canWrite && <CreateRole appId={appId} onCreated={setSelected} />}
+            {roles.length === 0 ? (
+              <p className="text-sm text-slate-500">No roles yet.</p>
+            ) : (
+              <RoleGraph roles={roles} edges={edges} selected={current} onSelect={setSelected} />
+            )}
+            {truncated && (
+              <p className="text-xs text-amber-700">
+                Only the first {roles.length} roles (by name) are drawn.
+              </p>
+            )}
+            {current ? (
+              <RolePanel key={current} appId={appId} roleId={current} roles={roles} canWrite={canWrite} />
+            ) : (
+              roles.length > 0 && (
+                <p className="text-sm text-slate-500">Choose a role in the graph to see its members.</p>
+              )
+            )}
+          </div>
+        );
+      }}
+    </QueryState>
   );
 }
 
@@ -168,52 +167,46 @@ function RolePanel({
 }) {
   const detail = useRoleDetail(appId, roleId);
   const effective = useEffectiveMembers(appId, roleId);
-  if (detail.isPending) return <Spinner label="Loading the role…" />;
-  if (detail.isError) {
-    return (
-      <p role="alert" className="text-sm text-red-600">
-        Could not load the role: {detail.error.message}
-      </p>
-    );
-  }
-  const d = detail.data;
   return (
-    <section
-      aria-label={`Role ${d.role.name}`}
-      className="space-y-4 rounded-md border border-slate-200 p-4 dark:border-slate-700"
-    >
-      <div className="flex items-center justify-between">
-        <h2 className="text-base font-semibold">{d.role.name}</h2>
-        {canWrite && <DeleteRole appId={appId} detail={d} />}
-      </div>
-      <Inheritance appId={appId} detail={d} roles={roles} canWrite={canWrite} />
-      <Members appId={appId} detail={d} canWrite={canWrite} />
-      <section aria-label="Effective members" className="space-y-1">
-        <h3 className="text-sm font-semibold">Effective members</h3>
-        <p className="text-xs text-slate-500">
-          Everyone who holds {d.role.name}'s capabilities: its members and the members of every role that
-          inherits from it, directly or through other roles.
-        </p>
-        {effective.isPending ? (
-          <Spinner label="Loading effective members…" />
-        ) : effective.isError ? (
-          <p role="alert" className="text-sm text-red-600">
-            {effective.error.message}
-          </p>
-        ) : effective.data.results.length === 0 ? (
-          <p className="text-sm text-slate-500">Nobody holds this role.</p>
-        ) : (
-          <ul className="text-sm" data-testid="effective-members">
-            {effective.data.results.map((m) => (
-              <li key={m.user.objectId} data-testid="effective-member" data-username={m.user.username}>
-                <span className="font-medium">{m.user.username ?? m.user.objectId}</span>{' '}
-                <span className="text-slate-500">({chainInWords(m.via)})</span>
-              </li>
-            ))}
-          </ul>
-        )}
-      </section>
-    </section>
+    <QueryState query={detail} loading="Loading the role…" failed="Could not load the role">
+      {(d) => (
+        <section
+          aria-label={`Role ${d.role.name}`}
+          className="space-y-4 rounded-md border border-slate-200 p-4 dark:border-slate-700"
+        >
+          <div className="flex items-center justify-between">
+            <h2 className="text-base font-semibold">{d.role.name}</h2>
+            {canWrite && <DeleteRole appId={appId} detail={d} />}
+          </div>
+          <Inheritance appId={appId} detail={d} roles={roles} canWrite={canWrite} />
+          <Members appId={appId} detail={d} canWrite={canWrite} />
+          <section aria-label="Effective members" className="space-y-1">
+            <h3 className="text-sm font-semibold">Effective members</h3>
+            <p className="text-xs text-slate-500">
+              Everyone who holds {d.role.name}'s capabilities: its members and the members of every role that
+              inherits from it, directly or through other roles.
+            </p>
+            <QueryState
+              query={effective}
+              loading="Loading effective members…"
+              isEmpty={(d) => d.results.length === 0}
+              empty={<p className="text-sm text-slate-500">Nobody holds this role.</p>}
+            >
+              {({ results }) => (
+                <ul className="text-sm" data-testid="effective-members">
+                  {results.map((m) => (
+                    <li key={m.user.objectId} data-testid="effective-member" data-username={m.user.username}>
+                      <span className="font-medium">{m.user.username ?? m.user.objectId}</span>{' '}
+                      <span className="text-slate-500">({chainInWords(m.via)})</span>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </QueryState>
+          </section>
+        </section>
+      )}
+    </QueryState>
   );
 }
 

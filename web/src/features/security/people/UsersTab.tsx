@@ -1,9 +1,9 @@
 import { credentialRefusal, isCredentialField } from '@bds/client/protocol';
 import { type FormEvent, useState } from 'react';
+import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { Input, Textarea } from '../../../components/ui/input.tsx';
-import { Spinner } from '../../../components/ui/spinner.tsx';
 import { api, seg } from '../../../lib/api.ts';
 import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
@@ -46,63 +46,59 @@ export function UsersTab({ appId }: { appId: string }) {
         />
         {canWrite && <CreateUser appId={appId} onCreated={setSelected} />}
       </div>
-      {users.isPending ? (
-        <Spinner label="Loading users…" />
-      ) : users.isError ? (
-        <p role="alert" className="text-sm text-red-600">
-          Could not load the users: {users.error.message}
-        </p>
-      ) : (
-        <>
-          <p className="text-sm text-slate-500" data-testid="users-count">
-            {users.data.count} {users.data.count === 1 ? 'user' : 'users'}
-            {users.data.count > users.data.results.length &&
-              ` (the newest ${users.data.results.length} shown: search to narrow)`}
-          </p>
-          <table className="w-full text-left text-sm">
-            <thead className="text-slate-500">
-              <tr>
-                <th className="py-1">Username</th>
-                <th>Email</th>
-                <th>MFA</th>
-                <th>Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.data.results.map((u) => (
-                <tr
-                  key={u.objectId}
-                  data-testid="user-row"
-                  data-username={u.username}
-                  aria-selected={u.objectId === selected}
-                  className="border-t border-slate-100 aria-selected:bg-indigo-50 dark:border-slate-800 dark:aria-selected:bg-indigo-950"
-                >
-                  <td className="py-1">
-                    <button
-                      type="button"
-                      className="font-medium text-indigo-700 hover:underline dark:text-indigo-300"
-                      onClick={() => setSelected(u.objectId)}
-                    >
-                      {u.username ?? u.objectId}
-                    </button>
-                    {u.anonymous && (
-                      <span
-                        data-testid="anonymous-badge"
-                        className="ml-2 rounded bg-slate-200 px-1.5 text-xs text-slate-700 dark:bg-slate-700 dark:text-slate-200"
-                      >
-                        anonymous
-                      </span>
-                    )}
-                  </td>
-                  <td>{u.email ?? '—'}</td>
-                  <td data-testid="mfa-status">{u.mfa ? 'enabled' : 'off'}</td>
-                  <td>{new Date(u.createdAt).toLocaleString()}</td>
+      <QueryState query={users} loading="Loading users…" failed="Could not load the users">
+        {(data) => (
+          <>
+            <p className="text-sm text-slate-500" data-testid="users-count">
+              {data.count} {data.count === 1 ? 'user' : 'users'}
+              {data.count > data.results.length &&
+                ` (the newest ${data.results.length} shown: search to narrow)`}
+            </p>
+            <table className="w-full text-left text-sm">
+              <thead className="text-slate-500">
+                <tr>
+                  <th className="py-1">Username</th>
+                  <th>Email</th>
+                  <th>MFA</th>
+                  <th>Created</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </>
-      )}
+              </thead>
+              <tbody>
+                {data.results.map((u) => (
+                  <tr
+                    key={u.objectId}
+                    data-testid="user-row"
+                    data-username={u.username}
+                    aria-selected={u.objectId === selected}
+                    className="border-t border-slate-100 aria-selected:bg-indigo-50 dark:border-slate-800 dark:aria-selected:bg-indigo-950"
+                  >
+                    <td className="py-1">
+                      <button
+                        type="button"
+                        className="font-medium text-indigo-700 hover:underline dark:text-indigo-300"
+                        onClick={() => setSelected(u.objectId)}
+                      >
+                        {u.username ?? u.objectId}
+                      </button>
+                      {u.anonymous && (
+                        <span
+                          data-testid="anonymous-badge"
+                          className="ml-2 rounded bg-slate-200 px-1.5 text-xs text-slate-700 dark:bg-slate-700 dark:text-slate-200"
+                        >
+                          anonymous
+                        </span>
+                      )}
+                    </td>
+                    <td>{u.email ?? '—'}</td>
+                    <td data-testid="mfa-status">{u.mfa ? 'enabled' : 'off'}</td>
+                    <td>{new Date(u.createdAt).toLocaleString()}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </>
+        )}
+      </QueryState>
       {current && (
         <UserPanel
           key={`${current.objectId}:${current.updatedAt}`}

@@ -4,33 +4,23 @@ import { normalPath } from '@bds/client/protocol';
 import { WebSocketServer } from 'ws';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { Data } from '../data/data.ts';
-import type { Caller } from '../kernel/caller.ts';
 import { clientAddressOf } from '../kernel/client-address.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { ctxOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { WriteEvent } from '../kernel/events.ts';
-import type { Logger } from '../kernel/log.ts';
 import { classNameProblem } from '../kernel/names.ts';
 import type { Row } from '../kernel/records.ts';
-import type { ClassSubscriptions } from './class-index.ts';
 import { type ClientFrame, Connections, frameHead } from './connections.ts';
-import { decideEvent } from './decide.ts';
-import { EventCache } from './event-cache.ts';
+import { FanOut } from './fan-out.ts';
 import { FrameError, LiveCode, LiveText, parseSubscription, requestIdOf } from './frames.ts';
 import { Handshake } from './handshake.ts';
 import type { CompiledSubscription, Connection, LiveOptions, LiveTriggers, Subscription } from './model.ts';
-import { SubscriptionCheck, schemaOrEmpty } from './prepare.ts';
+import { SubscriptionCheck } from './prepare.ts';
 import { type Task, TaskQueue } from './queue.ts';
 import { SubscriptionRegistry } from './registry.ts';
 import { EventIds, type LiveEvent, Retention } from './retention.ts';
-import {
-  type DeliveredKind,
-  DeliveryTrace,
-  type FilterReason,
-  MAX_TRACED,
-  type TraceEntry,
-} from './trace.ts';
+import { DeliveryTrace, type TraceEntry } from './trace.ts';
 
 /** Sizes of the registry, for tests and the memory check. */
 export interface LiveSizes {
@@ -54,6 +44,7 @@ export class LiveQuery {
   private readonly check: SubscriptionCheck;
   private readonly registry: SubscriptionRegistry;
   private readonly queue: TaskQueue;
+  private readonly fanOut: FanOut;
   /** Every open connection (the clients'; tests look at it). */
   private readonly connections: ReadonlySet<Connection>;
   private readonly ids = new EventIds();
@@ -62,7 +53,6 @@ export class LiveQuery {
   private unsubscribe: (() => void) | undefined;
   private closing: Promise<void> | undefined;
   private readonly opts: LiveOptions;
-  private readonly log: Logger;
   /**
    * The paths the endpoint answers at, in normal form: `liveQuery.path`, the mount path, where the
    * stock SDKs look by default (their server URL with `ws:`), and the server's root, where the
@@ -80,7 +70,6 @@ export class LiveQuery {
   ) {
     const { options, log } = data.core;
     this.opts = options.liveQuery;
-    this.log = log;
     this.paths = new Set(
       [options.liveQuery.path, options.mountPath, '/'].flatMap((path) => normalPath(path) ?? []),
     );
@@ -106,6 +95,7 @@ export class LiveQuery {
       this.queue,
       log,
     );
+    this.fanOut = new FanOut(data, this.registry, this.clients, this.trace, this.opts, log);
     this.wss = new WebSocketServer({
       noServer: true,
       // Frames up to 16x the limit are read and answered 155; larger ones close the socket (1009).
@@ -288,272 +278,9 @@ export class LiveQuery {
       live.fanOutPending = true;
       this.enqueue(() => {
         live.fanOutPending = false;
-        return this.fanOut(live);
+        return this.fanOut.deliver(live);
       });
     }
-  }
-
-  /**
-   * One event for the subscriptions of its class. Only the candidates are decided: subscriptions
-   * without an indexed equality, and those whose indexed key the row holds before or after the
-   * change (any other cannot match the where on either side, so it receives nothing). The others
-   * are only counted for the delivery trace, with the reason the full decision gives (CLP, ACL or
-   * where, in that order): one by one while the trace lists subscriptions, then by caller.
-   *
-   * While a subscription of the class may be stale (a role or session change, a schema change, one
-   * registered stale), every subscription is visited in order and a stale one decided in full, as it
-   * must be refreshed (which may end it) before this event.
-   */
-  private async fanOut(event: LiveEvent): Promise<void> {
-    // A session that expired since the last check ends before this event is decided.
-    if (this.registry.sessionsMayBeDue) await this.registry.expireSessions();
-    const subs = this.registry.byClass.get(event.className);
-    if (!subs && this.opts.traceSize === 0) return;
-    const entry = this.trace.begin(event.eventId, event.op, event.objectId, event.at, subs?.size ?? 0);
-    const pending: Array<Promise<void>> = [];
-    if (subs) {
-      const ctx = new EventCache(this.data.core.schemas, event);
-      const fresh = subs.freshAt;
-      if (fresh && fresh.generation === this.registry.generation && fresh.schema === ctx.schema) {
-        this.fanOutFresh(subs, event, entry, ctx, pending);
-      } else {
-        const generation = this.registry.generation;
-        if (this.fanOutAll(subs, event, entry, ctx, pending))
-          subs.freshAt = { generation, schema: ctx.schema };
-      }
-    }
-    if (pending.length > 0) await Promise.all(pending);
-    this.trace.record(event.className, entry);
-  }
-
-  /** Decides one subscription for an event: a candidate in full, another only noted with its reason. */
-  private visit(
-    sub: Subscription,
-    candidate: boolean,
-    event: LiveEvent,
-    entry: TraceEntry,
-    ctx: EventCache,
-    pending: Array<Promise<void>>,
-  ): void {
-    const state = sub.compiled;
-    if (!candidate && state) {
-      if (this.opts.traceSize > 0) this.note(entry, sub, null, ctx.reasonOutsideFor(state));
-      return;
-    }
-    const delivery = this.deliver(sub, event, entry, ctx);
-    if (delivery) {
-      // One subscriber's failure (an include that cannot be read, say) never stops the others.
-      pending.push(
-        delivery.catch((err: unknown) => {
-          this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'realtime delivery failed');
-        }),
-      );
-    }
-  }
-
-  /** Every subscription in order; answers whether all of them were current (none needed a refresh). */
-  private fanOutAll(
-    subs: ClassSubscriptions<Subscription, Caller>,
-    event: LiveEvent,
-    entry: TraceEntry,
-    ctx: EventCache,
-    pending: Array<Promise<void>>,
-  ): boolean {
-    const seq = event.seq;
-    subs.candidates(event.before, event.after, (sub) => {
-      sub.candidateOf = seq;
-    });
-    let allFresh = true;
-    // Nothing registers a subscription during this synchronous loop (that happens in the queue);
-    // one ended here (its connection dropped) is no longer visited, as it would be skipped.
-    for (const sub of subs.all) {
-      if (!sub.active || sub.ended) continue;
-      const state = sub.compiled;
-      const current = !!state && sub.generation === this.registry.generation && state.schema === ctx.schema;
-      if (!current) allFresh = false;
-      this.visit(
-        sub,
-        !current || sub.indexedAs === null || sub.candidateOf === seq,
-        event,
-        entry,
-        ctx,
-        pending,
-      );
-    }
-    return allFresh;
-  }
-
-  /**
-   * Every subscription is current: in order while the trace lists subscriptions, then only the
-   * candidates and the special ones (in order), and the plain rest counted by caller.
-   */
-  private fanOutFresh(
-    subs: ClassSubscriptions<Subscription, Caller>,
-    event: LiveEvent,
-    entry: TraceEntry,
-    ctx: EventCache,
-    pending: Array<Promise<void>>,
-  ): void {
-    const seq = event.seq;
-    const candidates: Subscription[] = [];
-    subs.candidates(event.before, event.after, (sub) => {
-      if (sub.candidateOf === seq) return;
-      sub.candidateOf = seq;
-      candidates.push(sub);
-    });
-    const traced = this.opts.traceSize > 0;
-    // Listed one by one, in order, until the trace's list is full.
-    let last = -1;
-    const seen = new Map<Caller, number>();
-    if (traced) {
-      for (const sub of subs.all) {
-        if (entry.deliveries.length >= MAX_TRACED) break;
-        last = sub.ordinal;
-        if (!sub.active || sub.ended) continue;
-        if (sub.groupedAs !== null) seen.set(sub.groupedAs, (seen.get(sub.groupedAs) ?? 0) + 1);
-        this.visit(sub, sub.indexedAs === null || sub.candidateOf === seq, event, entry, ctx, pending);
-      }
-    }
-    // The rest: candidates and special ones in order; plain ones that are no candidate by caller.
-    const rest: Subscription[] = [];
-    for (const sub of candidates) {
-      if (sub.ordinal <= last) continue;
-      rest.push(sub);
-      if (sub.groupedAs !== null) seen.set(sub.groupedAs, (seen.get(sub.groupedAs) ?? 0) + 1);
-    }
-    for (const sub of subs.special) if (sub.ordinal > last && sub.candidateOf !== seq) rest.push(sub);
-    rest.sort((a, b) => a.ordinal - b.ordinal);
-    for (const sub of rest) {
-      if (!sub.active || sub.ended) continue;
-      this.visit(sub, sub.indexedAs === null || sub.candidateOf === seq, event, entry, ctx, pending);
-    }
-    if (!traced) return;
-    for (const [caller, n] of subs.groups) {
-      const left = n - (seen.get(caller) ?? 0);
-      if (left > 0) this.trace.countMany(entry, ctx.reasonOutsideOf(caller), left);
-    }
-  }
-
-  private note(
-    entry: TraceEntry | undefined,
-    sub: Subscription,
-    delivered: DeliveredKind | null,
-    filteredBy?: FilterReason,
-  ): void {
-    if (!entry) return;
-    if (entry.deliveries.length >= MAX_TRACED) {
-      this.trace.count(entry, delivered, filteredBy);
-      return;
-    }
-    const caller = sub.compiled?.caller;
-    this.trace.note(entry, {
-      clientId: sub.conn.id,
-      requestId: sub.requestId,
-      delivered,
-      ...(filteredBy ? { filteredBy } : {}),
-      userId: caller?.user?.objectId ?? null,
-      master: caller?.isMaster ?? sub.conn.master,
-    });
-  }
-
-  /**
-   * One event for one subscription. Synchronous when the subscription's caller and matchers are
-   * current and the event is filtered (the common case); a promise otherwise.
-   */
-  private deliver(
-    sub: Subscription,
-    event: LiveEvent,
-    entry: TraceEntry | undefined,
-    ctx: EventCache,
-  ): Promise<void> | undefined {
-    if (!sub.active || sub.ended) return undefined;
-    const state = sub.compiled;
-    if (
-      !state ||
-      sub.generation !== this.registry.generation ||
-      state.schema !== this.data.core.schemas.get(state.request.className)
-    ) {
-      return this.deliverAfterRefresh(sub, event, entry, ctx);
-    }
-    return this.deliverWith(sub, state, event, entry, ctx);
-  }
-
-  private async deliverAfterRefresh(
-    sub: Subscription,
-    event: LiveEvent,
-    entry: TraceEntry | undefined,
-    ctx: EventCache,
-  ): Promise<void> {
-    if (!(await this.registry.refreshCaller(sub))) return this.note(entry, sub, null, 'session');
-    const state = await this.registry.compiledForCurrentSchema(sub);
-    if (!state || sub.ended) return this.note(entry, sub, null, 'session');
-    await this.deliverWith(sub, state, event, entry, ctx);
-  }
-
-  private deliverWith(
-    sub: Subscription,
-    state: CompiledSubscription,
-    event: LiveEvent,
-    entry: TraceEntry | undefined,
-    ctx: EventCache,
-  ): Promise<void> | undefined {
-    const decision = decideEvent(state, event, ctx);
-    const kind = decision.kind;
-    if (!kind) {
-      this.note(entry, sub, null, decision.reason);
-      return undefined;
-    }
-    return this.frameFor(sub, state, event, kind, decision.afterReadable, decision.beforeReadable, ctx).then(
-      (frame) => {
-        if (sub.ended || !sub.active) return this.note(entry, sub, null, 'session');
-        this.clients.sendEvent(sub.conn, frame);
-        this.note(entry, sub, kind);
-      },
-    );
-  }
-
-  /** The event frame, with this subscriber's own copies of the rows, presented as a find would (protectedFields, keys, include). */
-  private async frameFor(
-    sub: Subscription,
-    state: CompiledSubscription,
-    event: LiveEvent,
-    kind: DeliveredKind,
-    afterReadable: boolean,
-    beforeReadable: boolean,
-    ctx: EventCache,
-  ): Promise<string> {
-    const present = (row: Row, side: 'before' | 'after'): Promise<string> =>
-      ctx.presented(state, side, async () => {
-        const schema = schemaOrEmpty(this.data.core.schemas, event.className);
-        const [out] = await this.data.reads.present(state.caller, schema, [structuredClone(row)], {
-          keys: state.request.keys,
-          excludeKeys: [],
-          include: state.request.include,
-        });
-        return JSON.stringify({ className: event.className, ...out });
-      });
-    // The frame as JSON.stringify writes it (op, clientId, requestId, eventId, object, original):
-    // each subscriber's own text, built from the rows as its caller may see them.
-    let object: string;
-    let original: string | undefined;
-    if (kind === 'delete') {
-      object = await present(event.before!, 'before');
-    } else if (kind === 'leave') {
-      // The row as it is now only when the subscriber may still read it (it left the where);
-      // otherwise nothing of its new state is shown.
-      object = afterReadable
-        ? await present(event.after!, 'after')
-        : JSON.stringify({ className: event.className, objectId: event.objectId });
-      original = await present(event.before!, 'before');
-    } else {
-      object = await present(event.after!, 'after');
-      if (event.before && beforeReadable) original = await present(event.before, 'before');
-    }
-    const { conn } = sub;
-    const installation =
-      conn.installationId === null ? '' : `,"installationId":${JSON.stringify(conn.installationId)}`;
-    const head = `{"op":${JSON.stringify(kind)},"clientId":${conn.id}${installation},"requestId":${JSON.stringify(sub.requestId)},"eventId":${JSON.stringify(event.eventId)}`;
-    return `${head},"object":${object}${original === undefined ? '' : `,"original":${original}`}}`;
   }
 
   /** The rows the subscriber may see that match, as a find by that caller answers them. */
@@ -602,7 +329,7 @@ export class LiveQuery {
       // the subscription (registered by now), so replaying it too would send it twice.
       if (event.fanOutPending) continue;
       if (event.className === className) {
-        await this.deliver(sub, event, undefined, new EventCache(this.data.core.schemas, event));
+        await this.fanOut.replayTo(sub, event);
       }
     }
   }

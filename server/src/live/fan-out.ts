@@ -1,0 +1,327 @@
+/**
+ * Fan-out: one event to the subscriptions of its class, in the order they subscribed. The class
+ * index (class-index.ts) names the candidates; each is decided (decide.ts, with the per-caller facts
+ * of event-cache.ts) after the registry has refreshed it when its caller or schema moved; a
+ * delivered event is presented as a find by that caller would answer it and sent corked
+ * (connections.ts); every subscription's outcome goes to the delivery trace (trace.ts).
+ */
+import type { Data } from '../data/data.ts';
+import type { Caller } from '../kernel/caller.ts';
+import type { Logger } from '../kernel/log.ts';
+import type { Row } from '../kernel/records.ts';
+import type { SchemaRegistry } from '../schema/registry.ts';
+import type { ClassSubscriptions } from './class-index.ts';
+import type { Connections } from './connections.ts';
+import { decideEvent } from './decide.ts';
+import { EventCache } from './event-cache.ts';
+import type { CompiledSubscription, LiveOptions, Subscription } from './model.ts';
+import { schemaOrEmpty } from './prepare.ts';
+import type { SubscriptionRegistry } from './registry.ts';
+import type { LiveEvent } from './retention.ts';
+import {
+  type DeliveredKind,
+  type DeliveryTrace,
+  type FilterReason,
+  MAX_TRACED,
+  type TraceEntry,
+} from './trace.ts';
+
+export class FanOut {
+  private readonly schemas: SchemaRegistry;
+
+  constructor(
+    private readonly data: Data,
+    private readonly registry: SubscriptionRegistry,
+    private readonly clients: Connections,
+    private readonly trace: DeliveryTrace,
+    private readonly opts: LiveOptions,
+    private readonly log: Logger,
+  ) {
+    this.schemas = data.core.schemas;
+  }
+
+  /**
+   * One event for the subscriptions of its class. Only the candidates are decided: subscriptions
+   * without an indexed equality, and those whose indexed key the row holds before or after the
+   * change (any other cannot match the where on either side, so it receives nothing). The others
+   * are only counted for the delivery trace, with the reason the full decision gives (CLP, ACL or
+   * where, in that order): one by one while the trace lists subscriptions, then by caller.
+   *
+   * While a subscription of the class may be stale (a role or session change, a schema change, one
+   * registered stale), every subscription is visited in order and a stale one decided in full, as it
+   * must be refreshed (which may end it) before this event.
+   */
+  async deliver(event: LiveEvent): Promise<void> {
+    // A session that expired since the last check ends before this event is decided.
+    if (this.registry.sessionsMayBeDue) await this.registry.expireSessions();
+    const subs = this.registry.byClass.get(event.className);
+    if (!subs && this.opts.traceSize === 0) return;
+    const entry = this.trace.begin(event.eventId, event.op, event.objectId, event.at, subs?.size ?? 0);
+    const pending: Array<Promise<void>> = [];
+    if (subs) {
+      const cache = new EventCache(this.schemas, event);
+      const fresh = subs.freshAt;
+      if (fresh && fresh.generation === this.registry.generation && fresh.schema === cache.schema) {
+        this.fanOutToCandidates(subs, event, entry, cache, pending);
+      } else {
+        const generation = this.registry.generation;
+        if (this.fanOutToEvery(subs, event, entry, cache, pending))
+          subs.freshAt = { generation, schema: cache.schema };
+      }
+    }
+    if (pending.length > 0) await Promise.all(pending);
+    this.trace.record(event.className, entry);
+  }
+
+  /** Decides one subscription for an event: a candidate in full, another only noted with its reason. */
+  private decideSubscription(
+    sub: Subscription,
+    candidate: boolean,
+    event: LiveEvent,
+    entry: TraceEntry,
+    cache: EventCache,
+    pending: Array<Promise<void>>,
+  ): void {
+    const compiled = sub.compiled;
+    if (!candidate && compiled) {
+      if (this.opts.traceSize > 0) this.traceDelivery(entry, sub, null, cache.reasonOutsideFor(compiled));
+      return;
+    }
+    const delivery = this.deliverTo(sub, event, entry, cache);
+    if (delivery) {
+      // One subscriber's failure (an include that cannot be read, say) never stops the others.
+      pending.push(
+        delivery.catch((err: unknown) => {
+          this.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'realtime delivery failed');
+        }),
+      );
+    }
+  }
+
+  /** Every subscription in order; answers whether all of them were current (none needed a refresh). */
+  private fanOutToEvery(
+    subs: ClassSubscriptions<Subscription, Caller>,
+    event: LiveEvent,
+    entry: TraceEntry,
+    cache: EventCache,
+    pending: Array<Promise<void>>,
+  ): boolean {
+    const seq = event.seq;
+    subs.candidates(event.before, event.after, (sub) => {
+      sub.candidateOf = seq;
+    });
+    let allFresh = true;
+    // Nothing registers a subscription during this synchronous loop (that happens in the queue);
+    // one ended here (its connection dropped) is no longer visited, as it would be skipped.
+    for (const sub of subs.all) {
+      if (!sub.active || sub.ended) continue;
+      const compiled = sub.compiled;
+      const current =
+        !!compiled && sub.generation === this.registry.generation && compiled.schema === cache.schema;
+      if (!current) allFresh = false;
+      this.decideSubscription(
+        sub,
+        !current || sub.indexedAs === null || sub.candidateOf === seq,
+        event,
+        entry,
+        cache,
+        pending,
+      );
+    }
+    return allFresh;
+  }
+
+  /**
+   * Every subscription is current: in order while the trace lists subscriptions, then only the
+   * candidates and the special ones (in order), and the plain rest counted by caller.
+   */
+  private fanOutToCandidates(
+    subs: ClassSubscriptions<Subscription, Caller>,
+    event: LiveEvent,
+    entry: TraceEntry,
+    cache: EventCache,
+    pending: Array<Promise<void>>,
+  ): void {
+    const seq = event.seq;
+    const candidates: Subscription[] = [];
+    subs.candidates(event.before, event.after, (sub) => {
+      if (sub.candidateOf === seq) return;
+      sub.candidateOf = seq;
+      candidates.push(sub);
+    });
+    const traced = this.opts.traceSize > 0;
+    // Listed one by one, in order, until the trace's list is full.
+    let last = -1;
+    const seen = new Map<Caller, number>();
+    if (traced) {
+      for (const sub of subs.all) {
+        if (entry.deliveries.length >= MAX_TRACED) break;
+        last = sub.ordinal;
+        if (!sub.active || sub.ended) continue;
+        if (sub.groupedAs !== null) seen.set(sub.groupedAs, (seen.get(sub.groupedAs) ?? 0) + 1);
+        this.decideSubscription(
+          sub,
+          sub.indexedAs === null || sub.candidateOf === seq,
+          event,
+          entry,
+          cache,
+          pending,
+        );
+      }
+    }
+    // The rest: candidates and special ones in order; plain ones that are no candidate by caller.
+    const rest: Subscription[] = [];
+    for (const sub of candidates) {
+      if (sub.ordinal <= last) continue;
+      rest.push(sub);
+      if (sub.groupedAs !== null) seen.set(sub.groupedAs, (seen.get(sub.groupedAs) ?? 0) + 1);
+    }
+    for (const sub of subs.special) if (sub.ordinal > last && sub.candidateOf !== seq) rest.push(sub);
+    rest.sort((a, b) => a.ordinal - b.ordinal);
+    for (const sub of rest) {
+      if (!sub.active || sub.ended) continue;
+      this.decideSubscription(
+        sub,
+        sub.indexedAs === null || sub.candidateOf === seq,
+        event,
+        entry,
+        cache,
+        pending,
+      );
+    }
+    if (!traced) return;
+    for (const [caller, n] of subs.groups) {
+      const left = n - (seen.get(caller) ?? 0);
+      if (left > 0) this.trace.countMany(entry, cache.reasonOutsideOf(caller), left);
+    }
+  }
+
+  private traceDelivery(
+    entry: TraceEntry | undefined,
+    sub: Subscription,
+    delivered: DeliveredKind | null,
+    filteredBy?: FilterReason,
+  ): void {
+    if (!entry) return;
+    if (entry.deliveries.length >= MAX_TRACED) {
+      this.trace.count(entry, delivered, filteredBy);
+      return;
+    }
+    const caller = sub.compiled?.caller;
+    this.trace.note(entry, {
+      clientId: sub.conn.id,
+      requestId: sub.requestId,
+      delivered,
+      ...(filteredBy ? { filteredBy } : {}),
+      userId: caller?.user?.objectId ?? null,
+      master: caller?.isMaster ?? sub.conn.master,
+    });
+  }
+
+  /**
+   * One event for one subscription. Synchronous when the subscription's caller and matchers are
+   * current and the event is filtered (the common case); a promise otherwise.
+   */
+  private deliverTo(
+    sub: Subscription,
+    event: LiveEvent,
+    entry: TraceEntry | undefined,
+    cache: EventCache,
+  ): Promise<void> | undefined {
+    if (!sub.active || sub.ended) return undefined;
+    const compiled = sub.compiled;
+    if (!compiled || !this.registry.isCurrent(sub, compiled)) {
+      return this.refreshThenDeliver(sub, event, entry, cache);
+    }
+    return this.decideAndSend(sub, compiled, event, entry, cache);
+  }
+
+  private async refreshThenDeliver(
+    sub: Subscription,
+    event: LiveEvent,
+    entry: TraceEntry | undefined,
+    cache: EventCache,
+  ): Promise<void> {
+    if (!(await this.registry.refreshCaller(sub))) return this.traceDelivery(entry, sub, null, 'session');
+    const compiled = await this.registry.compiledForCurrentSchema(sub);
+    if (!compiled || sub.ended) return this.traceDelivery(entry, sub, null, 'session');
+    await this.decideAndSend(sub, compiled, event, entry, cache);
+  }
+
+  private decideAndSend(
+    sub: Subscription,
+    compiled: CompiledSubscription,
+    event: LiveEvent,
+    entry: TraceEntry | undefined,
+    cache: EventCache,
+  ): Promise<void> | undefined {
+    const decision = decideEvent(compiled, event, cache);
+    const kind = decision.kind;
+    if (!kind) {
+      this.traceDelivery(entry, sub, null, decision.reason);
+      return undefined;
+    }
+    return this.eventFrameText(
+      sub,
+      compiled,
+      event,
+      kind,
+      decision.afterReadable,
+      decision.beforeReadable,
+      cache,
+    ).then((frame) => {
+      if (sub.ended || !sub.active) return this.traceDelivery(entry, sub, null, 'session');
+      this.clients.sendEvent(sub.conn, frame);
+      this.traceDelivery(entry, sub, kind);
+    });
+  }
+
+  /** The event frame, with this subscriber's own copies of the rows, presented as a find would (protectedFields, keys, include). */
+  private async eventFrameText(
+    sub: Subscription,
+    compiled: CompiledSubscription,
+    event: LiveEvent,
+    kind: DeliveredKind,
+    afterReadable: boolean,
+    beforeReadable: boolean,
+    cache: EventCache,
+  ): Promise<string> {
+    const present = (row: Row, side: 'before' | 'after'): Promise<string> =>
+      cache.presented(compiled, side, async () => {
+        const schema = schemaOrEmpty(this.schemas, event.className);
+        const [out] = await this.data.reads.present(compiled.caller, schema, [structuredClone(row)], {
+          keys: compiled.request.keys,
+          excludeKeys: [],
+          include: compiled.request.include,
+        });
+        return JSON.stringify({ className: event.className, ...out });
+      });
+    // The frame as JSON.stringify writes it (op, clientId, requestId, eventId, object, original):
+    // each subscriber's own text, built from the rows as its caller may see them.
+    let object: string;
+    let original: string | undefined;
+    if (kind === 'delete') {
+      object = await present(event.before!, 'before');
+    } else if (kind === 'leave') {
+      // The row as it is now only when the subscriber may still read it (it left the where);
+      // otherwise nothing of its new state is shown.
+      object = afterReadable
+        ? await present(event.after!, 'after')
+        : JSON.stringify({ className: event.className, objectId: event.objectId });
+      original = await present(event.before!, 'before');
+    } else {
+      object = await present(event.after!, 'after');
+      if (event.before && beforeReadable) original = await present(event.before, 'before');
+    }
+    const { conn } = sub;
+    const installation =
+      conn.installationId === null ? '' : `,"installationId":${JSON.stringify(conn.installationId)}`;
+    const head = `{"op":${JSON.stringify(kind)},"clientId":${conn.id}${installation},"requestId":${JSON.stringify(sub.requestId)},"eventId":${JSON.stringify(event.eventId)}`;
+    return `${head},"object":${object}${original === undefined ? '' : `,"original":${original}`}}`;
+  }
+
+  /** One retained event for one subscription (a resume with `since`): decided as the fan-out decides it, not traced. */
+  replayTo(sub: Subscription, event: LiveEvent): Promise<void> | undefined {
+    return this.deliverTo(sub, event, undefined, new EventCache(this.schemas, event));
+  }
+}

@@ -7,7 +7,7 @@ import './index.css';
 // after it (the route's lazy import resolves to this same chunk). Its first requests are already
 // on their way (public/early-requests.js).
 if (/^\/apps\/[^/]+\/data/.test(location.pathname))
-  void import('./features/data-browser/DataBrowserRoute.tsx');
+  void import('./features/data-browser/data-browser-route.tsx');
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

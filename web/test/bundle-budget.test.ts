@@ -35,8 +35,8 @@ describe('console bundle', () => {
     ensureBuilt();
     const report = measureBundle();
     const lazy = report.assets.filter((a) => !a.initial).map((a) => a.file);
-    expect(lazy.some((f) => /DataBrowserRoute-.*\.js$/.test(f))).toBe(true);
-    expect(lazy.some((f) => /ConfigRoute-.*\.js$/.test(f))).toBe(true);
+    expect(lazy.some((f) => /data-browser-route-.*\.js$/.test(f))).toBe(true);
+    expect(lazy.some((f) => /config-route-.*\.js$/.test(f))).toBe(true);
   });
 
   it('loads the chart library (uPlot) with the analytics page only', () => {
@@ -48,7 +48,7 @@ describe('console bundle', () => {
     );
     expect(withUplot.length).toBeGreaterThan(0);
     expect(withUplot.filter((a) => a.initial)).toEqual([]);
-    expect(report.assets.some((a) => !a.initial && /AnalyticsRoute-.*\.js$/.test(a.file))).toBe(true);
+    expect(report.assets.some((a) => !a.initial && /analytics-route-.*\.js$/.test(a.file))).toBe(true);
   });
 
   it('has no inline script in index.html (the CSP is script-src self)', () => {

@@ -230,7 +230,7 @@ describe('CSV', () => {
 
 describe('class list counts', () => {
   it('shows exact counts in full and estimates with ≈', async () => {
-    const { approxCount } = await import('../src/features/data-browser/components/ClassList.tsx');
+    const { approxCount } = await import('../src/features/data-browser/components/class-list.tsx');
     expect(approxCount(100_000)).toBe((100_000).toLocaleString());
     expect(approxCount(42, true)).toBe('42');
     expect(approxCount(1_234_567, false)).toBe('≈1.2M');

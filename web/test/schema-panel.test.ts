@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fieldOptions } from '../src/features/data-browser/components/SchemaPanel.tsx';
+import { fieldOptions } from '../src/features/data-browser/components/schema-panel.tsx';
 
 describe("the schema editor's required and default", () => {
   it('sends required only when checked, and no default when empty', () => {

@@ -10,18 +10,18 @@ import { SECTIONS } from './sections.ts';
 const LoginRoute = lazy(() => import('./routes/login.tsx'));
 const HomeRoute = lazy(() => import('./routes/home.tsx'));
 const NotFoundRoute = lazy(() => import('./routes/not-found.tsx'));
-const DataBrowserRoute = lazy(() => import('../features/data-browser/DataBrowserRoute.tsx'));
-const ConfigRoute = lazy(() => import('../features/config/ConfigRoute.tsx'));
-const AuditRoute = lazy(() => import('../features/audit/AuditRoute.tsx'));
-const CloudRoute = lazy(() => import('../features/cloud/CloudRoute.tsx'));
-const FilesRoute = lazy(() => import('../features/files/FilesRoute.tsx'));
-const RealtimeRoute = lazy(() => import('../features/realtime/RealtimeRoute.tsx'));
-const PushRoute = lazy(() => import('../features/push/PushRoute.tsx'));
+const DataBrowserRoute = lazy(() => import('../features/data-browser/data-browser-route.tsx'));
+const ConfigRoute = lazy(() => import('../features/config/config-route.tsx'));
+const AuditRoute = lazy(() => import('../features/audit/audit-route.tsx'));
+const CloudRoute = lazy(() => import('../features/cloud/cloud-route.tsx'));
+const FilesRoute = lazy(() => import('../features/files/files-route.tsx'));
+const RealtimeRoute = lazy(() => import('../features/realtime/realtime-route.tsx'));
+const PushRoute = lazy(() => import('../features/push/push-route.tsx'));
 // Its chart library (uPlot) is in this chunk only: the initial bundle does not carry it.
-const AnalyticsRoute = lazy(() => import('../features/analytics/AnalyticsRoute.tsx'));
-const SecurityRoute = lazy(() => import('../features/security/SecurityRoute.tsx'));
-const ApiConsoleRoute = lazy(() => import('../features/api-console/ApiConsoleRoute.tsx'));
-const ServerRoute = lazy(() => import('../features/server/ServerRoute.tsx'));
+const AnalyticsRoute = lazy(() => import('../features/analytics/analytics-route.tsx'));
+const SecurityRoute = lazy(() => import('../features/security/security-route.tsx'));
+const ApiConsoleRoute = lazy(() => import('../features/api-console/api-console-route.tsx'));
+const ServerRoute = lazy(() => import('../features/server/server-route.tsx'));
 
 export function createRouter() {
   return createBrowserRouter([

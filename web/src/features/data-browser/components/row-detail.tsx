@@ -20,9 +20,9 @@ import { useAclNames } from '../api/acl-names.ts';
 import { dataApi } from '../api/bff.ts';
 import { viewAsApi } from '../api/viewas.ts';
 import { aclWords, principalOf, rowAcl } from '../lib/acl.ts';
-import { CellValue, dataPath } from './Cell.tsx';
-import { CellEditor } from './CellEditor.tsx';
-import type { WhyQuestion } from './WhyPanel.tsx';
+import { CellValue, dataPath } from './cell.tsx';
+import { CellEditor } from './cell-editor.tsx';
+import type { WhyQuestion } from './why-panel.tsx';
 
 export function RowDetail({
   appId,

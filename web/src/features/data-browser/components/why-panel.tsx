@@ -14,7 +14,7 @@ import {
   useExplain,
   type Viewpoint,
 } from '../../../lib/security-api.ts';
-import { ViewpointPicker } from './ViewpointPicker.tsx';
+import { ViewpointPicker } from './viewpoint-picker.tsx';
 
 const OPERATIONS: Operation[] = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'];
 /** Operations on one row: they take the row's objectId. */

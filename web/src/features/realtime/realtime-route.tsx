@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { useParams } from 'react-router';
 import { QueryState } from '../../components/query-state.tsx';
 import { fetchSchemas } from '../../lib/schemas-api.ts';
-import { Inspector } from './components/Inspector.tsx';
+import { Inspector } from './components/inspector.tsx';
 
 /** /apps/:appId/realtime: one or two (split) realtime inspectors on a class. */
 export default function RealtimeRoute() {

@@ -3,13 +3,13 @@ import { elementScroll, observeElementOffset, useVirtualizer } from '@tanstack/r
 import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Viewpoint } from '../../../lib/security-api.ts';
 import { isEditableField, type Row, type SchemaDoc, typeOf } from '../../../lib/wire.ts';
-import { LIVE_MARK, type RowPages } from '../hooks/useRowPages.ts';
+import { LIVE_MARK, type RowPages } from '../hooks/use-row-pages.ts';
 import type { Sort } from '../lib/keyset.ts';
 import { arrangeColumns, type ColumnPrefs, moveColumn } from '../lib/prefs.ts';
 import { rowShift, scrollScale } from '../lib/scroll-scale.ts';
-import { CellValue } from './Cell.tsx';
-import { CellEditor } from './CellEditor.tsx';
-import { EditCellButton, hasOwnEditor, NotShownCell, OwnCellEditor } from './OwnCellEditors.tsx';
+import { CellValue } from './cell.tsx';
+import { CellEditor } from './cell-editor.tsx';
+import { EditCellButton, hasOwnEditor, NotShownCell, OwnCellEditor } from './own-cell-editors.tsx';
 
 export const ROW_HEIGHT = 30;
 const SELECT_WIDTH = 36;

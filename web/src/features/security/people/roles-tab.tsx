@@ -17,7 +17,7 @@ import {
   useRoleDetail,
   useRoleHierarchy,
 } from './api.ts';
-import { RoleGraph } from './RoleGraph.tsx';
+import { RoleGraph } from './role-graph.tsx';
 
 /** Roles: the hierarchy as a graph, a role's members, inheritance edits and effective members. */
 export function RolesTab({ appId }: { appId: string }) {

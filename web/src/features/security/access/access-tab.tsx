@@ -18,7 +18,6 @@ import {
 import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
 import type { SchemaDoc } from '../../../lib/wire.ts';
-import { ClpMatrix } from './ClpMatrix.tsx';
 import {
   CLP_OPERATIONS,
   type Clp,
@@ -31,8 +30,9 @@ import {
   ruleWords,
   setProtectedFields,
 } from './clp.ts';
-import { ProtectedFieldsEditor } from './ProtectedFieldsEditor.tsx';
-import { ProtectedPreview } from './ProtectedPreview.tsx';
+import { ClpMatrix } from './clp-matrix.tsx';
+import { ProtectedFieldsEditor } from './protected-fields-editor.tsx';
+import { ProtectedPreview } from './protected-preview.tsx';
 
 /** Fields every row has that protectedFields does not apply to. */
 const UNPROTECTABLE = new Set(['objectId', 'createdAt', 'updatedAt', 'ACL']);

@@ -8,8 +8,8 @@ import { api, seg } from '../../../lib/api.ts';
 import { useCanWrite } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
 import { type ConsoleAppUser, usePeopleWrite, useUsers } from './api.ts';
-import { SessionsTable } from './SessionsTab.tsx';
-import { SetPassword } from './SetPassword.tsx';
+import { SessionsTable } from './sessions-tab.tsx';
+import { SetPassword } from './set-password.tsx';
 
 /** Fields the service manages or the console derives: not edited as "other fields". */
 const MANAGED = new Set([

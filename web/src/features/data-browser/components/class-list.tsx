@@ -7,7 +7,7 @@ import { isSystemClass, type SchemaDoc } from '../../../lib/wire.ts';
 import { dataApi } from '../api/bff.ts';
 import { startFirstPage } from '../api/early.ts';
 import { DEFAULT_SORT } from '../lib/keyset.ts';
-import { dataPath } from './Cell.tsx';
+import { dataPath } from './cell.tsx';
 
 /** A number short enough for the sidebar: "9,999", "12.3K", "1.2M". */
 function compact(n: number): string {

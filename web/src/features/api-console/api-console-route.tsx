@@ -5,9 +5,9 @@ import { Input, Select, Textarea } from '../../components/ui/input.tsx';
 import { isApiError } from '../../lib/api.ts';
 import { useCanWrite } from '../../lib/session.ts';
 import { fetchCurl, useSendCall } from './api/api-console.ts';
-import { CallAnswer } from './components/CallAnswer.tsx';
-import { HistoryPanel } from './components/HistoryPanel.tsx';
-import { UserPicker } from './components/UserPicker.tsx';
+import { CallAnswer } from './components/call-answer.tsx';
+import { HistoryPanel } from './components/history-panel.tsx';
+import { UserPicker } from './components/user-picker.tsx';
 import { type ApiCall, METHODS, type Method, parseBody, parseObject, type RunAs } from './lib/call.ts';
 import { addToHistory, clearHistory, type HistoryEntry, readHistory } from './lib/history.ts';
 

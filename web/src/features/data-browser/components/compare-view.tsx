@@ -11,8 +11,8 @@ import { displayText, type Row, type SchemaDoc, typeOf } from '../../../lib/wire
 import { dataApi } from '../api/bff.ts';
 import { viewAsApi } from '../api/viewas.ts';
 import { differs, diffResults, type RowDiff } from '../lib/viewpoint.ts';
-import { useViewpointName, ViewpointPicker } from './ViewpointPicker.tsx';
-import type { WhyQuestion } from './WhyPanel.tsx';
+import { useViewpointName, ViewpointPicker } from './viewpoint-picker.tsx';
+import type { WhyQuestion } from './why-panel.tsx';
 
 /** Rows compared: the first ones by objectId. */
 export const COMPARE_ROWS = 100;

@@ -1,5 +1,5 @@
 import type { ApiCallAnswer } from '../lib/call.ts';
-import { JsonTree } from './JsonTree.tsx';
+import { JsonTree } from './json-tree.tsx';
 
 const VIA: Record<ApiCallAnswer['via'], string> = {
   'master-key': 'sent with the master key',

@@ -1,10 +1,10 @@
 import { useNavigate, useParams } from 'react-router';
 import { InstallationsTable } from '../../components/installations-table.tsx';
 import { Tabs } from '../../components/ui/tabs.tsx';
-import { AccessTab } from './access/AccessTab.tsx';
-import { RolesTab } from './people/RolesTab.tsx';
-import { SessionsTab } from './people/SessionsTab.tsx';
-import { UsersTab } from './people/UsersTab.tsx';
+import { AccessTab } from './access/access-tab.tsx';
+import { RolesTab } from './people/roles-tab.tsx';
+import { SessionsTab } from './people/sessions-tab.tsx';
+import { UsersTab } from './people/users-tab.tsx';
 
 const TABS = [
   { id: 'access', label: 'Class access' },

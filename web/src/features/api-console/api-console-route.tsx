@@ -7,7 +7,7 @@ import { useCanWrite } from '../../lib/session.ts';
 import { fetchCurl, useSendCall } from './api/api-console.ts';
 import { CallAnswer } from './components/call-answer.tsx';
 import { HistoryPanel } from './components/history-panel.tsx';
-import { UserPicker } from './components/user-picker.tsx';
+import { RunAsUserPicker } from './components/run-as-user-picker.tsx';
 import { type ApiCall, METHODS, type Method, parseBody, parseObject, type RunAs } from './lib/call.ts';
 import { addToHistory, clearHistory, type HistoryEntry, readHistory } from './lib/history.ts';
 
@@ -180,7 +180,7 @@ function ApiConsole({ appId }: { appId: string }) {
                 <option value="anonymous">anonymous (application keys)</option>
               </Select>
             </label>
-            {asKind === 'user' && <UserPicker appId={appId} user={user} onPick={setUser} />}
+            {asKind === 'user' && <RunAsUserPicker appId={appId} user={user} onPick={setUser} />}
           </div>
           <div className="flex flex-wrap gap-2">
             <Button type="submit" variant="primary" disabled={send.isPending || !methodAllowed}>

@@ -1,7 +1,7 @@
-import { UserPicker as FindUser, userName } from '../../../components/user-picker.tsx';
+import { UserPicker, userName } from '../../../components/user-picker.tsx';
 
 /** Picks the user a call runs as (the console's one user picker), and says who it is. */
-export function UserPicker({
+export function RunAsUserPicker({
   appId,
   user,
   onPick,
@@ -12,7 +12,7 @@ export function UserPicker({
 }) {
   return (
     <div className="flex flex-wrap items-center gap-2">
-      <FindUser
+      <UserPicker
         appId={appId}
         label="Find user"
         optionLabel={(u) => `Use ${userName(u)}`}

@@ -2,7 +2,8 @@
  * The decision of one event for one subscriber, as a pure function of the subscription as compiled,
  * the event, and the facts about the event that depend on the caller alone (CLP find for the class,
  * and whether the row's ACL grants read on each side of the change; event-cache.ts computes those
- * once per caller). docs/architecture.md "Realtime" lists the steps; this file is their one home.
+ * once per caller). docs/architecture/realtime.md "How one event is decided per subscriber" lists
+ * the steps; this file is their one home.
  */
 import type { Caller } from '../kernel/caller.ts';
 import type { Row } from '../kernel/records.ts';

@@ -54,9 +54,9 @@ export class FanOut {
   async deliver(event: LiveEvent): Promise<void> {
     // A session that expired since the last check ends before this event is decided.
     if (this.registry.sessionsMayBeDue) await this.registry.expireSessions();
-    const subs = this.registry.byClass.get(event.className);
+    const subs = this.registry.subscriptionsOf(event.className);
     if (!subs && this.opts.traceSize === 0) return;
-    const entry = this.trace.begin(event.eventId, event.op, event.objectId, event.at, subs?.size ?? 0);
+    const entry = this.trace.startEntry(event.eventId, event.op, event.objectId, event.at, subs?.size ?? 0);
     const pending: Array<Promise<void>> = [];
     if (subs) {
       const cache = new EventCache(this.schemas, event);
@@ -70,7 +70,7 @@ export class FanOut {
       }
     }
     if (pending.length > 0) await Promise.all(pending);
-    this.trace.record(event.className, entry);
+    this.trace.keepEntry(event.className, entry);
   }
 
   /** Decides one subscription for an event: a candidate in full, another only noted with its reason. */
@@ -192,7 +192,7 @@ export class FanOut {
     if (!traced) return;
     for (const [caller, n] of subs.groups) {
       const left = n - (seen.get(caller) ?? 0);
-      if (left > 0) this.trace.countMany(entry, cache.reasonOutsideOf(caller), left);
+      if (left > 0) this.trace.countUnlistedFiltered(entry, cache.reasonOutsideOf(caller), left);
     }
   }
 
@@ -204,11 +204,11 @@ export class FanOut {
   ): void {
     if (!entry) return;
     if (entry.deliveries.length >= MAX_TRACED) {
-      this.trace.count(entry, delivered, filteredBy);
+      this.trace.countUnlisted(entry, delivered, filteredBy);
       return;
     }
     const caller = sub.compiled?.caller;
-    this.trace.note(entry, {
+    this.trace.addDelivery(entry, {
       clientId: sub.conn.id,
       requestId: sub.requestId,
       delivered,

@@ -23,7 +23,7 @@ import type { TaskQueue } from './queue.ts';
 const MAX_TIMER_MS = 24 * 60 * 60 * 1000;
 
 export class SubscriptionRegistry {
-  readonly byClass = new Map<string, ClassSubscriptions<Subscription, Caller>>();
+  private readonly byClass = new Map<string, ClassSubscriptions<Subscription, Caller>>();
   private readonly byToken = new Map<string, Set<Subscription>>();
   /** When the session of each token in `byToken` expires, as the caller resolver last answered (finite only). */
   private readonly expiries = new Map<string, number>();
@@ -32,7 +32,10 @@ export class SubscriptionRegistry {
   private expiryTimer: unknown;
   private expiryTimerAt = Number.POSITIVE_INFINITY;
   private stopped = false;
-  /** Bumped by `_Role` and `_Session` changes: subscriptions resolve their caller again before the next event. */
+  /**
+   * Bumped by `_Role` and `_Session` changes (followWrite): subscriptions resolve their caller again
+   * before the next event. Read by the fan-out; nothing else writes it.
+   */
   generation = 0;
 
   constructor(
@@ -45,6 +48,11 @@ export class SubscriptionRegistry {
     private readonly queue: TaskQueue,
     private readonly log: Logger,
   ) {}
+
+  /** The subscriptions of a class, in the order they subscribed; undefined when it has none. */
+  subscriptionsOf(className: string): ClassSubscriptions<Subscription, Caller> | undefined {
+    return this.byClass.get(className);
+  }
 
   /** Classes and tokens with subscriptions (LiveQuery.sizes). */
   get classes(): number {

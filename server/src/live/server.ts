@@ -33,9 +33,17 @@ export interface LiveSizes {
 
 /**
  * Realtime subscriptions (LiveQuery): a WebSocket server on the service's HTTP server. Every write
- * event of the bus is decided per subscriber with the access deciders (docs/architecture.md
- * "Realtime"), in one ordered queue, so that each connection sees events in the order of the
- * application's sequence.
+ * event of the bus is decided per subscriber with the access deciders (docs/architecture/realtime.md),
+ * in one ordered queue, so that each connection sees events in the order of the application's
+ * sequence.
+ *
+ * LiveQuery is the one face the rest of the service sees. It takes the upgrades, routes each
+ * client frame by its op, numbers and retains the bus's events and queues their fan-out, and
+ * answers a subscription's snapshot and replay. The work is done by its parts, which never call
+ * back into it: connections.ts (sockets and frames), handshake.ts (connect), prepare.ts (a
+ * subscription checked and compiled), registry.ts (subscriptions by class and token, kept current),
+ * fan-out.ts with decide.ts and event-cache.ts (an event to its subscribers), queue.ts (the order),
+ * retention.ts (resume) and trace.ts (the delivery trace).
  */
 export class LiveQuery {
   private readonly wss: WebSocketServer;
@@ -155,7 +163,7 @@ export class LiveQuery {
           throw new FrameError(LiveCode.NOT_CONNECTED_OR_UNKNOWN_REQUEST, LiveText.notConnected);
         }
         if (frame.op === 'unsubscribe') return this.unsubscribeFrame(conn, frame);
-        return this.subscribe(conn, frame, frame.op);
+        return this.subscribeFrame(conn, frame, frame.op);
       default:
         throw new FrameError(LiveCode.UNKNOWN_OP, LiveText.unknownOp(frame.op));
     }
@@ -175,7 +183,8 @@ export class LiveQuery {
     this.clients.send(conn, { op: 'unsubscribed', ...frameHead(conn), requestId });
   }
 
-  private async subscribe(
+  /** subscribe and update: the query checked for its caller, then registered in the queue. */
+  private async subscribeFrame(
     conn: Connection,
     frame: Record<string, unknown>,
     op: 'subscribe' | 'update',
@@ -274,7 +283,7 @@ export class LiveQuery {
       after: event.after,
     };
     this.retention.push(live);
-    if (this.registry.byClass.has(live.className) || this.opts.traceSize > 0) {
+    if (this.registry.subscriptionsOf(live.className) || this.opts.traceSize > 0) {
       live.fanOutPending = true;
       this.enqueue(() => {
         live.fanOutPending = false;
@@ -284,15 +293,15 @@ export class LiveQuery {
   }
 
   /** The rows the subscriber may see that match, as a find by that caller answers them. */
-  private async snapshot(sub: Subscription, state: CompiledSubscription): Promise<void> {
-    const { request, caller } = state;
+  private async snapshot(sub: Subscription, compiled: CompiledSubscription): Promise<void> {
+    const { request, caller } = compiled;
     let results: Row[] = [];
     try {
       ({ results } = await this.data.reads.find(
         ctxOf(caller, 'rest'),
         request.className,
         this.check.findParams(request),
-        state.answered,
+        compiled.answered,
       ));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);

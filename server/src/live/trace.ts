@@ -1,3 +1,8 @@
+/**
+ * The delivery trace (GET <mount>/live/trace/<Class>, master only): for the last events of each
+ * class, what every subscription got, delivered or filtered and why; counts for all of them, a
+ * list for the first `MAX_TRACED`.
+ */
 import type { RequestId } from './frames.ts';
 
 /** Why a subscription did not receive an event (docs/architecture/realtime.md#delivery-trace). */
@@ -40,7 +45,8 @@ export class DeliveryTrace {
 
   constructor(private readonly size: number) {}
 
-  begin(
+  /** A new entry for an event about to be decided, before any subscription is. */
+  startEntry(
     eventId: string,
     op: TraceEntry['op'],
     objectId: string,
@@ -60,27 +66,29 @@ export class DeliveryTrace {
     };
   }
 
-  note(entry: TraceEntry, delivery: TraceDelivery): void {
+  /** One subscription's outcome: counted, and listed while fewer than `MAX_TRACED` are. */
+  addDelivery(entry: TraceEntry, delivery: TraceDelivery): void {
     if (delivery.delivered) entry.delivered += 1;
     else if (delivery.filteredBy) entry.filtered[delivery.filteredBy] += 1;
     if (entry.deliveries.length < MAX_TRACED) entry.deliveries.push(delivery);
     else entry.omitted += 1;
   }
 
-  /** As `note` for a delivery past `MAX_TRACED` (counted, not listed), without building it. */
-  count(entry: TraceEntry, delivered: DeliveredKind | null, filteredBy?: FilterReason): void {
+  /** As `addDelivery` for a delivery past `MAX_TRACED` (counted, not listed), without building it. */
+  countUnlisted(entry: TraceEntry, delivered: DeliveredKind | null, filteredBy?: FilterReason): void {
     if (delivered) entry.delivered += 1;
     else if (filteredBy) entry.filtered[filteredBy] += 1;
     entry.omitted += 1;
   }
 
   /** `n` deliveries filtered by `reason`, past `MAX_TRACED` (counted, not listed). */
-  countMany(entry: TraceEntry, reason: FilterReason, n: number): void {
+  countUnlistedFiltered(entry: TraceEntry, reason: FilterReason, n: number): void {
     entry.filtered[reason] += n;
     entry.omitted += n;
   }
 
-  record(className: string, entry: TraceEntry): void {
+  /** Keeps a decided event's entry among the last `size` of its class. */
+  keepEntry(className: string, entry: TraceEntry): void {
     if (this.size === 0) return;
     let list = this.byClass.get(className);
     if (!list) {

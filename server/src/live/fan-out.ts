@@ -73,7 +73,12 @@ export class FanOut {
     this.trace.keepEntry(event.className, entry);
   }
 
-  /** Decides one subscription for an event: a candidate in full, another only noted with its reason. */
+  /** One retained event for one subscription (a resume with `since`): decided as the fan-out decides it, not traced. */
+  replayTo(sub: Subscription, event: LiveEvent): Promise<void> | undefined {
+    return this.deliverTo(sub, event, undefined, new EventCache(this.schemas, event));
+  }
+
+  /** Decides one subscription for an event: a candidate in full, another only traced with its reason. */
   private decideSubscription(
     sub: Subscription,
     candidate: boolean,
@@ -196,6 +201,7 @@ export class FanOut {
     }
   }
 
+  /** A subscription's outcome in the event's trace entry (none for a replay): listed, or past `MAX_TRACED` counted. */
   private traceDelivery(
     entry: TraceEntry | undefined,
     sub: Subscription,
@@ -318,10 +324,5 @@ export class FanOut {
       conn.installationId === null ? '' : `,"installationId":${JSON.stringify(conn.installationId)}`;
     const head = `{"op":${JSON.stringify(kind)},"clientId":${conn.id}${installation},"requestId":${JSON.stringify(sub.requestId)},"eventId":${JSON.stringify(event.eventId)}`;
     return `${head},"object":${object}${original === undefined ? '' : `,"original":${original}`}}`;
-  }
-
-  /** One retained event for one subscription (a resume with `since`): decided as the fan-out decides it, not traced. */
-  replayTo(sub: Subscription, event: LiveEvent): Promise<void> | undefined {
-    return this.deliverTo(sub, event, undefined, new EventCache(this.schemas, event));
   }
 }

@@ -82,8 +82,8 @@ export class Connections {
       conn.alive = true;
     });
     ws.on('message', (data, isBinary) => this.receive(conn, data, isBinary));
-    ws.on('error', () => this.forget(conn));
-    ws.on('close', () => this.forget(conn));
+    ws.on('error', () => this.removeConnection(conn));
+    ws.on('close', () => this.removeConnection(conn));
   }
 
   /** Sends a frame (an object, or its JSON text); a client that stopped reading is dropped instead. */
@@ -92,7 +92,7 @@ export class Connections {
     if (conn.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
       this.log.warn({ clientId: conn.id }, 'realtime client does not read its events; dropped');
       conn.ws.terminate();
-      this.forget(conn);
+      this.removeConnection(conn);
       return;
     }
     conn.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
@@ -122,7 +122,7 @@ export class Connections {
    * The connection is gone (closed, failed, dropped): it leaves the set, and the handler removes
    * everything of it. Its socket hears nothing more.
    */
-  forget(conn: Connection): void {
+  private removeConnection(conn: Connection): void {
     if (conn.closed) return;
     conn.closed = true;
     this.handler.connectionClosed(conn);
@@ -132,7 +132,7 @@ export class Connections {
     conn.ws.removeAllListeners('pong');
   }
 
-  /** Sends every connection a close frame (1001), waits up to `graceMs` for the handshakes, then forgets them all. */
+  /** Sends every connection a close frame (1001), waits up to `graceMs` for the handshakes, then removes them all. */
   async closeAll(graceMs: number): Promise<void> {
     this.closing = true;
     for (const timer of this.timers) clearInterval(timer);
@@ -155,7 +155,7 @@ export class Connections {
     clearTimeout(timer);
     for (const conn of conns) {
       if (conn.ws.readyState !== conn.ws.CLOSED) conn.ws.terminate();
-      this.forget(conn);
+      this.removeConnection(conn);
     }
   }
 
@@ -220,14 +220,14 @@ export class Connections {
     for (const conn of this.all) {
       if (!conn.alive) {
         conn.ws.terminate();
-        this.forget(conn);
+        this.removeConnection(conn);
         continue;
       }
       conn.alive = false;
       try {
         conn.ws.ping();
       } catch {
-        this.forget(conn);
+        this.removeConnection(conn);
       }
     }
   }
@@ -238,7 +238,7 @@ export class Connections {
     for (const conn of this.all) {
       if (conn.subs.size === 0 && conn.lastFrameAt < limit) {
         conn.ws.close(1000, 'idle timeout');
-        this.forget(conn);
+        this.removeConnection(conn);
       }
     }
   }

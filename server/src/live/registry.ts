@@ -134,7 +134,7 @@ export class SubscriptionRegistry {
   }
 
   /** Ends a subscription without a word (unsubscribed, or its connection closed): it leaves everything. */
-  end(sub: Subscription): void {
+  endQuietly(sub: Subscription): void {
     if (sub.ended) return;
     sub.ended = true;
     sub.active = false;
@@ -147,7 +147,7 @@ export class SubscriptionRegistry {
   endWithError(sub: Subscription, code: number, text: string): void {
     if (sub.ended) return;
     const { conn, requestId } = sub;
-    this.end(sub);
+    this.endQuietly(sub);
     this.clients.sendError(conn, errorFrame(code, text, requestId));
   }
 

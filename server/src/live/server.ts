@@ -87,7 +87,7 @@ export class LiveQuery {
     this.clients = new Connections(this.opts, log, {
       handleFrame: (conn, frame) => this.handleFrame(conn, frame),
       connectionClosed: (conn) => {
-        for (const sub of [...conn.subs.values()]) this.registry.end(sub);
+        for (const sub of [...conn.subs.values()]) this.registry.endQuietly(sub);
       },
     });
     this.connections = this.clients.all;
@@ -179,7 +179,7 @@ export class LiveQuery {
         requestId,
       );
     }
-    this.registry.end(sub);
+    this.registry.endQuietly(sub);
     this.clients.send(conn, { op: 'unsubscribed', ...frameHead(conn), requestId });
   }
 

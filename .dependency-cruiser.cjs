@@ -14,6 +14,7 @@ const LAYERS = [
   ['data', 'reads and the one write pipeline, events'],
   ['auth', 'who is calling: caller resolution, sessions and roles caches'],
   ['email', 'outgoing mail adapters'],
+  ['redis', 'several instances: the Redis link and the event bus across instances'],
   ['users', 'the account rules: sign-up, login, sessions, MFA, mail flows'],
   ['hooks', 'webhooks: the _Hooks registry, HTTPS calls to receivers, retries, the delivery log'],
   ['cloud', 'cloud code: the module registry, functions, triggers (in-process then webhook)'],

@@ -9,8 +9,6 @@ import { type ServiceOptions, type ServiceOptionsInput, validateOptions } from '
 import { type Core, createCore } from './data/core.ts';
 import { Data } from './data/data.ts';
 import { InProcessEventBus } from './data/events.ts';
-import { RedisLink } from './data/redis.ts';
-import { followRemoteSchemas, RedisEventBus } from './data/redis-bus.ts';
 import { createMailAdapter } from './email/adapter.ts';
 import { createFileAdapter, Files } from './files/service.ts';
 import { flushAnswers } from './http/answers.ts';
@@ -41,6 +39,8 @@ import { type Clock, systemClock } from './kernel/clock.ts';
 import { createLogger, type Logger } from './kernel/log.ts';
 import { LiveQuery } from './live/server.ts';
 import { PushService } from './push/service.ts';
+import { followRemoteSchemas, RedisEventBus } from './redis/event-bus.ts';
+import { RedisLink } from './redis/link.ts';
 import { SchemaRegistry } from './schema/registry.ts';
 import { openStore } from './storage/open.ts';
 import { Users } from './users/service.ts';
@@ -118,7 +118,7 @@ export async function createService(
     }
   }
   await schemas.load();
-  const core = createCore({ options, store, schemas, events: bus ?? new InProcessEventBus(log), log, redis });
+  const core = createCore({ options, store, schemas, events: bus ?? new InProcessEventBus(log), log });
   const data = new Data(core);
   const clock = extra.clock ?? systemClock;
   const callers = new CallerResolver(data, clock);
@@ -145,7 +145,7 @@ export async function createService(
   const limiter = new RateLimiter(options.rateLimit, redis ? new RedisRateLimitStore(redis) : undefined);
   const router = new Router((req) => limiter.check(req));
   const mailer = createMailAdapter(options);
-  const users = new Users(data, mailer, () => publicUrl, callers, cloud.authProviders);
+  const users = new Users(data, mailer, () => publicUrl, callers, cloud.authProviders, redis);
   state.pages = accountPages(users, options.appId);
   // The order routes are registered in decides nothing (http/router.ts): /users, /classes/_User,
   // /sessions and /classes/_Session get the account rules by their routes' precedence.

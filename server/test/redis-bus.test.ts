@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RedisLink } from '../src/data/redis.ts';
-import { RedisEventBus } from '../src/data/redis-bus.ts';
 import { MASTER, makeCaller } from '../src/kernel/caller.ts';
 import type { WriteEvent } from '../src/kernel/events.ts';
 import { silentLogger } from '../src/kernel/log.ts';
+import { RedisEventBus } from '../src/redis/event-bus.ts';
+import { RedisLink } from '../src/redis/link.ts';
 import { killClients, REDIS_URL, redisAnswers, testPrefix } from './helpers/redis.ts';
 
 /**
- * The Redis event bus (server/src/data/redis-bus.ts) on the real Redis: two buses stand for two
+ * The Redis event bus (server/src/redis/event-bus.ts) on the real Redis: two buses stand for two
  * instances under one key prefix (unique per test, deleted after).
  */
 const available = await redisAnswers();

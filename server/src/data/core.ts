@@ -4,7 +4,6 @@ import { HookRegistry } from '../kernel/hooks.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { StorageAdapter } from '../storage/adapter.ts';
-import type { RedisLink } from './redis.ts';
 
 /**
  * What every part of the service shares: options, the store, the schemas, the event bus (the
@@ -19,8 +18,6 @@ export interface Core {
   readonly log: Logger;
   /** Where the rest of the service hooks into reads and writes (kernel/hooks.ts). */
   readonly hooks: HookRegistry;
-  /** Redis, when several instances share state (option `redisURL`); undefined otherwise. */
-  readonly redis?: RedisLink;
 }
 
 /** The core, frozen, with an empty hook registry to bind into. */

@@ -1,7 +1,7 @@
 import type { ServiceOptions } from '../config/options.ts';
-import type { RedisLink } from '../data/redis.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
+import type { RedisLink } from '../redis/link.ts';
 
 export type RateLimitRule = ServiceOptions['rateLimit'][number];
 

@@ -1,6 +1,5 @@
 import { messageOf } from '../cloud/invoke.ts';
 import type { Data } from '../data/data.ts';
-import type { RedisLink } from '../data/redis.ts';
 import { MASTER } from '../kernel/caller.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
@@ -8,6 +7,7 @@ import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { Row } from '../kernel/records.ts';
 import { parseWhere } from '../query/parse.ts';
+import type { RedisLink } from '../redis/link.ts';
 import type { JobRunner } from './runner.ts';
 import { nextTick } from './schedules.ts';
 

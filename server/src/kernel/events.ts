@@ -56,7 +56,7 @@ export interface ListenerBinding {
  * Where committed writes are announced: the after-commit hook. Listeners are called synchronously,
  * phase by phase, and within a phase in the order they subscribed, whatever the order in which the
  * service built them. The in-process bus (data/events.ts) does this for its writes; the Redis bus
- * (data/redis-bus.ts) does the same for the writes of its own instance and also delivers, marked
+ * (redis/event-bus.ts) does the same for the writes of its own instance and also delivers, marked
  * `remote`, the events every other instance publishes.
  */
 export interface EventBus {

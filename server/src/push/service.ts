@@ -161,7 +161,7 @@ export class PushService {
    * changed for this long was interrupted.
    */
   private get shared(): boolean {
-    return this.data.core.redis !== undefined;
+    return Boolean(this.data.core.options.redisURL);
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { RedisLink } from '../data/redis.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
+import type { RedisLink } from '../redis/link.ts';
 
 export interface LockoutPolicy {
   threshold: number;

@@ -15,6 +15,7 @@ import { BdsError, ErrorCode, notFound } from '../kernel/errors.ts';
 import { newObjectId, newSessionToken } from '../kernel/ids.ts';
 import type { Row } from '../kernel/records.ts';
 import { USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
+import type { RedisLink } from '../redis/link.ts';
 import { Lockout } from './lockout.ts';
 import { enrol, mfaError, type StoredMfa, verify as verifyMfa } from './mfa.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
@@ -82,9 +83,11 @@ export class Users {
     private readonly callers?: CallerResolver,
     /** Sign-in providers registered by the cloud module. */
     cloudProviders: ReadonlyMap<string, ProviderCheck> = new Map(),
+    /** Redis, when several instances share the lockout (option `redisURL`). */
+    redis?: RedisLink,
   ) {
     this.core = data.core;
-    this.lockout = new Lockout(this.core.options.accountLockout, this.core.redis);
+    this.lockout = new Lockout(this.core.options.accountLockout, redis);
     this.providers = new AuthProviders(this.core.options.auth, cloudProviders);
   }
 

@@ -4,7 +4,7 @@ import type { Logger } from '../kernel/log.ts';
 
 /**
  * The service's link to Redis (option `redisURL`), shared by everything several instances must
- * agree on: the event bus (data/redis-bus.ts), login throttles and lockout (users/lockout.ts), rate
+ * agree on: the event bus (redis/event-bus.ts), login throttles and lockout (users/lockout.ts), rate
  * limits (http/rate-limit.ts) and the scheduler's tick locks (jobs/scheduler.ts). Every key starts
  * with `prefix` (option `redis.keyPrefix`, by default `bds:<appId>:`), so applications (and test
  * runs) can share one Redis.

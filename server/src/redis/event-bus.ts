@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
 import type { Redis } from 'ioredis';
+import { Listeners } from '../data/events.ts';
+import { SCHEMA_EVENT_CLASS } from '../data/pipeline.ts';
 import type { EventBus, EventListener, ListenerBinding, WriteEvent } from '../kernel/events.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { StorageAdapter } from '../storage/adapter.ts';
-import { Listeners } from './events.ts';
-import { SCHEMA_EVENT_CLASS } from './pipeline.ts';
-import type { RedisLink } from './redis.ts';
+import type { RedisLink } from './link.ts';
 
 export interface RedisBusOptions {
   /** Most entries the stream keeps (trimmed approximately, `MAXLEN ~`): the reconnect window. */

@@ -23,6 +23,8 @@ const LAYERS = [
   ['push', 'push sends: _PushStatus, the scheduler, APNs and FCM deliveries'],
   ['analytics', 'analytics adapters (none, store) and the event queries'],
   ['idempotency', 'X-Backend-Request-Id: repeated requests answer 159'],
+  ['security', 'the Security API: viewpoints, dry runs, the impact of a permission draft'],
+  ['transfer', 'export and import of a whole application (the CLI)'],
   ['live', 'realtime subscriptions: the WebSocket server, per-subscriber decisions, retention, trace'],
   ['http', 'routes: thin handlers that translate HTTP to the calls below'],
 ];

@@ -124,10 +124,10 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
     console.error(`[bds] export failed: there is no store at ${sqliteFile}.`);
     return 2;
   }
-  const { openTransfer } = await import('./data/transfer/open.ts');
+  const { openTransfer } = await import('./transfer/open.ts');
   const { createFileAdapter, isStoredName } = await import('./files/service.ts');
   const { SERVER_VERSION } = await import('./http/routes/misc.ts');
-  const { TransferError } = await import('./data/transfer/format.ts');
+  const { TransferError } = await import('./transfer/format.ts');
   let app: Awaited<ReturnType<typeof openTransfer>>;
   try {
     app = await openTransfer(options, (data) => {

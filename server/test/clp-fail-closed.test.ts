@@ -2,11 +2,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TransferFiles } from '../src/data/transfer/format.ts';
-import { importApp } from '../src/data/transfer/import.ts';
-import { exportToFile } from '../src/data/transfer/open.ts';
 import { createFileAdapter, isStoredName } from '../src/files/service.ts';
 import type { ClassSchema } from '../src/kernel/schema.ts';
+import type { TransferFiles } from '../src/transfer/format.ts';
+import { importApp } from '../src/transfer/import.ts';
+import { exportToFile } from '../src/transfer/open.ts';
 import { createUser, type TestUser } from './helpers/access-world.ts';
 import { startService, type TestService } from './helpers/service.ts';
 

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { isIssuedFileName, isUploadName, UPLOAD_NAME } from '@bds/client/protocol';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TransferFiles } from '../src/data/transfer/format.ts';
-import { importApp } from '../src/data/transfer/import.ts';
-import { exportToFile } from '../src/data/transfer/open.ts';
 import { createFileAdapter } from '../src/files/service.ts';
+import type { TransferFiles } from '../src/transfer/format.ts';
+import { importApp } from '../src/transfer/import.ts';
+import { exportToFile } from '../src/transfer/open.ts';
 import { credentialHeaders, startService, type TestService } from './helpers/service.ts';
 
 /**

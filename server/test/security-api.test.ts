@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { margin, SecurityQueries } from '../src/data/security.ts';
 import type { WriteEvent } from '../src/index.ts';
+import { margin, SecurityQueries } from '../src/security/queries.ts';
 import { createClass, createRole, createRow, createUser, type TestUser } from './helpers/access-world.ts';
 import { CLOUD_MODULE } from './helpers/cloud.ts';
 import { startService, type TestService } from './helpers/service.ts';

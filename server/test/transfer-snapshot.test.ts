@@ -1,13 +1,13 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Data } from '../src/data/data.ts';
-import { exportApp } from '../src/data/transfer/export.ts';
-import { ROW_PAGE, type TransferFiles } from '../src/data/transfer/format.ts';
-import { openTransfer } from '../src/data/transfer/open.ts';
 import { MATCH_ALL } from '../src/kernel/query.ts';
 import type { ClassSchema } from '../src/kernel/schema.ts';
 import type { InsertSpec, StorageAdapter } from '../src/storage/adapter.ts';
 import type { SqlDriver } from '../src/storage/sql/driver.ts';
+import { exportApp } from '../src/transfer/export.ts';
+import { ROW_PAGE, type TransferFiles } from '../src/transfer/format.ts';
+import { openTransfer } from '../src/transfer/open.ts';
 import { ON_POSTGRES, startService, type TestService } from './helpers/service.ts';
 
 /**

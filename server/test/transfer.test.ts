@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runTransfer } from '../src/cli.ts';
-import { importApp } from '../src/data/transfer/import.ts';
 import { createFileAdapter, isStoredName } from '../src/files/service.ts';
 import { MASTER, makeCaller } from '../src/kernel/caller.ts';
 import { ctxOf } from '../src/kernel/context.ts';
 import type { WriteEvent } from '../src/kernel/events.ts';
+import { importApp } from '../src/transfer/import.ts';
 import { killChildren, spawnCli, waitExit } from './helpers/child.ts';
 import {
   credentialHeaders,

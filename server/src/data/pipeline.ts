@@ -406,7 +406,7 @@ export class WritePipeline {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Restore: the import of an export file (data/transfer/), master only
+  // Restore: the import of an export file (transfer/), master only
   // -------------------------------------------------------------------------------------------
 
   /**

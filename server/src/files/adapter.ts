@@ -13,7 +13,7 @@ export const NO_FILE_DATA: FileData = Object.freeze({ metadata: {}, tags: {} });
 /**
  * Where file bytes live. Both adapters stream: bytes pass through in chunks, never as a whole.
  * `save` keeps nothing when the source fails or exceeds the limit. Its `createdAt` defaults to now
- * (an import, data/transfer/, keeps the exported one); the file's metadata and tags are kept with it.
+ * (an import, transfer/, keeps the exported one); the file's metadata and tags are kept with it.
  */
 export interface FileAdapter {
   save(

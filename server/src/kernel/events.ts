@@ -2,7 +2,7 @@ import type { Caller } from './caller.ts';
 import type { Row } from './records.ts';
 
 /** Where a write entered the service. */
-/** `import`: rows restored from an export file (`npm run server -- import`, data/transfer/). */
+/** `import`: rows restored from an export file (`npm run server -- import`, transfer/). */
 export type WriteSource = 'rest' | 'batch' | 'account' | 'system' | 'cloud' | 'hook' | 'import';
 
 /**

@@ -22,7 +22,7 @@ export type InternalValues = Record<string, string | null>;
 export interface InsertSpec {
   objectId: string;
   createdAt: string;
-  /** Defaults to createdAt; a restored row (data/transfer/) keeps its own. */
+  /** Defaults to createdAt; a restored row (transfer/) keeps its own. */
   updatedAt?: string;
   /** Field values in wire form (ops already reduced to values). */
   values: Record<string, { value: unknown; type: FieldType }>;
@@ -187,7 +187,7 @@ export interface StorageAdapter {
 
   /**
    * Members of a class's Relation field in (owningId, relatedId) order, the page after the pair
-   * `after` (`null`: from the start). The export (data/transfer/) streams relations with it.
+   * `after` (`null`: from the start). The export (transfer/) streams relations with it.
    */
   relationMembers(
     className: string,

@@ -1,9 +1,9 @@
 import type { CallerResolver } from '../../auth/caller.ts';
 import { demandMaster } from '../../data/authorize.ts';
 import type { Data } from '../../data/data.ts';
-import { invalid, parseViewpoint, SecurityQueries } from '../../data/security.ts';
 import { ctxOf } from '../../kernel/context.ts';
 import { toBdsError } from '../../kernel/errors.ts';
+import { invalid, parseViewpoint, SecurityQueries } from '../../security/queries.ts';
 import type { ApiRequest, ApiResponse, Method, Router } from '../router.ts';
 
 const ALIASES: Record<string, string> = {

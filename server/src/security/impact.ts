@@ -1,17 +1,19 @@
 import { isObject } from '@bds/client/protocol';
 import { type ClassOperation, decideClass, pointsAtUser } from '../access/class.ts';
 import { type ProtectedView, protectedView } from '../access/protected.ts';
-import { type Caller, MASTER, makeCaller } from '../kernel/caller.ts';
+import { and, rowCondition } from '../data/authorize.ts';
+import type { Data } from '../data/data.ts';
+import { parseWriteBody } from '../data/write-body.ts';
+import { type Caller, makeCaller } from '../kernel/caller.ts';
 import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
-import type { QueryNode } from '../kernel/query.ts';
+import { MATCH_ALL, type QueryNode } from '../kernel/query.ts';
 import type { Row, WireAcl } from '../kernel/records.ts';
 import { CLP_OPERATIONS, type ClassSchema, MASTER_ONLY_CLASSES } from '../kernel/schema.ts';
 import { compileMatcher } from '../query/match.ts';
 import { classNotFound } from '../schema/registry.ts';
 import type { HeldRole } from '../storage/adapter.ts';
-import { and, rowCondition } from './authorize.ts';
-import type { Data } from './data.ts';
-import { parseWriteBody } from './write-body.ts';
+import { type ClassChange, parseDraft } from './impact-draft.ts';
+import { checkRoleChanges, impactUsers, margin, roleCandidates, rolesUnderDraft } from './impact-users.ts';
 
 /**
  * The impact of a permission draft (POST /security/impact, docs/security-api.md): who may do
@@ -39,35 +41,10 @@ const WRITES: readonly ClassOperation[] = ['create', 'update', 'delete'];
 export const IMPACT_EXACT_LIMIT = 10_000;
 /** At most this many users are listed per gain or loss. */
 const SAMPLE_SIZE = 20;
-/** At most this many rows per ACL change, changes per draft and role changes per draft. */
-const MAX_IMPACT_ROWS = 1000;
-const MAX_CHANGES = 100;
-const MAX_MEMBERS = 1000;
-/** Rows read at once when listing a role's members. */
-const PAGE = 100_000;
 
-const ALL: QueryNode = { type: 'and', children: [] };
-const invalid = (message: string) => new BdsError(ErrorCode.INVALID_QUERY, message);
 const not = (node: QueryNode): QueryNode => ({ type: 'nor', children: [node] });
 const notIn = (ids: readonly string[]): QueryNode | undefined =>
   ids.length ? { type: 'in', path: ['objectId'], values: [...ids], not: true } : undefined;
-
-type ClassChange =
-  | { kind: 'acl'; objectIds: string[]; ACL: WireAcl }
-  | { kind: 'clp'; classLevelPermissions: Record<string, unknown> }
-  | { kind: 'protectedFields'; protectedFields: Record<string, unknown> };
-
-interface RoleChange {
-  roleId: string;
-  users: { add: string[]; remove: string[] };
-  roles: { add: string[]; remove: string[] };
-}
-
-interface Draft {
-  className?: string;
-  classChanges: ClassChange[];
-  roleChanges: RoleChange[];
-}
 
 export type Sample = { objectId: string; username: string };
 export type Shift = 'gains' | 'loses' | 'both' | 'same';
@@ -129,8 +106,6 @@ export interface ImpactDeps {
   /** Users explained one by one up to this many; above, a uniform sample of this many. */
   exactLimit: number;
 }
-
-class RolledBack extends Error {}
 
 export async function impactOf(deps: ImpactDeps, raw: unknown) {
   const draft = parseDraft(raw);
@@ -287,100 +262,6 @@ function recordAnonymous(r: Tally, ops: Map<ClassOperation, Gains>): void {
   r.anonymous = { read: shiftOf(any(READS)), write: shiftOf(any(WRITES)) };
 }
 
-// ---------------------------------------------------------------------------------------------
-// The draft
-// ---------------------------------------------------------------------------------------------
-
-function parseDraft(raw: unknown): Draft {
-  if (!isObject(raw)) throw new BdsError(ErrorCode.INVALID_JSON, 'The request body must be a JSON object.');
-  const unknown = Object.keys(raw).find((k) => !['className', 'change', 'changes', 'roles'].includes(k));
-  if (unknown) throw invalid(`Unknown key: ${unknown}.`);
-  if (raw.change !== undefined && raw.changes !== undefined)
-    throw invalid('Give change or changes, not both.');
-  let classChanges: ClassChange[] = [];
-  if (raw.change !== undefined) classChanges = [parseChange(raw.change, 'change')];
-  else if (raw.changes !== undefined) {
-    const list = raw.changes;
-    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_CHANGES)
-      throw invalid(`changes must list 1 to ${MAX_CHANGES} changes.`);
-    classChanges = list.map((c, i) => parseChange(c, `changes[${i}]`));
-  }
-  let roleChanges: RoleChange[] = [];
-  if (raw.roles !== undefined) {
-    const list = raw.roles;
-    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_CHANGES)
-      throw invalid(`roles must list 1 to ${MAX_CHANGES} role changes.`);
-    roleChanges = list.map((c, i) => parseRoleChange(c, `roles[${i}]`));
-  }
-  if (classChanges.length === 0 && roleChanges.length === 0)
-    throw invalid('The draft is empty: give change, changes or roles.');
-  const className = raw.className;
-  if (className !== undefined || classChanges.length > 0) {
-    if (typeof className !== 'string' || className === '')
-      throw invalid('className must be a non-empty string.');
-  }
-  return { className: className as string | undefined, classChanges, roleChanges };
-}
-
-function parseChange(raw: unknown, where: string): ClassChange {
-  if (!isObject(raw)) throw invalid(`${where} must be an object with a kind: acl, clp or protectedFields.`);
-  switch (raw.kind) {
-    case 'acl': {
-      const ids = raw.objectIds;
-      if (
-        !Array.isArray(ids) ||
-        ids.length === 0 ||
-        ids.length > MAX_IMPACT_ROWS ||
-        ids.some((i) => typeof i !== 'string')
-      )
-        throw invalid(`${where}.objectIds must list 1 to ${MAX_IMPACT_ROWS} objectIds.`);
-      if (!isObject(raw.ACL)) throw invalid(`${where}.ACL must be an ACL object.`);
-      return { kind: 'acl', objectIds: [...new Set(ids as string[])], ACL: raw.ACL as WireAcl };
-    }
-    case 'clp':
-      if (!isObject(raw.classLevelPermissions))
-        throw invalid(`${where}.classLevelPermissions must be an object.`);
-      return { kind: 'clp', classLevelPermissions: raw.classLevelPermissions };
-    case 'protectedFields':
-      if (!isObject(raw.protectedFields)) throw invalid(`${where}.protectedFields must be an object.`);
-      return { kind: 'protectedFields', protectedFields: raw.protectedFields };
-    default:
-      throw invalid(`${where}.kind must be acl, clp or protectedFields.`);
-  }
-}
-
-function parseRoleChange(raw: unknown, where: string): RoleChange {
-  if (!isObject(raw)) throw invalid(`${where} must be an object with a roleId.`);
-  const unknown = Object.keys(raw).find((k) => !['roleId', 'users', 'roles'].includes(k));
-  if (unknown) throw invalid(`${where} has an unknown key: ${unknown}.`);
-  if (typeof raw.roleId !== 'string' || raw.roleId === '')
-    throw invalid(`${where}.roleId must be the objectId of a _Role.`);
-  const lists = (key: 'users' | 'roles') => {
-    const value = raw[key];
-    if (value === undefined) return { add: [], remove: [] };
-    if (!isObject(value)) throw invalid(`${where}.${key} must be an object with add and remove.`);
-    const extra = Object.keys(value).find((k) => k !== 'add' && k !== 'remove');
-    if (extra) throw invalid(`${where}.${key} has an unknown key: ${extra}.`);
-    const list = (op: 'add' | 'remove') => {
-      const ids = value[op];
-      if (ids === undefined) return [];
-      if (
-        !Array.isArray(ids) ||
-        ids.length > MAX_MEMBERS ||
-        ids.some((i) => typeof i !== 'string' || i === '')
-      )
-        throw invalid(`${where}.${key}.${op} must list at most ${MAX_MEMBERS} objectIds.`);
-      return [...new Set(ids as string[])];
-    };
-    return { add: list('add'), remove: list('remove') };
-  };
-  const change = { roleId: raw.roleId, users: lists('users'), roles: lists('roles') };
-  const size = (l: { add: string[]; remove: string[] }) => l.add.length + l.remove.length;
-  if (size(change.users) + size(change.roles) === 0)
-    throw invalid(`${where} must add or remove users or roles.`);
-  return change;
-}
-
 /** The class before and after its changes; the proposed settings are checked as their writes would be. */
 async function classCase(
   data: Data,
@@ -450,7 +331,7 @@ async function compareCaller(
   }
   const { store, schemas } = data.core;
   const exists = async (...conditions: Array<QueryNode | undefined>) => {
-    let where: QueryNode = ALL;
+    let where: QueryNode = MATCH_ALL;
     for (const c of [...conditions, notIn(k.rowIds)]) where = and(where, c);
     return (await store.find(k.stored, { where, order: [], limit: 1, skip: 0 }, schemas.lookup)).length > 0;
   };
@@ -461,7 +342,7 @@ async function compareCaller(
     new Map(
       OPERATIONS.map((op) => {
         const v = decideClass({ className: schema.className, schema, op, caller });
-        return [op, v.allowed ? (rowCondition(v, caller, op) ?? ALL) : null] as const;
+        return [op, v.allowed ? (rowCondition(v, caller, op) ?? MATCH_ALL) : null] as const;
       }),
     );
   const b = conditions(k.before, before);
@@ -567,166 +448,6 @@ function partitions(
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Roles under the draft
-// ---------------------------------------------------------------------------------------------
-
-async function checkRoleChanges(data: Data, changes: readonly RoleChange[]): Promise<void> {
-  const { schemas } = data.core;
-  const exists = async (className: string, id: string) => {
-    const schema = schemas.get(className);
-    const row = schema ? await data.reads.byId(schema, id) : undefined;
-    if (!row) throw new BdsError(ErrorCode.OBJECT_NOT_FOUND, `No ${className} row has id ${id}.`);
-  };
-  for (const c of changes) {
-    await exists('_Role', c.roleId);
-    for (const id of [...c.users.add, ...c.users.remove]) await exists('_User', id);
-    for (const id of [...c.roles.add, ...c.roles.remove]) await exists('_Role', id);
-  }
-}
-
-/** Users whose roles the changes may change: the users added or removed, and the holders of the roles moved. */
-async function roleCandidates(data: Data, changes: readonly RoleChange[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (const c of changes) for (const id of [...c.users.add, ...c.users.remove]) out.add(id);
-  const moved = changes.flatMap((c) => [...c.roles.add, ...c.roles.remove]);
-  for (const id of await holdersOf(data, moved)) out.add(id);
-  return out;
-}
-
-/**
- * The users who hold any of these roles: their members, and the members of every role their
- * `roles` relations hold, transitively (a role held in role X's `roles` gives its users X).
- */
-async function holdersOf(data: Data, roleIds: readonly string[]): Promise<Set<string>> {
-  const users = new Set<string>();
-  if (roleIds.length === 0) return users;
-  const { store, schemas } = data.core;
-  const roleSchema = schemas.get('_Role')!;
-  const userSchema = schemas.get('_User')!;
-  const related = (id: string, key: string): QueryNode => ({
-    type: 'relatedTo',
-    owner: { className: '_Role', objectId: id },
-    key,
-  });
-  const seen = new Set(roleIds);
-  let frontier = [...seen];
-  while (frontier.length) {
-    const next: string[] = [];
-    for (const id of frontier) {
-      const spec = (key: string) => ({ where: related(id, key), order: [], limit: PAGE, skip: 0 });
-      for (const child of await store.find(roleSchema, spec('roles'), schemas.lookup)) {
-        const childId = String(child.objectId);
-        if (!seen.has(childId)) {
-          seen.add(childId);
-          next.push(childId);
-        }
-      }
-      for (const user of await store.find(userSchema, spec('users'), schemas.lookup))
-        users.add(String(user.objectId));
-    }
-    frontier = next;
-  }
-  return users;
-}
-
-/**
- * The roles each candidate holds once the role changes are made: the changes are written through
- * the write pipeline (its checks, a cycle among them, answer as the writes would) inside a
- * transaction that always rolls back, so nothing is kept and no event is published.
- */
-async function rolesUnderDraft(
-  data: Data,
-  changes: readonly RoleChange[],
-  candidates: ReadonlySet<string>,
-): Promise<Map<string, HeldRole[]>> {
-  const ctx = { caller: MASTER, source: 'rest' as const, context: {} };
-  const pointers = (className: string, ids: readonly string[]) =>
-    ids.map((objectId) => ({ __type: 'Pointer', className, objectId }));
-  let held = new Map<string, HeldRole[]>();
-  try {
-    await data.core.store.transaction(async () => {
-      for (const c of changes) {
-        for (const [key, target] of [
-          ['users', '_User'],
-          ['roles', '_Role'],
-        ] as const) {
-          for (const [op, ids] of [
-            ['AddRelation', c[key].add],
-            ['RemoveRelation', c[key].remove],
-          ] as const) {
-            if (ids.length === 0) continue;
-            await data.writes.update(ctx, '_Role', c.roleId, {
-              [key]: { __op: op, objects: pointers(target, ids) },
-            });
-          }
-        }
-      }
-      // Holders of the roles moved, as the draft leaves them (a change below them may add some).
-      const moved = changes.flatMap((c) => [...c.roles.add, ...c.roles.remove]);
-      const users = new Set([...candidates, ...(await holdersOf(data, moved))]);
-      held = new Map();
-      for (const id of users) held.set(id, await data.core.store.rolesOf(id));
-      throw new RolledBack();
-    });
-  } catch (err) {
-    if (!(err instanceof RolledBack)) throw toBdsError(err);
-  }
-  return held;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Users and counts
-// ---------------------------------------------------------------------------------------------
-
-/**
- * The users explained: every user (or only `among`), up to the exact limit, else a uniform sample
- * of that many. `total` is every user; `population` is what a sample is scaled to.
- */
-async function impactUsers(
-  data: Data,
-  limit: number,
-  among: readonly string[] | undefined,
-): Promise<{ users: Row[]; total: number; population: number; sampled: boolean }> {
-  const { store, schemas } = data.core;
-  const schema = schemas.get('_User');
-  if (!schema) return { users: [], total: 0, population: 0, sampled: false };
-  const total = await store.count(schema, { where: ALL }, schemas.lookup);
-  const order = [{ path: ['objectId'], descending: false }];
-  if (among !== undefined) {
-    const ids = among.length > limit ? samplePositions(among.length, limit).map((i) => among[i]!) : among;
-    const users: Row[] = [];
-    for (let i = 0; i < ids.length; i += 1000) {
-      const where: QueryNode = { type: 'in', path: ['objectId'], values: ids.slice(i, i + 1000), not: false };
-      users.push(...(await store.find(schema, { where, order, limit: 1000, skip: 0 }, schemas.lookup)));
-    }
-    return { users, total, population: among.length, sampled: among.length > limit };
-  }
-  if (total <= limit) {
-    const users = await store.find(schema, { where: ALL, order, limit: total, skip: 0 }, schemas.lookup);
-    return { users, total, population: total, sampled: false };
-  }
-  const wanted = new Set(samplePositions(total, limit));
-  const users: Row[] = [];
-  for (let skip = 0; skip < total; skip += PAGE) {
-    const page = await store.find(schema, { where: ALL, order, limit: PAGE, skip }, schemas.lookup);
-    page.forEach((row, i) => {
-      if (wanted.has(skip + i)) users.push(row);
-    });
-  }
-  return { users, total, population: total, sampled: true };
-}
-
-/** `n` distinct positions out of `total`, uniformly (a partial Fisher-Yates shuffle). */
-function samplePositions(total: number, n: number): number[] {
-  const positions = Array.from({ length: total }, (_, i) => i);
-  for (let i = 0; i < n; i++) {
-    const j = i + Math.floor(Math.random() * (total - i));
-    [positions[i], positions[j]] = [positions[j]!, positions[i]!];
-  }
-  return positions.slice(0, n);
-}
-
 const emptyCounts = (): ImpactCounts => ({ gain: 0, lose: 0, gainSample: [], loseSample: [] });
 const emptyField = (field: string): FieldImpact => ({
   field,
@@ -753,13 +474,4 @@ function add(f: FieldImpact, key: 'visibleTo' | 'hiddenFrom', who: Sample): void
   f[key]++;
   const sample = key === 'visibleTo' ? f.visibleToSample : f.hiddenFromSample;
   if (sample.length < SAMPLE_SIZE) sample.push(who);
-}
-
-/**
- * The 95% margin, in users, of any count scaled up from a uniform sample of `n` out of `total`:
- * the worst case (a proportion of one half), with the finite population correction.
- */
-export function margin(total: number, n: number): number {
-  const fpc = Math.sqrt((total - n) / (total - 1));
-  return Math.ceil(1.96 * Math.sqrt(0.25 / n) * fpc * total);
 }

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { type FileStrings, fileDataProblem, isObject } from '@bds/client/protocol';
-import { MASTER } from '../../kernel/caller.ts';
-import { ctxOf } from '../../kernel/context.ts';
-import { BdsError } from '../../kernel/errors.ts';
-import { MATCH_ALL } from '../../kernel/query.ts';
-import type { Row } from '../../kernel/records.ts';
-import { type ClassSchema, DEFAULT_FIELDS, type FieldDef } from '../../kernel/schema.ts';
-import { jsonProblem, MAX_JSON_DEPTH } from '../../kernel/validate.ts';
-import type { InternalValues } from '../../storage/adapter.ts';
-import type { Data } from '../data.ts';
-import { parseRestoredRow } from '../pipeline.ts';
-import { CHOSEN_OBJECT_ID } from '../write-body.ts';
+import type { Data } from '../data/data.ts';
+import { parseRestoredRow } from '../data/pipeline.ts';
+import { CHOSEN_OBJECT_ID } from '../data/write-body.ts';
+import { MASTER } from '../kernel/caller.ts';
+import { ctxOf } from '../kernel/context.ts';
+import { BdsError } from '../kernel/errors.ts';
+import { MATCH_ALL } from '../kernel/query.ts';
+import type { Row } from '../kernel/records.ts';
+import { type ClassSchema, DEFAULT_FIELDS, type FieldDef } from '../kernel/schema.ts';
+import { jsonProblem, MAX_JSON_DEPTH } from '../kernel/validate.ts';
+import type { InternalValues } from '../storage/adapter.ts';
 import {
   EXIT,
   type ExportSummary,

@@ -7,6 +7,8 @@ import {
   type OperationRule,
   type ViewpointInfo,
 } from '../access/explain.ts';
+import type { Data } from '../data/data.ts';
+import { parseWriteBody } from '../data/write-body.ts';
 import { anonymous, type Caller, makeCaller } from '../kernel/caller.ts';
 import { BdsError, ErrorCode, toBdsError } from '../kernel/errors.ts';
 import type { QueryNode } from '../kernel/query.ts';
@@ -14,11 +16,10 @@ import type { Row } from '../kernel/records.ts';
 import { CLP_OPERATIONS, type ClassSchema } from '../kernel/schema.ts';
 import { classNotFound } from '../schema/registry.ts';
 import type { HeldRole } from '../storage/adapter.ts';
-import type { Data } from './data.ts';
 import { IMPACT_EXACT_LIMIT, impactOf } from './impact.ts';
-import { parseWriteBody } from './write-body.ts';
 
-export { IMPACT_EXACT_LIMIT, margin } from './impact.ts';
+export { IMPACT_EXACT_LIMIT } from './impact.ts';
+export { margin } from './impact-users.ts';
 
 /**
  * The Security API's data side (docs/security-api.md): viewpoints turned into callers, the
@@ -273,7 +274,7 @@ export class SecurityQueries {
     return { className: schema.className, operations: classRules(schema.className, schema) };
   }
 
-  /** POST /security/impact: the impact of a permission draft (data/impact.ts). */
+  /** POST /security/impact: the impact of a permission draft (security/impact.ts). */
   impact(raw: unknown) {
     return impactOf(
       { data: this.data, userCaller: (id) => this.userCaller(id), exactLimit: this.exactLimit },

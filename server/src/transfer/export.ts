@@ -1,11 +1,11 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { MATCH_ALL, type QueryNode } from '../../kernel/query.ts';
-import type { Row } from '../../kernel/records.ts';
-import { type ClassSchema, USER_INTERNAL_COLUMNS } from '../../kernel/schema.ts';
-import { byClassName } from '../../schema/registry.ts';
-import type { RelationMember, SchemaLookup } from '../../storage/adapter.ts';
-import type { Data } from '../data.ts';
+import type { Data } from '../data/data.ts';
+import { MATCH_ALL, type QueryNode } from '../kernel/query.ts';
+import type { Row } from '../kernel/records.ts';
+import { type ClassSchema, USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
+import { byClassName } from '../schema/registry.ts';
+import type { RelationMember, SchemaLookup } from '../storage/adapter.ts';
 import {
   CHUNK_BYTES,
   type EndLine,

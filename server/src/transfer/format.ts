@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { StoredFile } from '../../storage/adapter.ts';
+import type { StoredFile } from '../storage/adapter.ts';
 
 /**
  * The export file (docs/transfer.md): NDJSON, one JSON object per line, each with a `type`, in

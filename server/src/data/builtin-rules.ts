@@ -1,6 +1,6 @@
+import { ROLE_NAME_PATTERN } from '@bds/client/protocol';
 import type { Caller } from '../kernel/caller.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
-import { ROLE_NAME_PATTERN } from '../kernel/schema.ts';
 
 /**
  * Validation rules of the built-in classes (what a write must look like, not who may make it:

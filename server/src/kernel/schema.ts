@@ -23,9 +23,6 @@ export interface ClassSchema {
   indexes: Record<string, Record<string, 1 | -1>>;
 }
 
-/** `_Role.name`: letters, digits, `_`, `-` and spaces (139 otherwise). */
-export const ROLE_NAME_PATTERN = /^[0-9A-Za-z_\- ]+$/;
-
 /** Fields every class has; the service assigns them. */
 export const DEFAULT_FIELDS: Record<string, FieldDef> = {
   objectId: { type: 'String' },

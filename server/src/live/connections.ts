@@ -5,18 +5,10 @@
  * the heartbeat, the idle close, and the close of every connection at shutdown. What a frame asks
  * is the handler's (LiveQuery, server.ts); this file never looks inside a subscription.
  */
+import { LiveCode, LiveText, type RequestId } from '@bds/client/protocol';
 import type { RawData, WebSocket } from 'ws';
 import type { Logger } from '../kernel/log.ts';
-import {
-  type ErrorFrame,
-  errorFrame,
-  FrameError,
-  LiveCode,
-  LiveText,
-  parseFrame,
-  type RequestId,
-  requestIdOf,
-} from './frames.ts';
+import { type ErrorFrame, errorFrame, FrameError, parseFrame, requestIdOf } from './frames.ts';
 import type { Connection, LiveOptions } from './model.ts';
 
 /** A client frame once parsed: a JSON object with an `op`. */

@@ -4,13 +4,14 @@
  * connection, cloud code's beforeConnect runs once the keys checked out, and the session token is
  * judged after it (209). A refusal answers an error frame and closes the socket (1008).
  */
+import { LiveCode, LiveText } from '@bds/client/protocol';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { ServiceOptions } from '../config/options.ts';
 import type { Caller } from '../kernel/caller.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import { safeEqual } from '../kernel/ids.ts';
 import { type ClientFrame, type Connections, frameHead } from './connections.ts';
-import { errorFrame, FrameError, LiveCode, LiveText } from './frames.ts';
+import { errorFrame, FrameError } from './frames.ts';
 import type { Connection, LiveTriggers } from './model.ts';
 
 export class Handshake {

@@ -4,6 +4,7 @@
  * given (its options, cloud code's realtime triggers). Every part of live/ works on these records
  * (connections.ts, prepare.ts, registry.ts, fan-out.ts); none owns them.
  */
+import type { RequestId } from '@bds/client/protocol';
 import type { WebSocket } from 'ws';
 import type { CloudTriggers } from '../cloud/triggers.ts';
 import type { ServiceOptions } from '../config/options.ts';
@@ -13,7 +14,7 @@ import type { ClassSchema } from '../kernel/schema.ts';
 import type { FindQuery } from '../kernel/triggers.ts';
 import type { RowMatcher } from '../query/match.ts';
 import type { IndexSpec } from './class-index.ts';
-import type { RequestId, SubscriptionRequest } from './frames.ts';
+import type { SubscriptionRequest } from './frames.ts';
 
 export type LiveOptions = ServiceOptions['liveQuery'];
 

@@ -5,6 +5,7 @@
  * again whenever its caller or its class's schema moves (registry.ts). The caller comes from the
  * caller resolver (auth/caller.ts), as for REST. A refusal is a FrameError with its code.
  */
+import { LiveCode, LiveText, type RequestId } from '@bds/client/protocol';
 import { decideClass } from '../access/class.ts';
 import type { CallerResolver, ResolvedSession } from '../auth/caller.ts';
 import { refuseHiddenFields } from '../data/authorize.ts';
@@ -21,15 +22,7 @@ import { compileMatcher } from '../query/match.ts';
 import { parseWhere } from '../query/parse.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import { indexSpecOf } from './class-index.ts';
-import {
-  FrameError,
-  LiveCode,
-  LiveText,
-  narrowedBy,
-  type RequestId,
-  type SubscriptionRequest,
-  wireQueryOf,
-} from './frames.ts';
+import { FrameError, narrowedBy, type SubscriptionRequest, wireQueryOf } from './frames.ts';
 import type { CompiledSubscription, Connection, LiveTriggers } from './model.ts';
 
 export class SubscriptionCheck {

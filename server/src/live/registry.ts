@@ -5,6 +5,7 @@
  * again when its caller or its class's schema moved (an end with its code when it no longer holds);
  * and the sessions' expiry (a timer at the earliest one, the rule REST asks: `sessionIsLive`).
  */
+import { LiveCode, LiveText } from '@bds/client/protocol';
 import { type CallerResolver, sessionIsLive } from '../auth/caller.ts';
 import type { Caller } from '../kernel/caller.ts';
 import type { Clock } from '../kernel/clock.ts';
@@ -14,7 +15,7 @@ import type { Logger } from '../kernel/log.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import { ClassSubscriptions } from './class-index.ts';
 import type { Connections } from './connections.ts';
-import { errorFrame, FrameError, LiveCode, LiveText } from './frames.ts';
+import { errorFrame, FrameError } from './frames.ts';
 import type { CompiledSubscription, Subscription } from './model.ts';
 import type { SubscriptionCheck } from './prepare.ts';
 import type { TaskQueue } from './queue.ts';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { normalPath } from '@bds/client/protocol';
+import { LiveCode, LiveText, normalPath } from '@bds/client/protocol';
 import { WebSocketServer } from 'ws';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { Data } from '../data/data.ts';
@@ -13,7 +13,7 @@ import { classNameProblem } from '../kernel/names.ts';
 import type { Row } from '../kernel/records.ts';
 import { type ClientFrame, Connections, frameHead } from './connections.ts';
 import { FanOut } from './fan-out.ts';
-import { FrameError, LiveCode, LiveText, parseSubscription, requestIdOf } from './frames.ts';
+import { FrameError, parseSubscription, requestIdOf } from './frames.ts';
 import { Handshake } from './handshake.ts';
 import type { CompiledSubscription, Connection, LiveOptions, LiveTriggers, Subscription } from './model.ts';
 import { SubscriptionCheck } from './prepare.ts';

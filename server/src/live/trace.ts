@@ -3,7 +3,7 @@
  * class, what every subscription got, delivered or filtered and why; counts for all of them, a
  * list for the first `MAX_TRACED`.
  */
-import type { RequestId } from './frames.ts';
+import type { RequestId } from '@bds/client/protocol';
 
 /** Why a subscription did not receive an event (docs/architecture/realtime.md#delivery-trace). */
 export type FilterReason = 'where' | 'clp' | 'acl' | 'kind' | 'session';

@@ -18,6 +18,7 @@ import {
 } from '../../../lib/wire.ts';
 import { useAclNames } from '../api/acl-names.ts';
 import { dataApi } from '../api/bff.ts';
+import { dataBrowserKeys } from '../api/query-keys.ts';
 import { viewAsApi } from '../api/viewas.ts';
 import { aclWords, principalOf, rowAcl } from '../lib/acl.ts';
 import { CellValue, dataPath } from './cell.tsx';
@@ -57,7 +58,7 @@ export function RowDetail({
   const [editing, setEditing] = useState<string | null>(null);
   useShortcut('Escape', 'Close the row panel', onClose, 'Data browser');
   const q = useQuery({
-    queryKey: ['data-browser', appId, 'row', className, objectId, viewpoint],
+    queryKey: [...dataBrowserKeys.row(appId, className, objectId), viewpoint],
     queryFn: ({ signal }) =>
       viewpoint
         ? viewAsApi.get(appId, className, viewpoint, objectId)

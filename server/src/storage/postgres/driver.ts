@@ -12,6 +12,15 @@ import {
 } from '../sql/driver.ts';
 import { findPostgis, postgresDialect, postgresDialectFor } from './dialect.ts';
 import { functionsSql } from './functions.ts';
+import {
+  type RowsInsert,
+  readThenWriteStatement,
+  rowsInsertOf,
+  SINGLE_ROW_INSERT,
+  splitReadAndWritten,
+  WRITE_LANES,
+  writeLane,
+} from './statements.ts';
 import { WriteGroups } from './write-groups.ts';
 
 /** The transaction an async context runs in (on one checked-out client), and what to do once it commits. */
@@ -47,38 +56,6 @@ const types = {
     return pg.types.getTypeParser(oid, format as any);
   },
 } as unknown as pg.CustomTypesConfig;
-
-/** An INSERT of one row of values, without RETURNING (the store's inserts). */
-const SINGLE_ROW_INSERT = /^INSERT INTO [^;]* VALUES \([^;]*\)$/s;
-
-/**
- * A one-row INSERT of a class row (objectId first, every value a placeholder in order, some typed)
- * that a group may run together with others of the same text: its head and its row of values.
- */
-const ROW_INSERT =
-  /^(INSERT INTO "[^"]+" \("objectId"(?:, "[^"]+")*\)) VALUES (\(\$1(?:::[a-z0-9]+)?(?:, \$\d+(?:::[a-z0-9]+)?)*\))$/;
-
-/** How to write several rows of a ROW_INSERT in one statement. */
-interface RowsInsert {
-  head: string;
-  /** The row of values with its placeholders numbered from `offset + 1`. */
-  row(offset: number): string;
-  width: number;
-}
-
-/** The RowsInsert of `sql`, or undefined when it is not a ROW_INSERT with placeholders $1..$n in order. */
-function rowsInsertOf(sql: string): RowsInsert | undefined {
-  const m = ROW_INSERT.exec(sql);
-  if (!m) return undefined;
-  const values = m[2]!;
-  const numbers = [...values.matchAll(/\$(\d+)/g)].map((p) => Number(p[1]));
-  if (!numbers.every((n, i) => n === i + 1)) return undefined;
-  return {
-    head: m[1]!,
-    row: (offset) => values.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`),
-    width: numbers.length,
-  };
-}
 
 /** Key of the session advisory lock held while an instance starts (functions, tables, migrations). */
 const START_LOCK = "hashtext(current_schema() || ':bds-start')";
@@ -130,64 +107,6 @@ const fromServer = (err: unknown): boolean => err instanceof pg.DatabaseError ||
  * refuses to run it rather than answer rows of another shape.
  */
 const STALE_PLAN = '0A000';
-
-/**
- * Lanes of group commits. Lane 0 takes every write but one kind: an update by id that leaves the
- * read list alone, which goes to the lane of its row. A group's statements run one after another
- * on one connection, and an update's share of PostgreSQL's work (a new row version, every index,
- * the GIN lists) made that one connection the limit: two lanes use two server processes.
- *
- * Two lanes never lock one class row for such updates (a row has one lane), and inserts, deletes
- * and read-list changes stay in lane 0 because they also update the shared `_ACL_COUNT` rows,
- * which two lanes could lock in opposite orders. A deadlock that is still possible (lane 0 changing
- * a row's read list while another lane updates the same rows in another order) is ended by the
- * server after `deadlock_timeout`, and that group's writes then run again alone.
- */
-export const WRITE_LANES = 2;
-
-/** The store's read of a row by id (`SELECT * FROM "T" WHERE "objectId" = $1`): the table's name. */
-const BY_ID_READ = /^SELECT \* FROM ("[^"]+") WHERE "objectId" = \$1$/;
-
-/** The lane of a read-then-write (see WRITE_LANES). */
-export function writeLane(read: Statement, write: Statement): number {
-  if (read.params.length !== 1 || !BY_ID_READ.test(read.sql)) return 0;
-  if (!write.sql.startsWith('UPDATE ') || write.sql.includes('"_rperm" =')) return 0;
-  const id = String(read.params[0]);
-  let hash = 0;
-  for (let i = 0; i < id.length; i++) hash = (Math.imul(hash, 31) + id.charCodeAt(i)) | 0;
-  return (hash >>> 0) % WRITE_LANES;
-}
-
-/** The column that tells the read row from the written one in `readThenWriteStatement`'s answer. */
-const SIDE = 'bds_side';
-
-/**
- * A read of one row with FOR UPDATE and a write of it (with RETURNING *) as one statement. The
- * read is a materialized CTE that the answer scans first, so the row is locked before the write's
- * CTE runs; under READ COMMITTED both then work on the row's newest version. The read's
- * placeholders follow the write's.
- */
-function readThenWriteStatement(read: Statement, write: Statement): Statement {
-  const offset = write.params.length;
-  const readSql = read.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
-  return {
-    sql:
-      `WITH "bds_read" AS MATERIALIZED (${readSql} FOR UPDATE), "bds_written" AS (${write.sql}) ` +
-      `SELECT false AS "${SIDE}", * FROM "bds_read" UNION ALL SELECT true, * FROM "bds_written"`,
-    params: [...write.params, ...read.params],
-  };
-}
-
-function splitReadAndWritten(rows: SqlRow[]): { read: SqlRow[]; written: SqlRow[] } {
-  const read: SqlRow[] = [];
-  const written: SqlRow[] = [];
-  for (const row of rows) {
-    const side = row[SIDE];
-    delete row[SIDE];
-    (side ? written : read).push(row);
-  }
-  return { read, written };
-}
 
 /** Most statements prepared by name on each connection; past it, statements run unnamed. */
 export const MAX_PREPARED = 1000;

@@ -15,11 +15,11 @@ const SCOPES: Record<string, string[]> = {
     'server/test/roles.test.ts',
     'server/test/requires-authentication.test.ts',
     'server/test/security-review*.test.ts',
-    'server/test/sessions.test.ts',
+    'server/test/users/sessions.test.ts',
   ],
   auth: [
     'server/test/caller-cache.test.ts',
-    'server/test/sessions.test.ts',
+    'server/test/users/sessions.test.ts',
     'server/test/roles.test.ts',
     'server/test/credentials.test.ts',
     'server/test/requires-authentication.test.ts',
@@ -27,13 +27,9 @@ const SCOPES: Record<string, string[]> = {
   ],
   users: [
     'server/test/users*.test.ts',
+    'server/test/users/*.test.ts',
     'server/test/caller-cache.test.ts',
-    'server/test/sessions.test.ts',
-    'server/test/lockout.test.ts',
-    'server/test/mfa.test.ts',
-    'server/test/passwords.test.ts',
     'server/test/password-reset.test.ts',
-    'server/test/users-mutation.test.ts',
     // Its login-trigger test is what runs the trigger branch of Users.logIn.
     'server/test/cloud-triggers.test.ts',
   ],

@@ -1,19 +1,18 @@
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startService, type TestService } from './helpers/service.ts';
+import { Lockout } from '../../src/users/lockout.ts';
+import { startService, type TestService } from '../helpers/service.ts';
+import { BAD_LOGIN, lockedFor, logInUser, signUpUser } from '../helpers/users.ts';
 
 /**
  * Account lockout (option `accountLockout`): what ends a lock and what counts towards one. The
  * service runs in this process, so moving the faked `Date` (and nothing else: timers stay real)
  * moves the lockout's clock: the expiry is checked at an exact instant, never in a real-time window.
+ * Also the wait a lock names in minutes, per-name counting, and the bound on the counts kept.
  */
 const THRESHOLD = 3;
 const DURATION = 60; // seconds
-const LOCKED = {
-  code: 101,
-  error: 'Your account is locked due to multiple failed login attempts. Please try again after 1 minute(s).',
-};
-const BAD_LOGIN = { code: 101, error: 'Invalid username/password.' };
+const LOCKED = lockedFor(1);
 
 let t: TestService;
 
@@ -150,3 +149,86 @@ async function resetLink(to: string): Promise<string> {
   }
   throw new Error(`no reset mail to ${to}`);
 }
+
+describe('lockout: the wait it names', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startService({ accountLockout: { threshold: 2, duration: 600 }, passwordHashCost: 12 });
+  });
+  afterAll(async () => {
+    vi.useRealTimers();
+    await t?.close();
+  });
+
+  it('names the minutes left, rounded up, until the lock ends', async () => {
+    const start = Date.parse('2030-01-01T00:00:00.000Z');
+    vi.useFakeTimers({ toFake: ['Date'], now: start });
+    await signUpUser(t, 'waiting', 'right-pw');
+    for (let i = 0; i < 2; i++) expect((await logInUser(t, 'waiting', 'wrong-pw')).json).toEqual(BAD_LOGIN);
+    const at = async (ms: number, minutes: number) => {
+      vi.setSystemTime(start + ms);
+      const res = await logInUser(t, 'waiting', 'right-pw');
+      expect(res.status, res.text).toBe(404);
+      expect(res.json).toEqual(lockedFor(minutes));
+    };
+    await at(0, 10);
+    await at(5 * 60_000, 5);
+    await at(5 * 60_000 + 1, 5);
+    await at(5 * 60_000 - 1, 6);
+    await at(600_000 - 1, 1);
+    vi.setSystemTime(start + 600_000);
+    expect((await logInUser(t, 'waiting', 'right-pw')).status).toBe(200);
+  });
+
+  it('failures for names without an account are counted per name: one locked name locks no other', async () => {
+    for (let i = 0; i < 2; i++) expect((await logInUser(t, 'ghost-a', 'any-pw')).json).toEqual(BAD_LOGIN);
+    expect((await logInUser(t, 'ghost-a', 'any-pw')).json).toEqual(lockedFor(10));
+    const other = await logInUser(t, 'ghost-b', 'any-pw');
+    expect(other.status).toBe(404);
+    expect(other.json).toEqual(BAD_LOGIN);
+    const byEmail = await t.request('POST', '/login', {
+      body: { email: 'ghost-a@example.com', password: 'x' },
+    });
+    expect(byEmail.json).toEqual(BAD_LOGIN);
+  });
+});
+
+/**
+ * The failure counts are kept in memory, bounded: past 50,000 tracked names the next failure
+ * forgets every name that is not locked, and keeps the locks (a flood of names must not lift a
+ * lock). Filling 50,000 names over HTTP (a scrypt each) would take minutes, so this drives the
+ * service's Lockout class itself, as the login does (`user:<id>` and `username:<name>` keys).
+ */
+describe('lockout: the memory bound', () => {
+  it('at 50,000 names nothing is forgotten; past it, unlocked counts go and locks stay', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('2030-01-01T00:00:00.000Z') });
+    const lockout = new Lockout({ threshold: 3, duration: 60 });
+    const isLocked = async (key: string) => {
+      try {
+        await lockout.check(key);
+        return false;
+      } catch (err) {
+        expect(err).toMatchObject({ code: 101, message: lockedFor(1).error });
+        return true;
+      }
+    };
+    for (let i = 0; i < 3; i++) await lockout.fail('user:victim');
+    for (let i = 0; i < 2; i++) await lockout.fail('user:counting');
+    for (let i = 0; i < 2; i++) await lockout.fail('user:late');
+    for (let i = 0; i < 49_997; i++) await lockout.fail(`username:flood-${i}`);
+    // 50,000 names tracked: the third failure of `counting` still counts and locks.
+    await lockout.fail('user:counting');
+    expect(await isLocked('user:counting')).toBe(true);
+    // One more name makes 50,001; the next failure prunes first: `late` starts again from one.
+    await lockout.fail('username:one-more');
+    await lockout.fail('user:late');
+    expect(await isLocked('user:late')).toBe(false);
+    await lockout.fail('user:late');
+    expect(await isLocked('user:late')).toBe(false);
+    await lockout.fail('user:late');
+    expect(await isLocked('user:late')).toBe(true);
+    // The locks survived the prune.
+    expect(await isLocked('user:victim')).toBe(true);
+    expect(await isLocked('user:counting')).toBe(true);
+  });
+});

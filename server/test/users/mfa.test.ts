@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type TestService } from './helpers/service.ts';
+import { COL } from '../../src/users/shared.ts';
+import { startService, type TestService } from '../helpers/service.ts';
+import { logInUser, signUpUser } from '../helpers/users.ts';
 
 const secret = new Secret({ size: 20 }).base32;
 const totp = new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
@@ -129,5 +132,105 @@ describe('MFA (TOTP)', () => {
     });
     expect(master.status, master.text).toBe(200);
     expect((await login()).status).toBe(200);
+  });
+});
+
+describe('MFA enrolment request', () => {
+  let t: TestService;
+  let user: { objectId: string; sessionToken: string };
+  const SHAPE = {
+    code: 210,
+    error: 'MFA enrolment needs authData.mfa = {secret: <base32>, token: <current code>}.',
+  };
+  const WEAK = { code: 210, error: 'The MFA secret must be base32 and at least 26 characters (128 bits).' };
+  const codeFor = (secret: string) =>
+    new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate();
+  const enrol = (mfa: unknown) =>
+    t.request('PUT', `/users/${user.objectId}`, {
+      sessionToken: user.sessionToken,
+      body: { authData: { mfa } },
+    });
+
+  beforeAll(async () => {
+    t = await startService({ passwordHashCost: 12 });
+    user = await signUpUser(t, 'enrolling', 'pw-e');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('refuses a request that is not {secret, token} with the shape it needs', async () => {
+    for (const mfa of ['JBSWY3DPEHPK3PXP', 123456, true, ['secret'], { token: '123456' }, { secret: 42 }]) {
+      const res = await enrol(mfa);
+      expect(res.status, JSON.stringify(mfa)).toBe(400);
+      expect(res.json, JSON.stringify(mfa)).toEqual(SHAPE);
+    }
+  });
+
+  it('refuses a secret shorter than 26 base32 characters, or with other characters, even with its right code', async () => {
+    const good = new Secret({ size: 20 }).base32; // 32 characters
+    const short = good.slice(0, 25);
+    // `1`, `8`, `9` and `0` are not base32, before or after a long enough secret; `=` is padding
+    // only at the end (inside, it is refused even with the code of the secret without it).
+    const cases: Array<[string, string]> = [
+      [short, codeFor(short)],
+      [`1${good}`, codeFor(good)],
+      [`${good}8`, codeFor(good)],
+      [`${good.slice(0, 16)}0${good.slice(16)}`, codeFor(good)],
+      [`${good.slice(0, 16)}=${good.slice(16)}`, codeFor(good)],
+    ];
+    for (const [secret, token] of cases) {
+      const res = await enrol({ secret, token });
+      expect(res.status, secret).toBe(400);
+      expect(res.json, secret).toEqual(WEAK);
+    }
+    // Nothing was enrolled: the password alone still logs in.
+    const login = await logInUser(t, 'enrolling', 'pw-e');
+    expect(login.status, login.text).toBe(200);
+    expect(login.json.authData).toBeUndefined();
+    // 26 characters is enough.
+    const enough = good.slice(0, 26);
+    const ok = await enrol({ secret: enough.toLowerCase(), token: codeFor(enough) });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.json.authDataResponse.mfa.recovery).toHaveLength(10);
+  });
+});
+
+describe('MFA enrolment: what is stored', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startService({ passwordHashCost: 12 });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('a padded, lower-case 128-bit secret is kept upper-case without padding; recovery codes only as SHA-256 hex', async () => {
+    const user = await signUpUser(t, 'padded', 'pw-p');
+    const secret = new Secret({ size: 16 }).base32; // 26 characters: RFC 4648 pads it with six `=`
+    expect(secret).toHaveLength(26);
+    const totp = new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
+    const res = await t.request('PUT', `/users/${user.objectId}`, {
+      sessionToken: user.sessionToken,
+      body: { authData: { mfa: { secret: `${secret.toLowerCase()}======`, token: totp.generate() } } },
+    });
+    expect(res.status, res.text).toBe(200);
+    const recovery = res.json.authDataResponse.mfa.recovery as string[];
+    expect(recovery).toHaveLength(10);
+    for (const code of recovery) expect(code).toMatch(/^[0-9a-f]{20}$/);
+    const rows = await t.service.data.lookups.internal('_User', 'objectId', user.objectId, [COL.mfa]);
+    expect(JSON.parse(rows[0]![COL.mfa] as string)).toEqual({
+      secret,
+      recovery: recovery.map((code) => createHash('sha256').update(code).digest('hex')),
+    });
+    // A recovery code logs in once (its digest is found and removed).
+    const login = (token: string) =>
+      t.request('POST', '/login', {
+        body: { username: 'padded', password: 'pw-p', authData: { mfa: { token } } },
+      });
+    expect((await login(recovery[3]!)).status).toBe(200);
+    const again = await login(recovery[3]!);
+    expect(again.status).toBe(400);
+    expect(again.json).toEqual({ code: 210, error: 'Invalid MFA token.' });
   });
 });

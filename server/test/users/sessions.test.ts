@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runScenarios, type Scenario } from './helpers/scenarios.ts';
-import { startService, type TestService } from './helpers/service.ts';
+import { runScenarios, type Scenario } from '../helpers/scenarios.ts';
+import { startService, type TestService } from '../helpers/service.ts';
+import { logInUser, signUpUser } from '../helpers/users.ts';
 
 async function signUp(t: TestService, body: Record<string, unknown>, headers?: Record<string, string>) {
   const res = await t.request('POST', '/users', { body, headers });
@@ -242,5 +243,122 @@ describe('sessions: rows and lifetime', () => {
   it('a forged token of the right shape is refused', async () => {
     const res = await t.request('GET', '/sessions', { sessionToken: 'r:deadbeefdeadbeefdeadbeefdeadbeef' });
     expect(res.json.code).toBe(209);
+  });
+});
+
+describe('sessions and login requests', () => {
+  let t: TestService;
+  let user: { objectId: string; sessionToken: string };
+  let sessionId: string;
+  const TOKEN_REQUIRED = { code: 209, error: 'Session token required: send X-Backend-Session-Token.' };
+
+  beforeAll(async () => {
+    t = await startService({ passwordHashCost: 12 });
+    user = await signUpUser(t, 'sessioned', 'pw-s');
+    const me = await t.request('GET', '/sessions/me', { sessionToken: user.sessionToken });
+    expect(me.status, me.text).toBe(200);
+    sessionId = me.json.objectId;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  // GET /sessions without a token is pinned in sessions.test.ts. (No mutant of service.ts needs
+  // this: the access decider of _Session gives the same refusal when the service's guard is gone.)
+  it('reading and revoking a session by id without a session token: 209, nothing revoked', async () => {
+    for (const [method, path] of [
+      ['GET', `/sessions/${sessionId}`],
+      ['GET', `/classes/_Session/${sessionId}`],
+      ['DELETE', `/sessions/${sessionId}`],
+      ['DELETE', `/classes/_Session/${sessionId}`],
+    ] as const) {
+      const res = await t.request(method, path);
+      expect(res.status, `${method} ${path}`).toBe(400);
+      expect(res.json, `${method} ${path}`).toEqual(TOKEN_REQUIRED);
+    }
+    const me = await t.request('GET', '/users/me', { sessionToken: user.sessionToken });
+    expect(me.status, me.text).toBe(200);
+    expect(me.json.objectId).toBe(user.objectId);
+  });
+
+  it('GET /sessions/me answers 209 once the session row is gone, even while the caller is cached', async () => {
+    const login = await logInUser(t, 'sessioned', 'pw-s');
+    const token = login.json.sessionToken as string;
+    const me = await t.request('GET', '/sessions/me', { sessionToken: token });
+    expect(me.status, me.text).toBe(200);
+    // Deleted in the store itself, as another instance sharing it would: this instance's caller
+    // cache still knows the token, so only the row lookup can tell.
+    const { store, schemas } = t.service.core;
+    expect(await store.delete(schemas.get('_Session')!, me.json.objectId)).not.toBeNull();
+    const gone = await t.request('GET', '/sessions/me', { sessionToken: token });
+    expect(gone.status, gone.text).toBe(400);
+    expect(gone.json).toEqual({ code: 209, error: 'Invalid session token' });
+  });
+
+  it('a login by email works when the username is empty or not a string', async () => {
+    const mailed = await t.request('POST', '/users', {
+      body: { username: 'mailed', password: 'pw-m', email: 'Mailed@Example.com' },
+    });
+    expect(mailed.status, mailed.text).toBe(201);
+    for (const username of ['', 7, ['mailed'], null]) {
+      const res = await t.request('POST', '/login', {
+        body: { username, email: 'MAILED@example.com', password: 'pw-m' },
+      });
+      expect(res.status, `${JSON.stringify(username)}: ${res.text}`).toBe(200);
+      expect(res.json.objectId).toBe(mailed.json.objectId);
+      expect(res.json.sessionToken).toMatch(/^r:/);
+    }
+  });
+
+  it('the master key reads any session by id without a session token', async () => {
+    for (const path of [`/sessions/${sessionId}`, `/classes/_Session/${sessionId}`]) {
+      const res = await t.request('GET', path, { as: 'master' });
+      expect(res.status, res.text).toBe(200);
+      expect(res.json).toMatchObject({
+        objectId: sessionId,
+        sessionToken: user.sessionToken,
+        user: { __type: 'Pointer', className: '_User', objectId: user.objectId },
+      });
+    }
+  });
+
+  it('a login without a usable name, or without a password, is refused with its own message', async () => {
+    const NAME = { code: 200, error: 'username/email is required.' };
+    const PASSWORD = { code: 201, error: 'password is required.' };
+    const cases: Array<[Record<string, unknown>, unknown]> = [
+      [{ password: 'pw-s' }, NAME],
+      [{ username: '', password: 'pw-s' }, NAME],
+      [{ email: '', password: 'pw-s' }, NAME],
+      [{ email: 123, password: 'pw-s' }, NAME],
+      [{ username: 7, email: ['sessioned'], password: 'pw-s' }, NAME],
+      [{ username: 'sessioned' }, PASSWORD],
+      [{ username: 'sessioned', password: '' }, PASSWORD],
+      [{ username: 'sessioned', password: 42 }, PASSWORD],
+    ];
+    for (const [body, expected] of cases) {
+      const res = await t.request('POST', '/login', { body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.json, JSON.stringify(body)).toEqual(expected);
+    }
+  });
+
+  it('authData sent as a string must be JSON: 107 on POST and GET /login', async () => {
+    const INVALID = { code: 107, error: 'authData must be a JSON object.' };
+    const post = await t.request('POST', '/login', {
+      body: { username: 'sessioned', password: 'pw-s', authData: '{"mfa":' },
+    });
+    expect(post.status, post.text).toBe(400);
+    expect(post.json).toEqual(INVALID);
+    const get = await t.request('GET', '/login', {
+      query: { username: 'sessioned', password: 'pw-s', authData: 'not json' },
+    });
+    expect(get.status, get.text).toBe(400);
+    expect(get.json).toEqual(INVALID);
+    // JSON authData is read: the same login with it as a string works.
+    const ok = await t.request('GET', '/login', {
+      query: { username: 'sessioned', password: 'pw-s', authData: '{}' },
+    });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.json.objectId).toBe(user.objectId);
   });
 });

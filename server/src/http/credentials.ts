@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { COMPAT_HEADER_PREFIX, HEADERS, PRIMARY_HEADER_PREFIX } from '@bds/client/protocol';
 import type { ServiceOptions } from '../config/options.ts';
 import { BdsError, ErrorCode, unauthorized } from '../kernel/errors.ts';
-import { safeEqual } from '../kernel/ids.ts';
+import { keyAuthority } from '../kernel/keys.ts';
 
 /** Credentials as sent, before they are checked. */
 export interface Credentials {
@@ -89,32 +89,11 @@ export function liftBodyCredentials(body: Record<string, unknown>, creds: Creden
   return { method, contentType, body: rest };
 }
 
-/** Checks the application id and keys; answers whether the caller holds the master key. */
+/** Checks the application id and keys (kernel/keys.ts, shared with realtime); answers whether the caller holds the master key. */
 export function checkKeys(creds: Credentials, options: ServiceOptions): { master: boolean } {
-  // The application id is not a secret (every client build holds it): a plain comparison will do.
-  if (creds.applicationId !== options.appId) throw unauthorized();
-  if (creds.masterKey !== undefined) {
-    if (!safeEqual(creds.masterKey, options.masterKey)) throw unauthorized();
-    return { master: true };
-  }
-  const pairs: Array<[string | undefined, string | undefined]> = [
-    [creds.restAPIKey, options.restAPIKey],
-    [creds.javascriptKey, options.javascriptKey],
-    [creds.clientKey, options.clientKey],
-  ];
-  const anyConfigured = pairs.some(([, configured]) => configured !== undefined);
-  // Evaluate every pair (no short-circuit) so timing does not tell which key was tried.
-  let matched = false;
-  let mismatched = false;
-  for (const [given, configured] of pairs) {
-    if (given === undefined) continue;
-    if (configured === undefined) continue;
-    if (safeEqual(given, configured)) matched = true;
-    else mismatched = true;
-  }
-  if (mismatched && !matched) throw unauthorized();
-  if (anyConfigured && !matched) throw unauthorized();
-  return { master: false };
+  const authority = keyAuthority(creds, options);
+  if (authority === undefined) throw unauthorized();
+  return { master: authority === 'master' };
 }
 
 export function badMethod(method: string): BdsError {

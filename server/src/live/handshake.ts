@@ -9,7 +9,7 @@ import type { CallerResolver } from '../auth/caller.ts';
 import type { ServiceOptions } from '../config/options.ts';
 import type { Caller } from '../kernel/caller.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
-import { safeEqual } from '../kernel/ids.ts';
+import { keyAuthority } from '../kernel/keys.ts';
 import { type ClientFrame, type Connections, frameHead } from './connections.ts';
 import { errorFrame, FrameError } from './frames.ts';
 import type { Connection, LiveTriggers } from './model.ts';
@@ -33,17 +33,18 @@ export class Handshake {
       this.clients.sendError(conn, errorFrame(code, text));
       conn.ws.close(1008, text.slice(0, 120));
     };
-    let master = false;
-    const masterKey = stringOf(frame.masterKey);
-    if (stringOf(frame.applicationId) !== options.appId) {
-      return refuse(LiveCode.PERMISSION, LiveText.unauthorized);
-    }
-    if (masterKey !== undefined) {
-      if (!safeEqual(masterKey, options.masterKey)) return refuse(LiveCode.PERMISSION, LiveText.unauthorized);
-      master = true;
-    } else if (!this.clientKeyAccepted(frame)) {
-      return refuse(LiveCode.PERMISSION, LiveText.unauthorized);
-    }
+    const authority = keyAuthority(
+      {
+        applicationId: stringOf(frame.applicationId),
+        masterKey: stringOf(frame.masterKey),
+        restAPIKey: stringOf(frame.restAPIKey),
+        javascriptKey: stringOf(frame.javascriptKey),
+        clientKey: stringOf(frame.clientKey),
+      },
+      options,
+    );
+    if (authority === undefined) return refuse(LiveCode.PERMISSION, LiveText.unauthorized);
+    const master = authority === 'master';
     const sessionToken = stringOf(frame.sessionToken) || undefined;
     const installationId = stringOf(frame.installationId) || null;
     let caller: Caller | undefined;
@@ -88,28 +89,6 @@ export class Handshake {
     conn.sessionToken = sessionToken;
     conn.installationId = installationId;
     this.clients.send(conn, { op: 'connected', ...frameHead(conn) });
-  }
-
-  /**
-   * A connect without a master key: one of the client keys it gives must match the service's when
-   * the service configures any (each compared in constant time).
-   */
-  private clientKeyAccepted(frame: ClientFrame): boolean {
-    const { options } = this;
-    const pairs: Array<[string | undefined, string | undefined]> = [
-      [stringOf(frame.restAPIKey), options.restAPIKey],
-      [stringOf(frame.javascriptKey), options.javascriptKey],
-      [stringOf(frame.clientKey), options.clientKey],
-    ];
-    const anyConfigured = pairs.some(([, configured]) => configured !== undefined);
-    let matched = false;
-    let mismatched = false;
-    for (const [given, configured] of pairs) {
-      if (given === undefined || configured === undefined) continue;
-      if (safeEqual(given, configured)) matched = true;
-      else mismatched = true;
-    }
-    return !((mismatched && !matched) || (anyConfigured && !matched));
   }
 }
 

@@ -6,7 +6,7 @@ import { SCHEMA_EVENT_CLASS } from '../data/pipeline.ts';
 import type { EventBus, EventListener, ListenerBinding, WriteEvent } from '../kernel/events.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
-import type { StorageAdapter } from '../storage/adapter.ts';
+import type { SchemaStorage } from '../storage/adapter.ts';
 import type { RedisLink } from './link.ts';
 
 export interface RedisBusOptions {
@@ -293,7 +293,7 @@ export class RedisEventBus implements EventBus {
  * class, this instance's schema cache holds the class as stored (read again from the store).
  */
 export function followRemoteSchemas(
-  store: StorageAdapter,
+  store: SchemaStorage,
   schemas: SchemaRegistry,
 ): (event: WriteEvent) => Promise<void> {
   return async (event) => {

@@ -13,7 +13,7 @@ import {
   SYSTEM_CLASS_FIELDS,
 } from '../kernel/schema.ts';
 import { parseInput } from '../kernel/validate.ts';
-import type { SchemaChange, StorageAdapter } from '../storage/adapter.ts';
+import type { SchemaChange, SchemaStorage, TransactionControl } from '../storage/adapter.ts';
 import { describeType, normaliseValue, sameType, typeMismatch, typeOfValue } from './values.ts';
 
 const CLP_OPERATION_KEYS = new Set<string>(CLP_OPERATIONS);
@@ -56,7 +56,7 @@ export function checkClassName(className: string): void {
 export class SchemaRegistry {
   private cache = new Map<string, ClassSchema>();
 
-  constructor(private readonly store: StorageAdapter) {
+  constructor(private readonly store: SchemaStorage & TransactionControl) {
     store.onRollback(() => this.reload());
   }
 

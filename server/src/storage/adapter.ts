@@ -83,13 +83,8 @@ export interface StoredFile {
   tags: Record<string, string>;
 }
 
-/**
- * What the service needs from a store. The SQL stores share one implementation of it
- * (storage/sql/store.ts) and differ only by driver and dialect. Only the write pipeline
- * (server/src/data) calls the writing methods; the store's own start-up migrations aside.
- */
-export interface StorageAdapter {
-  readonly kind: string;
+/** The classes' tables and schema documents. */
+export interface SchemaStorage {
   loadSchemas(): Promise<ClassSchema[]>;
   /** Another instance changed a class's table: what was prepared against the old one is dropped. */
   tablesChangedElsewhere(): void;
@@ -97,15 +92,18 @@ export interface StorageAdapter {
   /** Applies column and index changes and stores the new schema document, atomically. */
   changeSchema(schema: ClassSchema, change: SchemaChange): Promise<void>;
   deleteClass(schema: ClassSchema): Promise<void>;
+  /**
+   * Brings the store's own bookkeeping for a class made by an earlier version up to date (its
+   * ACL counts, its native geometry columns); a no-op for a current class. Part of the start-up
+   * migrations.
+   */
+  upgradeClass(schema: ClassSchema): Promise<void>;
+  /** Creates a unique index on one column when it does not exist yet. */
+  ensureUniqueIndex(className: string, field: string): Promise<void>;
+}
 
-  /** Answers the row as stored. */
-  insert(schema: ClassSchema, spec: InsertSpec): Promise<Row>;
-  /** The row before and after, or `null` when it does not exist or fails the condition. */
-  update(schema: ClassSchema, spec: UpdateSpec): Promise<{ before: Row; after: Row } | null>;
-  /** The deleted row, or `null` when it does not exist or fails the condition (it stays then). */
-  delete(schema: ClassSchema, objectId: string, condition?: QueryNode): Promise<Row | null>;
-  purge(schema: ClassSchema): Promise<void>;
-
+/** Reads of a class's rows: the query AST compiled to SQL. */
+export interface RowReads {
   find(schema: ClassSchema, spec: FindSpec, lookup: SchemaLookup): Promise<Row[]>;
   count(schema: ClassSchema, spec: Pick<FindSpec, 'where'>, lookup: SchemaLookup): Promise<number>;
   /** About how many rows the class holds, without counting them (cheap on any size). */
@@ -125,11 +123,25 @@ export interface StorageAdapter {
     search: VectorSearch,
     lookup: SchemaLookup,
   ): Promise<Array<{ objectId: string; score: number }>>;
+}
 
-  /**
-   * Internal columns of a built-in class (password hashes, one-time tokens): not schema fields, so
-   * reads never return them. Adds the missing columns and unique indexes; safe on every start.
-   */
+/** Writes of a class's rows. Only the write pipeline (server/src/data) calls them. */
+export interface RowWrites {
+  /** Answers the row as stored. */
+  insert(schema: ClassSchema, spec: InsertSpec): Promise<Row>;
+  /** The row before and after, or `null` when it does not exist or fails the condition. */
+  update(schema: ClassSchema, spec: UpdateSpec): Promise<{ before: Row; after: Row } | null>;
+  /** The deleted row, or `null` when it does not exist or fails the condition (it stays then). */
+  delete(schema: ClassSchema, objectId: string, condition?: QueryNode): Promise<Row | null>;
+  purge(schema: ClassSchema): Promise<void>;
+}
+
+/**
+ * Internal columns of a built-in class (password hashes, one-time tokens, session internals): not
+ * schema fields, so reads of rows never return them.
+ */
+export interface InternalRowStorage {
+  /** Adds the missing columns and unique indexes; safe on every start. */
   ensureInternalColumns(
     className: string,
     columns: string[],
@@ -149,27 +161,37 @@ export interface StorageAdapter {
     objectIds: readonly string[],
     columns: string[],
   ): Promise<Array<Record<string, unknown>>>;
+}
 
+/** Reads of Relation fields' members: roles held through roles, and relations page by page. */
+export interface RelationStorage {
   /** The roles a user holds, directly or through roles held in other roles' `roles` (one recursive query). */
   rolesOf(userId: string): Promise<HeldRole[]>;
   /** True when `targetRoleId` is one of `roleIds` or is held, transitively, in their `roles` relations. */
   rolesContain(roleIds: string[], targetRoleId: string): Promise<boolean>;
   /**
-   * Brings the store's own bookkeeping for a class made by an earlier version up to date (its
-   * ACL counts, its native geometry columns); a no-op for a current class. Part of the start-up
-   * migrations.
+   * Members of a class's Relation field in (owningId, relatedId) order, the page after the pair
+   * `after` (`null`: from the start). The export (transfer/) streams relations with it.
    */
-  upgradeClass(schema: ClassSchema): Promise<void>;
-  /** Creates a unique index on one column when it does not exist yet. */
-  ensureUniqueIndex(className: string, field: string): Promise<void>;
+  relationMembers(
+    className: string,
+    field: string,
+    after: RelationMember | null,
+    limit: number,
+  ): Promise<RelationMember[]>;
+}
 
+/** The app's stored config parameters. */
+export interface ConfigStorage {
   getConfig(): Promise<StoredConfig>;
   setConfig(config: StoredConfig): Promise<void>;
+}
 
-  /**
-   * File bytes for the database file adapter: chunks in a table of their own, not rows of a class.
-   * Only `data/files.ts` calls these. A file is invisible to `fileInfo`/`fileList` until committed.
-   */
+/**
+ * File bytes for the database file adapter: chunks in a table of their own, not rows of a class.
+ * Only `data/files.ts` calls these. A file is invisible to `fileInfo`/`fileList` until committed.
+ */
+export interface FileStorage {
   fileBegin(file: Omit<StoredFile, 'size' | 'etag'>): Promise<void>;
   fileAppend(name: string, seq: number, bytes: Uint8Array): Promise<void>;
   fileCommit(name: string, size: number, etag: string): Promise<void>;
@@ -184,18 +206,10 @@ export interface StorageAdapter {
    * a no-op when the store has no file table yet or it is current. Part of the start-up migrations.
    */
   fileUpgrade(): Promise<void>;
+}
 
-  /**
-   * Members of a class's Relation field in (owningId, relatedId) order, the page after the pair
-   * `after` (`null`: from the start). The export (transfer/) streams relations with it.
-   */
-  relationMembers(
-    className: string,
-    field: string,
-    after: RelationMember | null,
-    limit: number,
-  ): Promise<RelationMember[]>;
-
+/** Transactions, read snapshots and what runs when they end. */
+export interface TransactionControl {
   /** Runs `fn` all-or-nothing; calls inside `fn` join the transaction (nesting uses savepoints). */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
   /**
@@ -211,5 +225,22 @@ export interface StorageAdapter {
   inTransaction(): boolean;
   /** Called (and awaited) after a transaction or savepoint rolls back. */
   onRollback(listener: () => Promise<void>): void;
+}
+
+/**
+ * What the service needs from a store: every role above. The SQL stores share one implementation
+ * of it (storage/sql/store.ts, with a file per role) and differ only by driver and dialect. A
+ * caller that uses one role may take that role's interface instead.
+ */
+export interface StorageAdapter
+  extends SchemaStorage,
+    RowReads,
+    RowWrites,
+    InternalRowStorage,
+    RelationStorage,
+    ConfigStorage,
+    FileStorage,
+    TransactionControl {
+  readonly kind: string;
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type AmbientSlot, installScopeRunner } from './ambient.ts';
+import { installScopeRunner, type ScopeSlot } from './ambient.ts';
 
-const storage = new AsyncLocalStorage<AmbientSlot>();
+const storage = new AsyncLocalStorage<ScopeSlot>();
 installScopeRunner({
   run: (slot, fn) => storage.run(slot, fn),
   current: () => storage.getStore(),

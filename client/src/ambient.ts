@@ -3,23 +3,26 @@
  * carries no Node-only import: `ambient.node.ts` installs an AsyncLocalStorage-backed scope, the
  * browser fallback (`ambient.browser.ts`) a synchronous scope stack.
  */
-import type { BdsObject } from './objects.ts';
 
-/** One scope's mutable state. Imperative login/logout change the current scope's slot. */
-export interface AmbientSlot {
+/**
+ * One scope's mutable state. Imperative login/logout change the current scope's slot. The runner
+ * knows no record type: the imperative login (objects.ts) stores its `User` here and types the
+ * slot as `AmbientSlot`.
+ */
+export interface ScopeSlot {
   sessionToken?: string;
-  user?: BdsObject;
+  user?: unknown;
   cacheTenant?: string;
 }
 
 export interface ScopeRunner {
-  run<R>(slot: AmbientSlot, fn: () => R): R;
-  current(): AmbientSlot | undefined;
+  run<R>(slot: ScopeSlot, fn: () => R): R;
+  current(): ScopeSlot | undefined;
 }
 
 /** Browser fallback: a scope is active during the synchronous part of `fn` and until its promise settles. */
 export function stackRunner(): ScopeRunner {
-  const stack: AmbientSlot[] = [];
+  const stack: ScopeSlot[] = [];
   return {
     run(slot, fn) {
       stack.push(slot);
@@ -46,17 +49,17 @@ export function stackRunner(): ScopeRunner {
 
 let runner: ScopeRunner = stackRunner();
 /** The slot used outside any scope (process-wide, like a main fiber's locals). */
-const rootSlot: AmbientSlot = {};
+const rootSlot: ScopeSlot = {};
 
 export function installScopeRunner(r: ScopeRunner): void {
   runner = r;
 }
 
-export function currentSlot(): AmbientSlot {
+export function currentSlot(): ScopeSlot {
   return runner.current() ?? rootSlot;
 }
 
 /** Runs `fn` in a child scope whose slot starts as a copy of the current one plus `patch`. */
-export function runScoped<R>(patch: AmbientSlot, fn: () => R): R {
+export function runScoped<R>(patch: ScopeSlot, fn: () => R): R {
   return runner.run({ ...currentSlot(), ...patch }, fn);
 }

@@ -7,9 +7,11 @@
  * dashboard do not run them. Put invariants that must hold for every writer into a server-side
  * hook, and place a non-idempotent side effect in exactly one of the two sites, never both.
  */
-import { type AuthOptions, type Client, checkAuthOptions } from './client.ts';
+import type { Client } from './client.ts';
 import { ArgumentError } from './errors.ts';
 import { BdsObject, type Pointer } from './objects.ts';
+import { type AuthOptions, checkAuthOptions } from './options.ts';
+import { ANY_CLASS_NAME_PATTERN } from './protocol/names.ts';
 
 export type PropertyType =
   | 'string'
@@ -239,7 +241,7 @@ export class ModelClass {
   readonly ownerField: string;
 
   constructor(definition: ModelDefinition) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,119}$/.test(definition.className ?? '')) {
+    if (!ANY_CLASS_NAME_PATTERN.test(definition.className ?? '')) {
       throw new ArgumentError(`Invalid class name ${JSON.stringify(definition.className)}.`);
     }
     const policy = definition.aclPolicy ?? 'owner_else_private';

@@ -1,12 +1,8 @@
-import { currentSlot } from './ambient.ts';
-import {
-  type AuthOptions,
-  type BatchRequest,
-  type Client,
-  checkAuthOptions,
-  type Failure,
-} from './client.ts';
+import { currentSlot, type ScopeSlot } from './ambient.ts';
+import type { Client } from './client.ts';
 import { ArgumentError, AuthenticationError, ProtocolError } from './errors.ts';
+import { type AuthOptions, checkAuthOptions, type Failure } from './options.ts';
+import type { BatchRequest } from './services/records.ts';
 
 export interface Pointer {
   __type: 'Pointer';
@@ -367,11 +363,21 @@ export function destroyAll(
 // ------------------------------------------------------------------------------------------------
 // Imperative login/logout (ambient state of the current async scope)
 
+/** One scope's ambient state as the imperative login keeps it: its session token and its user. */
+export interface AmbientSlot extends ScopeSlot {
+  user?: BdsObject;
+}
+
+/** The current scope's slot; the scope runner (ambient.ts) holds it without knowing the user's type. */
+function ambientSlot(): AmbientSlot {
+  return currentSlot() as AmbientSlot;
+}
+
 /** Logs in and stores the token and user in the current scope; answers `null` on bad credentials. */
 export async function login(client: Client, username: string, password: string): Promise<User | null> {
   const user = await User.logIn(client, username, password);
   if (user) {
-    const slot = currentSlot();
+    const slot = ambientSlot();
     slot.sessionToken = user.sessionToken;
     slot.user = user;
   }
@@ -380,7 +386,7 @@ export async function login(client: Client, username: string, password: string):
 
 /** Clears the scope's token and user, revoking the token unless `revoke: false`. */
 export async function logout(client: Client, { revoke = true }: { revoke?: boolean } = {}): Promise<void> {
-  const slot = currentSlot();
+  const slot = ambientSlot();
   const token = slot.sessionToken;
   slot.sessionToken = undefined;
   slot.user = undefined;
@@ -389,6 +395,6 @@ export async function logout(client: Client, { revoke = true }: { revoke?: boole
 
 /** The user stored by the imperative login of the current scope. */
 export function currentUser(): User | null {
-  const u = currentSlot().user;
+  const u = ambientSlot().user;
   return u instanceof User ? u : null;
 }

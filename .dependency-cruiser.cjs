@@ -109,6 +109,19 @@ forbidden.push(
   },
 );
 
+/*
+ * The client library (client/src, the protocol included): its modules do not import each other in
+ * a circle either; a service, the realtime connection or a record depends on a small interface of
+ * what it needs from a client (the request core, realtime/host.ts), not on the Client class.
+ */
+forbidden.push({
+  name: 'no-circular-client',
+  comment: 'modules of the client library do not import each other in a circle',
+  severity: 'error',
+  from: { path: '^client/src/' },
+  to: { circular: true },
+});
+
 module.exports = {
   forbidden,
   options: {

@@ -7,7 +7,7 @@ import type { Row } from '../kernel/records.ts';
 
 /**
  * Sign-in providers: what proves that an `authData.<provider>` payload belongs to whoever sends
- * it. `anonymous` is built in (users/service.ts); the others are OpenID ID-token providers
+ * it. `anonymous` is built in (users/sign-up.ts); the others are OpenID ID-token providers
  * configured by the option `auth`, or adapters a cloud module registers with
  * `cloud.authProvider(name, {validate})`. A provider that is neither answers 252.
  */
@@ -59,6 +59,30 @@ export class AuthProviders {
     const check = this.checks.get(provider);
     if (!check) throw unsupportedService();
     await check.validate(authData, call);
+  }
+
+  /**
+   * Checks each payload with its provider, in the order of the providers' names, at `step` (or the
+   * step `step` names for a provider). The master key's payloads are trusted, as all its writes are.
+   * The provider sees the user without its password and authData.
+   */
+  async checkPayloads(
+    auth: Caller,
+    payloads: Iterable<[string, Record<string, unknown>]>,
+    step: ProviderStep | ((provider: string) => ProviderStep),
+    user: Row | undefined,
+    ip: string | null,
+  ): Promise<void> {
+    if (auth.isMaster) return;
+    const { password: _password, authData: _authData, ...visible } = user ?? {};
+    for (const [provider, payload] of [...payloads].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      await this.validate(provider, payload, {
+        step: typeof step === 'function' ? step(provider) : step,
+        caller: auth,
+        user: user ? visible : undefined,
+        ip,
+      });
+    }
   }
 }
 

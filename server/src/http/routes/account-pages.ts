@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { safeEqual } from '../../kernel/ids.ts';
-import { escapeHtml, type Users } from '../../users/service.ts';
+import type { Users } from '../../users/service.ts';
+import { escapeHtml } from '../../users/shared.ts';
 
 /**
  * The pages behind the links in account mails, served without application keys (a browser follows

@@ -29,7 +29,6 @@ const SCOPES: Record<string, string[]> = {
     'server/test/users*.test.ts',
     'server/test/users/*.test.ts',
     'server/test/caller-cache.test.ts',
-    'server/test/password-reset.test.ts',
     // Its login-trigger test is what runs the trigger branch of Users.logIn.
     'server/test/cloud-triggers.test.ts',
   ],

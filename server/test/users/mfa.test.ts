@@ -3,7 +3,7 @@ import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COL } from '../../src/users/shared.ts';
 import { startService, type TestService } from '../helpers/service.ts';
-import { logInUser, signUpUser } from '../helpers/users.ts';
+import { logInUser, newTotp, signUpUser } from '../helpers/users.ts';
 
 const secret = new Secret({ size: 20 }).base32;
 const totp = new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
@@ -232,5 +232,92 @@ describe('MFA enrolment: what is stored', () => {
     const again = await login(recovery[3]!);
     expect(again.status).toBe(400);
     expect(again.json).toEqual({ code: 210, error: 'Invalid MFA token.' });
+  });
+});
+
+describe('MFA on every login path', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startService();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('an MFA-enrolled user reached through a still-linked anonymous id must send the MFA token (211/210)', async () => {
+    const { secret, code } = newTotp();
+    const anon = await t.request('POST', '/users', {
+      body: { authData: { anonymous: { id: 'rv-anon-mfa' } } },
+    });
+    expect(anon.status).toBe(201);
+    // Upgrade without the unlink: the anonymous id stays a login path (docs/protocol.md#users-and-sessions).
+    const up = await t.request('PUT', `/users/${anon.json.objectId}`, {
+      sessionToken: anon.json.sessionToken,
+      body: { username: 'rv-up', password: 'pw-up', email: 'rv-up@example.com' },
+    });
+    expect(up.status, up.text).toBe(200);
+    const enrol = await t.request('PUT', `/users/${anon.json.objectId}`, {
+      sessionToken: up.json.sessionToken,
+      body: { authData: { mfa: { secret, token: code() } } },
+    });
+    expect(enrol.status, enrol.text).toBe(200);
+
+    const sessionsBefore = await t.request('GET', '/classes/_Session', {
+      as: 'master',
+      query: { count: '1', limit: '0' },
+    });
+    const without = await t.request('POST', '/users', {
+      body: { authData: { anonymous: { id: 'rv-anon-mfa' } } },
+    });
+    expect(without.json).toEqual({ code: 211, error: 'Missing additional authData mfa.token.' });
+    const wrong = await t.request('POST', '/users', {
+      body: {
+        authData: {
+          anonymous: { id: 'rv-anon-mfa' },
+          mfa: { token: '000000' === code() ? '111111' : '000000' },
+        },
+      },
+    });
+    expect(wrong.json.code).toBe(210);
+    const sessionsAfter = await t.request('GET', '/classes/_Session', {
+      as: 'master',
+      query: { count: '1', limit: '0' },
+    });
+    expect(sessionsAfter.json.count).toBe(sessionsBefore.json.count);
+
+    const right = await t.request('POST', '/users', {
+      body: { authData: { anonymous: { id: 'rv-anon-mfa' }, mfa: { token: code() } } },
+    });
+    expect(right.status, right.text).toBe(200);
+    expect(right.json.objectId).toBe(anon.json.objectId);
+    expect(right.json.sessionToken).toMatch(/^r:[0-9a-f]{32}$/);
+  });
+
+  it('two concurrent logins with the same recovery code: exactly one succeeds (compare-and-set)', async () => {
+    const { secret, code } = newTotp();
+    const s = await t.request('POST', '/users', { body: { username: 'rv-race', password: 'pw-race' } });
+    const enrol = await t.request('PUT', `/users/${s.json.objectId}`, {
+      sessionToken: s.json.sessionToken,
+      body: { authData: { mfa: { secret, token: code() } } },
+    });
+    const recovery = enrol.json.authDataResponse.mfa.recovery as string[];
+    const attempts = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        t.request('POST', '/login', {
+          body: { username: 'rv-race', password: 'pw-race', authData: { mfa: { token: recovery[0] } } },
+        }),
+      ),
+    );
+    expect(attempts.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of attempts.filter((a) => a.status !== 200)) expect(r.json.code).toBe(210);
+    // The other codes still work, once each.
+    const next = await t.request('POST', '/login', {
+      body: { username: 'rv-race', password: 'pw-race', authData: { mfa: { token: recovery[1] } } },
+    });
+    expect(next.status).toBe(200);
+    // The secret is never echoed, not even to the master key.
+    const master = await t.request('GET', `/classes/_User/${s.json.objectId}`, { as: 'master' });
+    expect(master.text).not.toContain(secret);
+    expect(next.text).not.toContain(secret);
   });
 });

@@ -1,20 +1,17 @@
 import { isObject } from '@bds/client/protocol';
 import type { MasterSurface } from '../access/class.ts';
-import { aclGrant } from '../kernel/acl.ts';
-import type { Caller } from '../kernel/caller.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode, incorrectType, notFound } from '../kernel/errors.ts';
-import type { WriteEvent } from '../kernel/events.ts';
+import type { PendingWrite, WriteEvent, WriteTriggers } from '../kernel/events.ts';
 import { newObjectId } from '../kernel/ids.ts';
 import type { QueryNode } from '../kernel/query.ts';
-import type { Row, WireAcl } from '../kernel/records.ts';
-import { type ClassSchema, type FieldDef, USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
+import type { Row } from '../kernel/records.ts';
+import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
 import { checkClassName, classNotFound, schemaDocument } from '../schema/registry.ts';
 import type { InternalValues, StoredConfig } from '../storage/adapter.ts';
-import { and, classVerdict, demandMaster, denial, rowAccess, viewOf } from './authorize.ts';
+import { and, demandMaster, rowAccess } from './authorize.ts';
 import {
   checkInstallationImmutable,
-  checkRoleName,
   checkRoleUpdate,
   duplicateRoleName,
   installationIdForCreate,
@@ -22,14 +19,16 @@ import {
 } from './builtin-rules.ts';
 import type { Core } from './core.ts';
 import type { Reads } from './reads.ts';
+import { parseRestoredRow } from './restored-row.ts';
 import {
   CHOSEN_OBJECT_ID,
   initialValues,
   mayChooseObjectId,
   type ParsedWrite,
-  parseWriteBody,
   takeChosenObjectId,
 } from './write-body.ts';
+import { validateCreate, validateUpdate } from './write-checks.ts';
+import { echoProducedValues, readableAfterWrite, stripWriteResponse } from './write-response.ts';
 
 /** Classes whose write checks read what the write changes: they run in a transaction. */
 const CHECKED_IN_TRANSACTION = new Set(['_Role', '_Installation']);
@@ -56,6 +55,12 @@ export interface UpdateOptions {
    * (otherwise 101, as for a missing row). The job scheduler claims a tick with it.
    */
   expect?: QueryNode;
+}
+
+/** A write about to pass its before-write hooks (`runBeforeWrite`): what the hooks are told besides the body. */
+interface HookedWrite extends Pick<PendingWrite, 'op' | 'className' | 'objectId'> {
+  /** The stored row the write changes (null for a create), read only when a hook runs. */
+  original: () => Promise<Row | null>;
 }
 
 /**
@@ -120,39 +125,60 @@ export class WritePipeline {
     demandMaster(ctx.caller, surface, className);
   }
 
-  /** Whether the before-write triggers (`beforeWrite`) or the built-in classes' rules (`writeRules`) apply. */
-  private has(
-    kind: 'beforeWrite' | 'writeRules',
-    className: string,
-    op: 'create' | 'update' | 'delete',
-  ): boolean {
-    return this.core.hooks[kind].hasBefore(className, op);
+  /**
+   * The before-write step of every write, in one order: the built-in classes' rules, the validate
+   * step on what the caller sent, then the before-write triggers, the rules again on what the
+   * triggers answered (a trigger cannot get around them), and the validate step again: a trigger
+   * cannot store a value the caller could not have sent. The row the write changes is read once,
+   * only when a hook runs. A create or update runs its hooks on an object body only (anything else
+   * fails validation); a delete has no body: its rules and triggers see the stored row, and it has
+   * nothing to validate.
+   */
+  private async runBeforeWrite<Checked>(
+    ctx: Ctx,
+    write: HookedWrite,
+    body: unknown,
+    validate: (body: unknown, triggered: boolean) => Checked,
+  ): Promise<{ body: unknown; checked: Checked }> {
+    const { op, className, objectId } = write;
+    const { writeRules, beforeWrite } = this.core.hooks;
+    const rules = writeRules.hasBefore(className, op);
+    const triggered = beforeWrite.hasBefore(className, op);
+    const hooked = op === 'delete' || isObject(body);
+    const original = (rules || triggered) && hooked ? await write.original() : null;
+    const run = async (triggers: WriteTriggers, sent: unknown) => {
+      const changed = await triggers.before({
+        op,
+        className,
+        objectId,
+        body: sent as Record<string, unknown> | null,
+        original,
+        caller: ctx.caller,
+        source: ctx.source,
+        context: ctx.context,
+        ip: ctx.ip ?? null,
+      });
+      return changed ?? sent;
+    };
+    if (rules && hooked) body = await run(writeRules, body);
+    let checked = validate(body, false);
+    if (triggered && hooked) {
+      body = await run(beforeWrite, body);
+      if (rules && op !== 'delete' && isObject(body)) body = await run(writeRules, body);
+      checked = validate(body, true);
+    }
+    return { body, checked };
   }
 
-  /** Runs the before-write triggers, or the built-in classes' rules, on a pending write. */
-  private async beforeTrigger(
-    ctx: Ctx,
-    op: 'create' | 'update' | 'delete',
-    className: string,
-    objectId: string | null,
-    body: Record<string, unknown> | null,
-    original: Row | null,
-    kind: 'beforeWrite' | 'writeRules' = 'beforeWrite',
-  ): Promise<Record<string, unknown> | null> {
-    const triggers = this.core.hooks[kind];
-    if (!triggers.hasBefore(className, op)) return body;
-    const changed = await triggers.before({
-      op,
-      className,
-      objectId,
-      body,
-      original,
-      caller: ctx.caller,
-      source: ctx.source,
-      context: ctx.context,
-      ip: ctx.ip ?? null,
-    });
-    return changed ?? body;
+  /** The stored row an update or delete changes, as the caller may reach it; 101 when there is none. */
+  private async storedRow(
+    schema: ClassSchema,
+    objectId: string,
+    access: QueryNode | undefined,
+  ): Promise<Row> {
+    const row = await this.reads.byId(schema, objectId, access);
+    if (!row) throw notFound();
+    return row;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -178,20 +204,15 @@ export class WritePipeline {
       body = { ...body, installationId: installationIdForCreate(caller, body) };
     }
     const { store, options: opts } = this.core;
-    // Validate what the caller sent, then let the before-triggers change it, then validate what
-    // they answered: a trigger cannot store a value the caller could not have sent.
-    const pendingId = options.objectId ?? null;
-    const rules = this.has('writeRules', className, 'create');
-    if (rules && isObject(body))
-      body = await this.beforeTrigger(ctx, 'create', className, pendingId, body, null, 'writeRules');
-    let parsed = this.validateCreate(ctx, className, body);
-    if (this.has('beforeWrite', className, 'create') && isObject(body)) {
-      body = await this.beforeTrigger(ctx, 'create', className, pendingId, body, null);
-      if (rules && isObject(body)) {
-        body = await this.beforeTrigger(ctx, 'create', className, pendingId, body, null, 'writeRules');
-      }
-      parsed = this.validateCreate(ctx, className, body);
-    }
+    const write: HookedWrite = {
+      op: 'create',
+      className,
+      objectId: options.objectId ?? null,
+      original: async () => null,
+    };
+    const { checked: parsed } = await this.runBeforeWrite(ctx, write, body, (sent) =>
+      validateCreate(this.core, caller, className, sent),
+    );
     const schema = this.core.schemas.get(className);
     const objectId = options.objectId ?? chosen?.objectId ?? newObjectId();
     const createdAt = new Date().toISOString();
@@ -205,7 +226,7 @@ export class WritePipeline {
           return this.insert(ctx, target, parsed, objectId, createdAt, options.internal);
         })
     ).catch((err) => this.explainDuplicate(className, parsed, err));
-    return this.stripWriteResponse(ctx, className, created, parsed);
+    return stripWriteResponse(this.core, caller, className, created, parsed);
   }
 
   /** A unique-index violation of a create, named when it is a role name already taken. */
@@ -266,23 +287,24 @@ export class WritePipeline {
     const { schemas, store } = this.core;
     const schema = schemas.get(className);
     if (!schema) throw notFound();
-    const rules = this.has('writeRules', className, 'update');
-    const triggered = this.has('beforeWrite', className, 'update');
-    let original: Row | null = null;
-    if ((rules || triggered) && isObject(body)) {
-      original = (await this.reads.byId(schema, objectId, access)) ?? null;
-      if (!original) throw notFound();
-    }
-    if (rules && isObject(body))
-      body = await this.beforeTrigger(ctx, 'update', className, objectId, body, original, 'writeRules');
-    let parsed = this.validateUpdate(ctx, className, schema, body);
-    if (triggered && isObject(body)) {
-      body = await this.beforeTrigger(ctx, 'update', className, objectId, body, original);
-      if (rules && isObject(body)) {
-        body = await this.beforeTrigger(ctx, 'update', className, objectId, body, original, 'writeRules');
-      }
-      parsed = this.validateUpdate(ctx, className, this.core.schemas.get(className) ?? schema, body);
-    }
+    const write: HookedWrite = {
+      op: 'update',
+      className,
+      objectId,
+      original: () => this.storedRow(schema, objectId, access),
+    };
+    // After the triggers, the class's schema as it stands then.
+    const before = await this.runBeforeWrite(ctx, write, body, (sent, triggered) =>
+      validateUpdate(
+        this.core,
+        caller,
+        className,
+        triggered ? (this.core.schemas.get(className) ?? schema) : schema,
+        sent,
+      ),
+    );
+    body = before.body;
+    const parsed = before.checked;
     const updatedAt = options.touch === false ? null : new Date().toISOString();
     const simple = parsed.types.size === 0 && !CHECKED_IN_TRANSACTION.has(className);
     const updated = await (simple
@@ -290,7 +312,7 @@ export class WritePipeline {
       : store.transaction(() =>
           this.applyUpdate(ctx, className, schema, objectId, body, parsed, access, updatedAt, options),
         ));
-    return this.stripWriteResponse(ctx, className, updated);
+    return stripWriteResponse(this.core, caller, className, updated);
   }
 
   /** The store step of an update (inside its transaction when it has one), and its event. */
@@ -326,56 +348,17 @@ export class WritePipeline {
     if (!result) throw notFound();
     this.emit(ctx, 'update', className, objectId, result.before, result.after);
     const answer: { updatedAt: string } & Row = { updatedAt: result.after.updatedAt as string };
-    // Values produced by operations (Increment, Add...) come back to the caller; below an Object
-    // field as the object of the keys they changed (`{"obj": {"number": 20}}`), as the incumbent answers.
-    let returning = false;
-    for (const w of parsed.writes) {
-      if (w.kind === 'set' || w.kind === 'delete') continue;
-      returning = true;
-      if (w.subPath.length === 0) {
-        answer[w.field] = result.after[w.field] ?? null;
-        continue;
-      }
-      let stored: unknown = result.after[w.field];
-      if (!isObject(answer[w.field])) answer[w.field] = {};
-      let echoed = answer[w.field] as Row;
-      for (const [i, key] of w.subPath.entries()) {
-        stored = isObject(stored) && Object.hasOwn(stored, key) ? stored[key] : undefined;
-        if (i === w.subPath.length - 1) {
-          echoed[key] = stored ?? null;
-        } else {
-          if (!isObject(echoed[key])) echoed[key] = {};
-          echoed = echoed[key] as Row;
-        }
-      }
-    }
+    // Values produced by operations (Increment, Add...) come back to the caller.
+    const returning = echoProducedValues(parsed, result.after, answer);
     // A write-only row must not become readable through the values its operations produced.
     // The write may have committed already: a failing check withholds the values, never answers an error.
-    if (returning && !(await this.readable(ctx.caller, target, objectId, result.after))) {
+    if (
+      returning &&
+      !(await readableAfterWrite(this.core, this.reads, ctx.caller, target, objectId, result.after))
+    ) {
       for (const key of Object.keys(answer)) if (key !== 'updatedAt') delete answer[key];
     }
     return answer;
-  }
-
-  /**
-   * Whether the caller may read a row it has just written (CLP get, its row condition, ACL read).
-   * Without a CLP row condition the ACL decides alone, in memory on the row the write answered
-   * (the same rule the store compiles, kernel/acl.ts), so no read is issued; otherwise the store
-   * answers. A failing check withholds, never throws.
-   */
-  private async readable(
-    caller: Caller,
-    schema: ClassSchema,
-    objectId: string,
-    after: Row,
-  ): Promise<boolean> {
-    if (caller.isMaster) return true;
-    const verdict = classVerdict(this.core, caller, schema.className, 'get');
-    if (!verdict.allowed) return false;
-    if (verdict.condition === undefined) {
-      return aclGrant(after.ACL as WireAcl | undefined, caller.principals, 'read') !== null;
-    }
-    return this.reads.canRead(caller, schema, objectId).catch(() => false);
   }
 
   async delete(ctx: Ctx, className: string, objectId: string): Promise<void> {
@@ -383,13 +366,13 @@ export class WritePipeline {
     const access = rowAccess(this.core, ctx.caller, className, 'delete', { source: ctx.source, objectId });
     const schema = this.core.schemas.get(className);
     if (!schema) throw notFound();
-    const rules = this.has('writeRules', className, 'delete');
-    if (rules || this.has('beforeWrite', className, 'delete')) {
-      const original = await this.reads.byId(schema, objectId, access);
-      if (!original) throw notFound();
-      if (rules) await this.beforeTrigger(ctx, 'delete', className, objectId, null, original, 'writeRules');
-      await this.beforeTrigger(ctx, 'delete', className, objectId, null, original);
-    }
+    const write: HookedWrite = {
+      op: 'delete',
+      className,
+      objectId,
+      original: () => this.storedRow(schema, objectId, access),
+    };
+    await this.runBeforeWrite(ctx, write, null, () => undefined);
     const deleted = await this.core.store.delete(schema, objectId, access);
     if (!deleted) throw notFound();
     this.emit(ctx, 'delete', className, objectId, deleted, null);
@@ -470,38 +453,6 @@ export class WritePipeline {
     this.emit(ctx, 'update', className, owningId, result.before, result.after);
   }
 
-  /** A non-master write that adds fields to an existing class needs CLP addField. */
-  private checkAddField(ctx: Ctx, schema: ClassSchema | undefined, parsed: ParsedWrite): void {
-    if (ctx.caller.isMaster || !schema || parsed.types.size === 0) return;
-    const verdict = classVerdict(this.core, ctx.caller, schema.className, 'addField');
-    if (!verdict.allowed) throw denial(verdict);
-  }
-
-  /**
-   * The validate step of a create: the body against the class's schema as it stands, the built-in
-   * classes' rules, and addField when the body adds fields. Runs on the body the caller sent and
-   * again on the body the before-triggers answered.
-   */
-  private validateCreate(ctx: Ctx, className: string, body: unknown): ParsedWrite {
-    const schema = this.core.schemas.get(className);
-    const parsed = parseWriteBody(body, 'create', schema?.fields ?? {});
-    if (className === '_Role') {
-      const name = parsed.writes.find((w) => w.field === 'name' && w.kind === 'set');
-      checkRoleName(name && name.kind === 'set' ? name.value : undefined);
-    }
-    this.checkAddField(ctx, schema, parsed);
-    checkAccountFields(className, parsed);
-    return parsed;
-  }
-
-  /** The validate step of an update (before and after the before-triggers, as for a create). */
-  private validateUpdate(ctx: Ctx, className: string, schema: ClassSchema, body: unknown): ParsedWrite {
-    const parsed = parseWriteBody(body, 'update', schema.fields, className);
-    this.checkAddField(ctx, schema, parsed);
-    checkAccountFields(className, parsed);
-    return parsed;
-  }
-
   /** Rules of built-in classes on update that read what the write changes; inside its transaction. */
   private async checkBuiltinUpdate(
     className: string,
@@ -549,33 +500,6 @@ export class WritePipeline {
       this.emitSchema(ctx, className, existing, plan.schema);
     }
     return plan.schema;
-  }
-
-  /** Write responses strip protected fields unless protectedFieldsSaveResponseExempt. */
-  private stripWriteResponse<T extends Row>(
-    ctx: Ctx,
-    className: string,
-    result: T,
-    created?: ParsedWrite,
-  ): T {
-    const { caller } = ctx;
-    if (caller.isMaster || this.core.options.protectedFieldsSaveResponseExempt) return result;
-    const schema = this.core.schemas.get(className);
-    if (!schema) return result;
-    const view = viewOf(this.core, caller, schema);
-    // Nothing hidden whatever the row: nothing to strip (the common class without protectedFields).
-    if (view.fixedHidden?.length === 0 && view.unqueryable.size === 0) return result;
-    // On create the row is what was written; on update the fields hidden on any row are stripped.
-    let row: Row | undefined;
-    if (created) {
-      row = { objectId: result.objectId };
-      for (const w of created.writes) if (w.kind === 'set' && w.subPath.length === 0) row[w.field] = w.value;
-    }
-    const hidden = row ? view.hidden(row) : [...view.unqueryable];
-    for (const field of hidden) {
-      if (field !== 'objectId' && field !== 'createdAt' && field !== 'updatedAt') delete result[field];
-    }
-    return result;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -665,65 +589,5 @@ export class WritePipeline {
       await store.setConfig(after);
       this.emit(ctx, 'update', CONFIG_EVENT_CLASS, null, { ...before }, { ...after });
     });
-  }
-}
-
-/** An exported date: ISO 8601 in UTC, as the service writes them. */
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
-
-/** Internal columns a restore may write, per class: the ones the service itself keeps. */
-const RESTORABLE_INTERNAL: Record<string, readonly string[]> = {
-  _User: Object.values(USER_INTERNAL_COLUMNS),
-};
-
-/**
- * The checks of a restored row against its class's schema (`WritePipeline.restore`; the import
- * also runs them on every row before it writes anything): ids and dates as the service writes
- * them, values of the schema's types and no operations, internal columns the service keeps.
- */
-export function parseRestoredRow(
-  schema: ClassSchema,
-  row: Row,
-  internal: InternalValues | undefined,
-): { objectId: string; createdAt: string; updatedAt: string; parsed: ParsedWrite } {
-  const { className } = schema;
-  const { objectId, createdAt, updatedAt, ...fields } = row;
-  if (typeof objectId !== 'string' || !CHOSEN_OBJECT_ID.test(objectId)) {
-    throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'objectId must be 1 to 64 letters, digits, "_" or "-".');
-  }
-  for (const [name, value] of [
-    ['createdAt', createdAt],
-    ['updatedAt', updatedAt],
-  ] as const) {
-    if (typeof value !== 'string' || !ISO_DATE.test(value) || Number.isNaN(Date.parse(value))) {
-      throw incorrectType(`${name} must be a date in ISO 8601 form, in UTC.`);
-    }
-  }
-  // Relation fields hold no value in a row: their members are restored by restoreRelation.
-  for (const [name, def] of Object.entries(schema.fields)) if (def.type === 'Relation') delete fields[name];
-  const parsed = parseWriteBody(fields, 'create', schema.fields);
-  const missing = [...parsed.types.keys()];
-  if (missing.length > 0) throw incorrectType(`${className} has no field ${missing[0]} in its schema.`);
-  if (parsed.relations.length > 0 || parsed.writes.some((w) => w.kind !== 'set')) {
-    throw incorrectType('A restored row holds values, not operations.');
-  }
-  for (const [column, value] of Object.entries(internal ?? {})) {
-    if (!(RESTORABLE_INTERNAL[className] ?? []).includes(column)) {
-      throw new BdsError(ErrorCode.INVALID_KEY_NAME, `${className} has no internal column ${column}.`);
-    }
-    if (value !== null && typeof value !== 'string') {
-      throw incorrectType(`The internal column ${column} holds text.`);
-    }
-  }
-  return { objectId, createdAt: createdAt as string, updatedAt: updatedAt as string, parsed };
-}
-
-/** `password` and `sessionToken` are written by the account rules, never as plain fields. */
-function checkAccountFields(className: string, parsed: ParsedWrite): void {
-  if (
-    className === '_User' &&
-    parsed.writes.some((w) => w.field === 'password' || w.field === 'sessionToken')
-  ) {
-    throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'password cannot be written through /classes/_User.');
   }
 }

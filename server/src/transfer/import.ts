@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type FileStrings, fileDataProblem, isObject } from '@bds/client/protocol';
 import type { Data } from '../data/data.ts';
-import { parseRestoredRow } from '../data/pipeline.ts';
+import { parseRestoredRow } from '../data/restored-row.ts';
 import { CHOSEN_OBJECT_ID } from '../data/write-body.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { ctxOf } from '../kernel/context.ts';

@@ -80,10 +80,21 @@ export interface SavedFilterStore {
   close(): void;
 }
 
+/** The console sessions as the API routes may read them (session.ts keeps them). */
+export interface ConsoleSessions {
+  /**
+   * Whether the console session of `req` still holds: the session middleware's check, without a
+   * cookie sent back (a long-lived stream asks again while its answer is under way).
+   */
+  holds(req: Request): Promise<boolean>;
+}
+
 export interface BffContext {
   apps: AppRegistry;
   audit: AuditLog;
   filters: SavedFilterStore;
+  /** Absent where routes are mounted without the session middleware (route tests). */
+  sessions?: ConsoleSessions;
 }
 
 /** Set by the session middleware on every authenticated request. */

@@ -1,11 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { enableRealtime } from '@bds/client';
+import { ErrorCode } from '@bds/client/protocol';
 import express, { type ErrorRequestHandler, type Express, type Router } from 'express';
 import type { DestinationStream, Logger } from 'pino';
 import { createAppRegistry } from './apps.ts';
 import { openAuditLog } from './audit/index.ts';
 import type { AuditLog, BffContext } from './context.ts';
-import { BffCode, sendError } from './errors.ts';
+import { sendError } from './errors.ts';
 import { createLogger, requestLogger } from './logger.ts';
 import { type BffOptions, type BffOptionsInput, validateBffOptions } from './options.ts';
 import { registerApiRoutes as defaultApiRoutes } from './routes/index.ts';
@@ -43,8 +45,6 @@ export interface Bff {
 
 /** Node's largest request line plus headers (its default `maxHeaderSize`). */
 const MAX_HEADER_BYTES = 16 * 1024;
-/** The service's code for an oversized request (ErrorCode.OBJECT_TOO_LARGE). */
-const OBJECT_TOO_LARGE = 116;
 
 /**
  * Requests Node refuses before Express sees them (request line and headers over 16 KB, malformed
@@ -60,10 +60,10 @@ function answerClientErrors(server: Server): void {
     const body = JSON.stringify(
       tooLarge
         ? {
-            code: OBJECT_TOO_LARGE,
+            code: ErrorCode.OBJECT_TOO_LARGE,
             error: `The request line and headers exceed the limit of ${MAX_HEADER_BYTES} bytes.`,
           }
-        : { code: BffCode.badRequest, error: 'The request is not valid HTTP.' },
+        : { code: ErrorCode.INVALID_JSON, error: 'The request is not valid HTTP.' },
     );
     const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
     socket.end(
@@ -75,9 +75,9 @@ function answerClientErrors(server: Server): void {
 
 const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
   if (err?.type === 'entity.parse.failed')
-    return sendError(res, 400, BffCode.badRequest, 'Invalid JSON body.');
+    return sendError(res, 400, ErrorCode.INVALID_JSON, 'Invalid JSON body.');
   if (err?.type === 'entity.too.large')
-    return sendError(res, 413, BffCode.badRequest, 'Request body too large.');
+    return sendError(res, 413, ErrorCode.INVALID_JSON, 'Request body too large.');
   next(err);
 };
 
@@ -95,11 +95,13 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
   const audit = deps.audit ?? openAuditLog(options.dataDir);
   const registerApiRoutes = deps.registerApiRoutes ?? defaultApiRoutes;
   const filters = openSavedFilters(options.dataDir);
-  const ctx: BffContext = { apps, audit, filters };
   const sessions = createSessions(options, deps.now, {
     info: (message) => logger.info(message),
     error: (message) => logger.error(message),
   });
+  const ctx: BffContext = { apps, audit, filters, sessions };
+  // The realtime inspector opens the client library's realtime connections (off until enabled).
+  enableRealtime();
 
   const app = express();
   app.disable('x-powered-by');
@@ -118,7 +120,7 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
   sessions.registerAdminRoutes(bff);
   bff.use('/apps/:appId', appAccessGuard);
   await registerApiRoutes(bff, ctx);
-  bff.use((_req, res) => sendError(res, 404, BffCode.badRequest, 'No such console route.'));
+  bff.use((_req, res) => sendError(res, 404, ErrorCode.INVALID_JSON, 'No such console route.'));
   app.use('/bff', bff);
 
   serveSpa(app, options.webDist);
@@ -128,9 +130,9 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
       typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
     if (res.headersSent) return;
-    if (status === 404) return sendError(res, 404, BffCode.badRequest, 'Not found.');
-    if (status === 500) return sendError(res, 500, BffCode.internal, 'Internal server error.');
-    sendError(res, status, BffCode.badRequest, 'Bad request.');
+    if (status === 404) return sendError(res, 404, ErrorCode.INVALID_JSON, 'Not found.');
+    if (status === 500) return sendError(res, 500, ErrorCode.INTERNAL_SERVER_ERROR, 'Internal server error.');
+    sendError(res, status, ErrorCode.INVALID_JSON, 'Bad request.');
   };
   app.use(errors);
 

@@ -1,8 +1,9 @@
+import { ErrorCode } from '@bds/client/protocol';
 import type { Request, RequestHandler } from 'express';
 import helmet from 'helmet';
 import { consoleRequestRefusal, SAFE_METHODS } from './capabilities.ts';
 import { type ConsoleUser, consoleUserOf } from './context.ts';
-import { BffCode, sendError } from './errors.ts';
+import { sendError } from './errors.ts';
 
 /** Header the SPA sets on every state-changing request; a cross-site form cannot set it. */
 export const CSRF_HEADER = 'X-Console-CSRF';
@@ -60,14 +61,19 @@ export const csrfGuard: RequestHandler = (req, res, next) => {
     return sendError(
       res,
       403,
-      BffCode.forbidden,
+      ErrorCode.OPERATION_FORBIDDEN,
       `Cross-site request refused: missing ${CSRF_HEADER} header.`,
     );
   }
   const origin = requestOrigin(req);
   const expected = `${req.protocol}://${req.host}`;
   if (origin !== expected) {
-    return sendError(res, 403, BffCode.forbidden, 'Cross-site request refused: origin does not match.');
+    return sendError(
+      res,
+      403,
+      ErrorCode.OPERATION_FORBIDDEN,
+      'Cross-site request refused: origin does not match.',
+    );
   }
   next();
 };
@@ -81,7 +87,7 @@ export { READ_ONLY_POSTS } from './capabilities.ts';
  */
 export const readOnlyGuard: RequestHandler = (req, res, next) => {
   const refusal = consoleRequestRefusal(consoleUserOf(req).role, req.method, req.path);
-  if (refusal) return sendError(res, 403, BffCode.forbidden, refusal);
+  if (refusal) return sendError(res, 403, ErrorCode.OPERATION_FORBIDDEN, refusal);
   next();
 };
 
@@ -93,7 +99,7 @@ export function mayOpenApp(user: ConsoleUser, appId: string): boolean {
 export const appAccessGuard: RequestHandler = (req, res, next) => {
   const appId = String(req.params.appId ?? '');
   if (!mayOpenApp(consoleUserOf(req), appId)) {
-    return sendError(res, 403, BffCode.forbidden, 'This console user has no access to this app.');
+    return sendError(res, 403, ErrorCode.OPERATION_FORBIDDEN, 'This console user has no access to this app.');
   }
   next();
 };

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ErrorCode } from '@bds/client/protocol';
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { getIronSession, type IronSession } from 'iron-session';
 import { Secret, TOTP } from 'otpauth';
 import { z } from 'zod';
 import { ConsoleUserDirectory } from './console-users.ts';
-import { type ConsoleUser, consoleUserOf } from './context.ts';
-import { BffCode, sendError } from './errors.ts';
+import { type ConsoleSessions, type ConsoleUser, consoleUserOf } from './context.ts';
+import { sendError } from './errors.ts';
 import type { BffOptions, ConsoleUserConfig } from './options.ts';
 import { verifyPassword } from './passwords.ts';
 import { LoginThrottle } from './throttle.ts';
@@ -180,7 +181,7 @@ export function publicUser(user: ConsoleUserConfig): ConsoleUser {
       };
 }
 
-export interface Sessions {
+export interface Sessions extends ConsoleSessions {
   /** POST /login, POST /logout (ends this session), GET /session on the /bff router. */
   registerRoutes(router: Router): void;
   /**
@@ -289,9 +290,16 @@ export function createSessions(
     return publicUser(user);
   };
 
+  /**
+   * Takes the cookie a session check would set and drops it: `holds` runs while the request's
+   * own answer is already under way (its headers sent).
+   */
+  const withoutCookies = () =>
+    ({ headersSent: false, getHeader: () => undefined, setHeader: () => undefined }) as unknown as Response;
+
   const requireUser: RequestHandler = async (req, res, next) => {
     const user = await current(req, res);
-    if (typeof user === 'string') return sendError(res, 401, BffCode.forbidden, user);
+    if (typeof user === 'string') return sendError(res, 401, ErrorCode.OPERATION_FORBIDDEN, user);
     (req as Request & { consoleUser?: ConsoleUser }).consoleUser = user;
     next();
   };
@@ -301,7 +309,7 @@ export function createSessions(
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const field = issue.path.join('.') || 'body';
-      return sendError(res, 400, BffCode.badRequest, `Invalid login request: ${field} ${issue.message}.`);
+      return sendError(res, 400, ErrorCode.INVALID_JSON, `Invalid login request: ${field} ${issue.message}.`);
     }
     const { username, password: given, totp } = parsed.data;
     const keys = [`ip:${req.ip ?? 'unknown'}`, `user:${username.toLowerCase()}`];
@@ -311,7 +319,7 @@ export function createSessions(
       return sendError(
         res,
         429,
-        BffCode.throttled,
+        ErrorCode.REQUEST_LIMIT_EXCEEDED,
         `Too many login attempts; try again in ${wait} second${wait === 1 ? '' : 's'}.`,
       );
     }
@@ -320,14 +328,14 @@ export function createSessions(
     const ok = await verifyPassword(given, user?.passwordHash);
     if (!ok || !user) {
       throttle.failure(keys);
-      return sendError(res, 401, BffCode.invalidLogin, 'Invalid username or password.');
+      return sendError(res, 401, ErrorCode.OBJECT_NOT_FOUND, 'Invalid username or password.');
     }
     if (user.mfaSecret) {
       if (!totp) return res.json({ mfaRequired: true });
       const step = validTotpStep(user.mfaSecret, totp);
       if (step === null || step <= (lastTotpStep.get(user.username) ?? -1)) {
         throttle.failure(keys);
-        return sendError(res, 401, BffCode.invalidLogin, 'Invalid authentication code.');
+        return sendError(res, 401, ErrorCode.OBJECT_NOT_FOUND, 'Invalid authentication code.');
       }
       lastTotpStep.set(user.username, step);
     }
@@ -345,6 +353,7 @@ export function createSessions(
 
   return {
     requireUser,
+    holds: async (req) => typeof (await current(req, withoutCookies())) !== 'string',
     close: () => users.close(),
     registerRoutes(router) {
       router.post('/login', login);
@@ -356,7 +365,7 @@ export function createSessions(
       });
       router.get('/session', async (req, res) => {
         const user = await current(req, res);
-        if (typeof user === 'string') return sendError(res, 401, BffCode.forbidden, user);
+        if (typeof user === 'string') return sendError(res, 401, ErrorCode.OPERATION_FORBIDDEN, user);
         res.json({ user });
       });
     },

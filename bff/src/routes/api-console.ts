@@ -1,10 +1,10 @@
 import { BdsClientError, type Client, ConnectionError, type Result } from '@bds/client';
-import { HEADERS } from '@bds/client/protocol';
+import { ErrorCode, HEADERS } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import { apiConsoleRefusal } from '../capabilities.ts';
 import type { BffContext } from '../context.ts';
-import { type AppScope, appRoute, BffError, bodyOf, Code, hideCredentials, parse, unwrap } from './http.ts';
+import { type AppScope, appRoute, BffError, bodyOf, hideCredentials, parse, unwrap } from './http.ts';
 import { jsonObject, objectId } from './schemas-edge.ts';
 
 /**
@@ -73,7 +73,12 @@ const BODY_OVERRIDES = [
   '_InstallationId',
 ];
 
-const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/**
+ * A query-string parameter the API console passes on (`where`, `limit`, a function's own): letters,
+ * digits and `_`, not starting with a digit, at most 64 characters. The console's own bound on
+ * what it forwards, not a name the protocol defines.
+ */
+const isParameterName = (name: string): boolean => name.length <= 64 && /^[A-Za-z_]\w*$/.test(name);
 const paramValue = z.union([
   z.string().max(100_000),
   z.number(),
@@ -99,7 +104,7 @@ export const apiCallBody = z
   })
   .superRefine((call, ctx) => {
     for (const name of Object.keys(call.query)) {
-      if (!PARAM_NAME.test(name))
+      if (!isParameterName(name))
         ctx.addIssue({
           code: 'custom',
           path: ['query'],
@@ -217,7 +222,7 @@ async function evaluate(client: Client, call: ApiCall): Promise<EvaluateAnswer> 
     const who = call.as.kind === 'user' ? 'as a user' : 'as anonymous (writes)';
     throw new BffError(
       400,
-      Code.INVALID_JSON,
+      ErrorCode.INVALID_JSON,
       `A call ${who} supports only these paths: ${EVALUATE_PATHS}. Send ${call.method} ${call.path} as master.`,
     );
   }
@@ -329,7 +334,7 @@ export function registerApiConsoleRoutes(router: express.Router, ctx: BffContext
     appRoute(ctx, {}, async (s) => {
       const raw = bodyOf(s.req) as { method?: unknown; path?: unknown } | null;
       const refusal = apiConsoleRefusal(s.user.role, raw?.method, raw?.path);
-      if (refusal) throw new BffError(403, Code.FORBIDDEN, refusal);
+      if (refusal) throw new BffError(403, ErrorCode.OPERATION_FORBIDDEN, refusal);
       const call = parse(apiCallBody, raw, 'API call');
       return send(s, call);
     }),

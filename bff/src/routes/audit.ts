@@ -1,7 +1,8 @@
+import { ErrorCode } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { AuditEntry, BffContext } from '../context.ts';
-import { BffError, Code, mayOpen, parse, plain } from './http.ts';
+import { BffError, mayOpen, parse, plain } from './http.ts';
 
 const isoTime = z
   .string()
@@ -30,7 +31,11 @@ export function registerAuditRoutes(router: express.Router, ctx: BffContext): vo
     plain(ctx, async ({ req, user }) => {
       const q = parse(auditQuery, req.query, 'audit query');
       if (q.app && !mayOpen(user, q.app)) {
-        throw new BffError(403, Code.FORBIDDEN, `Console user ${user.username} may not open app ${q.app}.`);
+        throw new BffError(
+          403,
+          ErrorCode.OPERATION_FORBIDDEN,
+          `Console user ${user.username} may not open app ${q.app}.`,
+        );
       }
       const limit = q.limit ?? 100;
       let results: AuditEntry[];

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@bds/client';
+import { FUNCTION_NAME_PATTERN } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
@@ -7,7 +8,7 @@ import { type AppScope, appRoute, bodyOf, param, parse, unwrap } from './http.ts
 import { readRow } from './rows.ts';
 import { className, jsonObject, objectId } from './schemas-edge.ts';
 
-const name = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,127}$/, 'must be a function or job name');
+const name = z.string().regex(FUNCTION_NAME_PATTERN, 'must be a function or job name');
 const runFunctionBody = z.strictObject({ params: jsonObject.default({}), userId: objectId.optional() });
 const runJobBody = z.strictObject({ params: jsonObject.default({}) });
 /** Most rows one "run on the selected rows" may name (one function call each). */

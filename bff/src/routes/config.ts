@@ -1,9 +1,10 @@
+import { CONFIG_PARAMETER_NAME_PATTERN } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
 import { appRoute, bodyOf, parse, unwrap } from './http.ts';
 
-const paramName = z.string().regex(/^[A-Za-z0-9_.-]{1,200}$/, 'must be a parameter name');
+const paramName = z.string().regex(CONFIG_PARAMETER_NAME_PATTERN, 'must be a parameter name');
 const configBody = z.strictObject({
   params: z.record(paramName, z.unknown()),
   masterKeyOnly: z.record(paramName, z.boolean()).optional(),

@@ -1,8 +1,9 @@
 import { AuthenticationError, ServerError } from '@bds/client';
+import { ErrorCode } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { appRoute, BffError, bodyOf, Code, parse } from './http.ts';
+import { appRoute, BffError, bodyOf, parse } from './http.ts';
 
 /**
  * A path the API console may call: relative to the service's mount path, no scheme, host,
@@ -44,9 +45,9 @@ export function registerConsoleRoutes(router: express.Router, ctx: BffContext): 
     appRoute(ctx, { write: true }, async (s) => {
       const call = parse(consoleBody, bodyOf(s.req), 'API console call');
       const problem = checkConsolePath(call.path);
-      if (problem) throw new BffError(400, Code.INVALID_JSON, problem);
+      if (problem) throw new BffError(400, ErrorCode.INVALID_JSON, problem);
       if (call.method === 'GET' && call.body !== undefined) {
-        throw new BffError(400, Code.INVALID_JSON, 'A GET call takes no body (use "query").');
+        throw new BffError(400, ErrorCode.INVALID_JSON, 'A GET call takes no body (use "query").');
       }
       let answer: { status: number; body: unknown };
       try {

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { ErrorCode, foreignFileNameText, isIssuedFileName, storedFileHeaders } from '@bds/client/protocol';
 import type express from 'express';
 import type { BffContext } from '../context.ts';
-import { appRoute, BffError, Code, param, unwrap } from './http.ts';
+import { appRoute, BffError, param, unwrap } from './http.ts';
 
 /** The header the console sends a file's own type in (its Content-Type stays octet-stream, so no body parser touches it). */
 export const UPLOAD_TYPE_HEADER = 'x-upload-content-type';
@@ -37,7 +37,7 @@ export function registerFileRoutes(router: express.Router, ctx: BffContext): voi
       if (s.req.readableEnded || (s.req as { _body?: boolean })._body) {
         throw new BffError(
           400,
-          Code.INVALID_JSON,
+          ErrorCode.INVALID_JSON,
           'Send the file as application/octet-stream with X-Upload-Content-Type.',
         );
       }

@@ -1,7 +1,8 @@
+import { ErrorCode } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { type AppScope, appRoute, BffError, bodyOf, Code, param, parse } from './http.ts';
+import { type AppScope, appRoute, BffError, bodyOf, param, parse } from './http.ts';
 import { classOf } from './rows.ts';
 import { jsonObject } from './schemas-edge.ts';
 
@@ -48,11 +49,11 @@ export function registerFilterRoutes(router: express.Router, ctx: BffContext): v
     const found = ctx.filters.get(s.appId, id);
     // Another user's unshared filter is not theirs to know of.
     if (!found || found.className !== cls || (found.owner !== s.user.username && !found.shared))
-      throw new BffError(404, Code.OBJECT_NOT_FOUND, `No saved filter ${id} on ${cls}.`);
+      throw new BffError(404, ErrorCode.OBJECT_NOT_FOUND, `No saved filter ${id} on ${cls}.`);
     if (found.owner !== s.user.username)
       throw new BffError(
         403,
-        Code.FORBIDDEN,
+        ErrorCode.OPERATION_FORBIDDEN,
         `Only ${found.owner}, who saved the filter "${found.name}", may ${what} it.`,
       );
     return found;

@@ -9,20 +9,11 @@ import {
   type Result,
   ServerError,
 } from '@bds/client';
-import { CREDENTIAL_FIELDS } from '@bds/client/protocol';
+import { CREDENTIAL_FIELDS, ErrorCode } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import { answerFor, type Capability, CHANGE_REFUSAL, queryRefusal, roleMay } from '../capabilities.ts';
 import { type BffContext, type ConsoleUser, consoleUserOf } from '../context.ts';
-
-/** Protocol codes the bff itself answers with (same table as the service). */
-export const Code = {
-  INTERNAL: 1,
-  CONNECTION_FAILED: 100,
-  OBJECT_NOT_FOUND: 101,
-  INVALID_JSON: 107,
-  FORBIDDEN: 119,
-} as const;
 
 /** A bff error in the service's `{code, error}` shape. */
 export class BffError extends Error {
@@ -94,40 +85,40 @@ export function hideCredentials<T>(value: T): T {
 /** The answer for a client-library result: the data, or the service's `{code, error}`. */
 export function unwrap<T>(res: Result<T>): T {
   if (res.success) return res.data;
-  const status = res.status === 404 || res.code === Code.OBJECT_NOT_FOUND ? 404 : 400;
+  const status = res.status === 404 || res.code === ErrorCode.OBJECT_NOT_FOUND ? 404 : 400;
   throw new ServiceError(status, res.code, res.error);
 }
 
 /** Maps anything thrown inside a route to `{status, code, error}`. */
 export function errorAnswer(err: unknown): { status: number; code: number; error: string } {
   if (err instanceof BffError) return { status: err.status, code: err.code, error: err.message };
-  if (err instanceof z.ZodError) return { status: 400, code: Code.INVALID_JSON, error: zodText(err) };
+  if (err instanceof z.ZodError) return { status: 400, code: ErrorCode.INVALID_JSON, error: zodText(err) };
   if (err instanceof ConnectionError) {
     return {
       status: 502,
-      code: Code.CONNECTION_FAILED,
+      code: ErrorCode.CONNECTION_FAILED,
       error: 'The data service is unreachable.',
     };
   }
   if (err instanceof InvalidSessionError) {
-    return { status: 400, code: err.code ?? 209, error: err.message };
+    return { status: 400, code: err.code ?? ErrorCode.INVALID_SESSION_TOKEN, error: err.message };
   }
   if (err instanceof AuthenticationError) {
     // The bff's own credentials were refused by the service: a gateway problem, not the user's.
     return {
       status: 502,
-      code: err.code ?? Code.FORBIDDEN,
+      code: err.code ?? ErrorCode.OPERATION_FORBIDDEN,
       error: `The data service refused the console's credentials: ${err.message}`,
     };
   }
   if (err instanceof ServerError) {
-    return { status: 502, code: err.code ?? Code.INTERNAL, error: err.message };
+    return { status: 502, code: err.code ?? ErrorCode.INTERNAL_SERVER_ERROR, error: err.message };
   }
-  if (err instanceof ArgumentError) return { status: 400, code: Code.INVALID_JSON, error: err.message };
+  if (err instanceof ArgumentError) return { status: 400, code: ErrorCode.INVALID_JSON, error: err.message };
   if (err instanceof BdsClientError) {
-    return { status: 502, code: err.code ?? Code.INTERNAL, error: err.message };
+    return { status: 502, code: err.code ?? ErrorCode.INTERNAL_SERVER_ERROR, error: err.message };
   }
-  return { status: 500, code: Code.INTERNAL, error: 'Internal server error.' };
+  return { status: 500, code: ErrorCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' };
 }
 
 export function zodText(err: z.ZodError): string {
@@ -139,7 +130,7 @@ export function zodText(err: z.ZodError): string {
 /** Parses `input` with `schema`; a failure answers 400 `{code: 107, error}` naming the field. */
 export function parse<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const r = schema.safeParse(input);
-  if (!r.success) throw new BffError(400, Code.INVALID_JSON, `Invalid ${what}: ${zodText(r.error)}`);
+  if (!r.success) throw new BffError(400, ErrorCode.INVALID_JSON, `Invalid ${what}: ${zodText(r.error)}`);
   return r.data;
 }
 
@@ -186,7 +177,7 @@ export function mayOpen(user: ConsoleUser, appId: string): boolean {
 
 /** Throws the console's 403 when `user`'s role lacks `capability`; `refusal` is the text. */
 export function demand(user: ConsoleUser, capability: Capability, refusal = CHANGE_REFUSAL): void {
-  if (!roleMay(user.role, capability)) throw new BffError(403, Code.FORBIDDEN, refusal);
+  if (!roleMay(user.role, capability)) throw new BffError(403, ErrorCode.OPERATION_FORBIDDEN, refusal);
 }
 
 /**
@@ -196,7 +187,7 @@ export function demand(user: ConsoleUser, capability: Capability, refusal = CHAN
 export function demandQueryAllowed(user: ConsoleUser, req: express.Request): void {
   const body = req.body as { query?: unknown } | undefined;
   const refusal = queryRefusal(user.role, req.query) ?? queryRefusal(user.role, body?.query);
-  if (refusal) throw new BffError(403, Code.FORBIDDEN, refusal);
+  if (refusal) throw new BffError(403, ErrorCode.OPERATION_FORBIDDEN, refusal);
 }
 
 /** A route that is not about one app (`/apps`, `/audit`). */
@@ -236,9 +227,13 @@ export function appRoute(
       if (options.write) demand(user, 'write');
       demandQueryAllowed(user, req);
       const appId = String(req.params.appId ?? '');
-      if (!ctx.apps.has(appId)) throw new BffError(404, Code.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
+      if (!ctx.apps.has(appId)) throw new BffError(404, ErrorCode.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
       if (!mayOpen(user, appId)) {
-        throw new BffError(403, Code.FORBIDDEN, `Console user ${user.username} may not open app ${appId}.`);
+        throw new BffError(
+          403,
+          ErrorCode.OPERATION_FORBIDDEN,
+          `Console user ${user.username} may not open app ${appId}.`,
+        );
       }
       const client = ctx.apps.clientFor(appId);
       const audit = (action: string, target: string, before: unknown, after: unknown) =>

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { BATCH_SEGMENT, type BatchItem, type BatchRequest, Client } from '@bds/client';
-import { SCHEMA_FIELD_TYPES } from '@bds/client/protocol';
+import { ErrorCode, SCHEMA_FIELD_TYPES } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { type AppScope, appRoute, BffError, bodyOf, Code, param, parse, unwrap } from './http.ts';
+import { type AppScope, appRoute, BffError, bodyOf, param, parse, unwrap } from './http.ts';
 import { BULK_MAX, classOf, rowTarget } from './rows.ts';
 import { readSchema } from './schemas.ts';
 import { className, fieldName, jsonObject } from './schemas-edge.ts';
@@ -177,7 +177,11 @@ export function registerImportRoutes(router: express.Router, ctx: BffContext): v
     const imp = open.get(param(s.req, 'importId'));
     // Another user's (or app's, or class's) import is as unknown as a finished one.
     if (!imp || imp.user !== s.user.username || imp.appId !== s.appId || imp.className !== cls)
-      throw new BffError(404, Code.OBJECT_NOT_FOUND, 'No such import in progress (finished or expired).');
+      throw new BffError(
+        404,
+        ErrorCode.OBJECT_NOT_FOUND,
+        'No such import in progress (finished or expired).',
+      );
     return imp;
   };
 
@@ -252,7 +256,7 @@ export function registerImportRoutes(router: express.Router, ctx: BffContext): v
       if (body.rejectedCount < body.rejected.length)
         throw new BffError(
           400,
-          Code.INVALID_JSON,
+          ErrorCode.INVALID_JSON,
           'Invalid import summary: rejectedCount is below the rows listed.',
         );
       keepRejected(imp, body.rejected, body.rejectedCount);

@@ -1,7 +1,8 @@
+import { ErrorCode } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
-import { appRoute, BffError, bodyOf, Code, parse, unwrap } from './http.ts';
+import { appRoute, BffError, bodyOf, parse, unwrap } from './http.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
 const pushBody = z.strictObject({
@@ -46,7 +47,7 @@ export function registerPushRoutes(router: express.Router, ctx: BffContext): voi
         try {
           where = jsonObject.parse(JSON.parse(q.where));
         } catch {
-          throw new BffError(400, Code.INVALID_JSON, 'Invalid audience: where must be a JSON object.');
+          throw new BffError(400, ErrorCode.INVALID_JSON, 'Invalid audience: where must be a JSON object.');
         }
       }
       const channels = q.channels

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
-import type { Client } from '@bds/client';
+import {
+  type Client,
+  type LiveEvent,
+  RealtimeConnection,
+  type RealtimeError,
+  type SubscribeOptions,
+  type WebSocketConstructor,
+} from '@bds/client';
+import { ANY_CLASS_NAME_PATTERN, ErrorCode } from '@bds/client/protocol';
 import type express from 'express';
 import WebSocket from 'ws';
 import { z } from 'zod';
@@ -8,7 +15,6 @@ import { answerFor } from '../capabilities.ts';
 import { type BffContext, consoleUserOf } from '../context.ts';
 import {
   BffError,
-  Code,
   demandQueryAllowed,
   errorAnswer,
   hideCredentials,
@@ -22,8 +28,8 @@ import {
 import { objectId } from './schemas-edge.ts';
 
 /**
- * The console's realtime inspector: the bff holds a WebSocket to the service's LiveQuery endpoint
- * and streams what it receives to the browser as server-sent events (the browser talks only to
+ * The console's realtime inspector: the bff holds a realtime connection of the client library to
+ * the service (docs/protocol.md#realtime-frames), one per stream, and streams what it receives to the browser as server-sent events (the browser talks only to
  * the bff; no key, no session token ever reaches it). Viewpoints: master (master key at connect),
  * anonymous (application keys only) or a chosen user, through a short-lived inspection session
  * created master-side without the user's password, marked `createdWith.action: 'inspect'` in
@@ -35,9 +41,6 @@ import { objectId } from './schemas-edge.ts';
  * object, original?, at}, `filtered` {eventId, op, objectId, reason, at}, `fail` {code, error}
  * (the stream ends after it), and `: ping` comments.
  */
-
-/** The service's LiveQuery path (its option `liveQuery.path`, default `/live`), at the server's root. */
-export const LIVE_PATH = '/live';
 
 /** Timings (tests shorten them). */
 export const realtimeTiming = {
@@ -52,18 +55,17 @@ export const realtimeTiming = {
 };
 
 const master = { useMasterKey: true } as const;
-const REQUEST_ID = 1;
 const FILTER_REASONS = new Set(['where', 'clp', 'acl', 'kind', 'session']);
 
+const className = z.string().regex(ANY_CLASS_NAME_PATTERN, 'must be a class name');
+
 const streamQuery = z.strictObject({
-  className: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be a class name'),
+  className,
   where: z.string().max(20_000).optional(),
   viewpoint: z.enum(['master', 'anonymous', 'user']).default('master'),
   userId: objectId.optional(),
   keys: z.string().max(2_000).optional(),
 });
-
-const className = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be a class name');
 
 interface TraceDelivery {
   clientId: number;
@@ -80,14 +82,25 @@ interface TraceEntry {
   deliveries: TraceDelivery[];
 }
 
-/** The WebSocket URL of the service behind a client (`ws(s)://host[:port]/live`). */
-export function liveUrl(client: Client): string {
-  const u = new URL(client.serverURL);
-  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-  u.pathname = LIVE_PATH;
-  u.search = '';
-  u.hash = '';
-  return u.toString();
+/** The socket to the service: no compression, and an opening handshake that gives up after 10 s. */
+class ServiceSocket extends WebSocket {
+  constructor(url: string) {
+    super(url, { perMessageDeflate: false, handshakeTimeout: 10_000 });
+  }
+}
+
+/**
+ * A realtime connection of its own for one stream (its clientId names the stream's deliveries in
+ * the trace): as master, or scoped (application keys; a subscription's session decides). It does
+ * not reconnect: a stream whose connection drops ends with a `fail` event.
+ */
+function openConnection(client: Client, viewpoint: 'master' | 'anonymous' | 'user'): RealtimeConnection {
+  return new RealtimeConnection(client, {
+    useMasterKey: viewpoint === 'master',
+    reconnect: false,
+    probe: false,
+    WebSocket: ServiceSocket as unknown as WebSocketConstructor,
+  });
 }
 
 /** A user's inspection session: made with the master key, without the user's password. */
@@ -114,36 +127,17 @@ async function openInspection(
 }
 
 /**
- * Whether the console session of `req` still holds: asks the bff itself (GET /bff/session with
- * the same cookie, on the socket the request came in on), so logout, "sign out everywhere" and
- * the timeouts end a stream exactly as they end any other request.
+ * Whether the console session of `req` still holds, read through the context's sessions (the
+ * check the session middleware makes), so logout, "sign out everywhere" and the timeouts end a
+ * stream as they end any other request. Only a definite "no" ends it: a failing check does not.
  */
-function sessionHolds(req: express.Request): Promise<boolean> {
-  const address = req.socket.localAddress ?? '127.0.0.1';
-  const host =
-    address.includes(':') && !address.startsWith('::ffff:')
-      ? `[${address}]`
-      : address.replace(/^::ffff:/, '');
-  return new Promise((resolve) => {
-    const r = httpRequest(
-      {
-        host: host.replace(/^\[|\]$/g, ''),
-        port: req.socket.localPort,
-        path: '/bff/session',
-        method: 'GET',
-        headers: { cookie: req.headers.cookie ?? '', host: req.headers.host ?? host },
-        timeout: 5_000,
-      },
-      (res) => {
-        res.resume();
-        // Only a definite 401 ends the stream; a transient failure does not.
-        resolve(res.statusCode !== 401);
-      },
-    );
-    r.on('timeout', () => r.destroy());
-    r.on('error', () => resolve(true));
-    r.end();
-  });
+async function consoleSessionHolds(ctx: BffContext, req: express.Request): Promise<boolean> {
+  if (!ctx.sessions) return true;
+  try {
+    return await ctx.sessions.holds(req);
+  } catch {
+    return true;
+  }
 }
 
 /** The open inspector streams of each bff, so that closing the bff can end them. */
@@ -169,9 +163,13 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
     const user = consoleUserOf(req);
     demandQueryAllowed(user, req);
     const appId = param(req, 'appId');
-    if (!ctx.apps.has(appId)) throw new BffError(404, Code.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
+    if (!ctx.apps.has(appId)) throw new BffError(404, ErrorCode.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
     if (!mayOpen(user, appId)) {
-      throw new BffError(403, Code.FORBIDDEN, `Console user ${user.username} may not open app ${appId}.`);
+      throw new BffError(
+        403,
+        ErrorCode.OPERATION_FORBIDDEN,
+        `Console user ${user.username} may not open app ${appId}.`,
+      );
     }
     return { user, appId, client: ctx.apps.clientFor(appId) };
   };
@@ -211,10 +209,9 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
     req.socket.setNoDelay(true);
 
     let ended = false;
-    let ws: WebSocket | undefined;
+    let connection: RealtimeConnection | undefined;
     let inspection: { objectId: string; token: string } | undefined;
     const timers: NodeJS.Timeout[] = [];
-    let clientId: number | undefined;
     const seen = new Set<string>();
     const seenOrder: string[] = [];
 
@@ -229,13 +226,7 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
       ended = true;
       streams.delete(end);
       for (const t of timers) clearInterval(t);
-      if (ws && ws.readyState !== WebSocket.CLOSED) {
-        try {
-          ws.close(1000);
-        } catch {
-          ws.terminate();
-        }
-      }
+      connection?.close();
       res.end();
       if (inspection) {
         const id = inspection.objectId;
@@ -263,15 +254,19 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
         try {
           parsed = JSON.parse(q.where);
         } catch {
-          throw new BffError(400, Code.INVALID_JSON, 'Invalid stream query: where is not JSON.');
+          throw new BffError(400, ErrorCode.INVALID_JSON, 'Invalid stream query: where is not JSON.');
         }
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          throw new BffError(400, Code.INVALID_JSON, 'Invalid stream query: where must be an object.');
+          throw new BffError(400, ErrorCode.INVALID_JSON, 'Invalid stream query: where must be an object.');
         }
         where = parsed as Record<string, unknown>;
       }
       if (q.viewpoint === 'user' && !q.userId) {
-        throw new BffError(400, Code.INVALID_JSON, 'Invalid stream query: a user viewpoint needs userId.');
+        throw new BffError(
+          400,
+          ErrorCode.INVALID_JSON,
+          'Invalid stream query: a user viewpoint needs userId.',
+        );
       }
       if (q.viewpoint === 'user' && q.userId) {
         unwrap(await client.get('_User', q.userId, { keys: 'objectId', ...master }));
@@ -292,26 +287,18 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
         });
       }
 
-      const o = client.options;
-      const connect: Record<string, unknown> = { op: 'connect', applicationId: o.applicationId };
-      if (q.viewpoint === 'master') connect.masterKey = o.masterKey;
-      else {
-        if (o.restAPIKey) connect.restAPIKey = o.restAPIKey;
-        if (o.javaScriptKey) connect.javascriptKey = o.javaScriptKey;
-        if (o.clientKey) connect.clientKey = o.clientKey;
-        if (inspection) connect.sessionToken = inspection.token;
-      }
-      const subscribe = {
-        op: 'subscribe',
-        requestId: REQUEST_ID,
-        query: {
-          className: q.className,
-          where,
-          ...(q.keys ? { keys: q.keys.split(',').filter(Boolean) } : {}),
-        },
-      };
+      const live = openConnection(client, q.viewpoint);
+      connection = live;
+      // A user viewpoint acts as its inspection session, the anonymous one as no session at all.
+      const actAs: SubscribeOptions =
+        q.viewpoint === 'master' ? {} : { sessionToken: inspection ? inspection.token : null };
+      const subscription = live.subscribe(
+        { className: q.className, where, ...(q.keys ? { keys: q.keys.split(',').filter(Boolean) } : {}) },
+        actAs,
+      );
 
       const pollTrace = async () => {
+        const clientId = live.clientId;
         if (ended || clientId === undefined) return;
         const r = await client.request<{ results: TraceEntry[] }>(
           'GET',
@@ -322,7 +309,7 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
         for (const entry of r.data.results ?? []) {
           if (seen.has(entry.eventId)) continue;
           const mine = entry.deliveries?.find(
-            (d) => d.clientId === clientId && String(d.requestId) === String(REQUEST_ID),
+            (d) => d.clientId === clientId && String(d.requestId) === String(subscription.requestId),
           );
           if (!mine) continue;
           seen.add(entry.eventId);
@@ -340,78 +327,68 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
         }
       };
 
-      ws = new WebSocket(liveUrl(client), { perMessageDeflate: false, handshakeTimeout: 10_000 });
-      ws.on('open', () => ws?.send(JSON.stringify(connect)));
-      ws.on('message', (raw) => {
-        let frame: Record<string, unknown>;
-        try {
-          frame = JSON.parse(String(raw));
-        } catch {
-          return;
-        }
-        switch (frame.op) {
-          case 'connected':
-            clientId = typeof frame.clientId === 'number' ? frame.clientId : undefined;
-            ws?.send(JSON.stringify(subscribe));
-            return;
-          case 'subscribed':
-            emit('ready', {
-              clientId,
-              className: q.className,
-              where,
-              viewpoint: q.viewpoint,
-              ...(q.userId ? { userId: q.userId } : {}),
-              ...(inspection ? { inspectionSession: inspection.objectId } : {}),
-            });
-            timers.push(
-              setInterval(() => {
-                pollTrace().catch(() => undefined);
-              }, realtimeTiming.traceMs),
-            );
-            return;
-          case 'create':
-          case 'update':
-          case 'delete':
-          case 'enter':
-          case 'leave':
-            emit('live', {
-              op: frame.op,
-              eventId: frame.eventId,
-              object: frame.object,
-              ...(frame.original ? { original: frame.original } : {}),
-              at: new Date().toISOString(),
-            });
-            return;
-          case 'error':
-            fail(
-              typeof frame.code === 'number' ? frame.code : Code.INTERNAL,
-              typeof frame.error === 'string' ? frame.error : 'Realtime error.',
-            );
-            return;
-          default:
-            return;
-        }
+      const sendLive = (event: LiveEvent) =>
+        emit('live', {
+          op: event.kind,
+          eventId: event.eventId,
+          object: event.object,
+          ...(event.original ? { original: event.original } : {}),
+          at: new Date().toISOString(),
+        });
+      const failWith = (error: RealtimeError) =>
+        fail(error.code ?? ErrorCode.INTERNAL_SERVER_ERROR, error.message);
+
+      let connected = false;
+      live.on('open', () => {
+        connected = true;
       });
-      ws.on('error', () =>
-        fail(Code.CONNECTION_FAILED, 'The data service realtime endpoint is unreachable.'),
-      );
-      ws.on('close', () => {
-        if (!ended) fail(Code.CONNECTION_FAILED, 'The data service closed the realtime connection.');
+      live.on('error', failWith);
+      live.on('close', () => {
+        if (ended) return;
+        // Closed before the service accepted the connect frame: it was never reached.
+        if (connected) fail(ErrorCode.CONNECTION_FAILED, 'The data service closed the realtime connection.');
+        else fail(ErrorCode.CONNECTION_FAILED, 'The data service realtime endpoint is unreachable.');
       });
+      subscription
+        .on('open', () => {
+          emit('ready', {
+            clientId: live.clientId,
+            className: q.className,
+            where,
+            viewpoint: q.viewpoint,
+            ...(q.userId ? { userId: q.userId } : {}),
+            ...(inspection ? { inspectionSession: inspection.objectId } : {}),
+          });
+          timers.push(
+            setInterval(() => {
+              pollTrace().catch(() => undefined);
+            }, realtimeTiming.traceMs),
+          );
+        })
+        .on('create', (_object, event) => sendLive(event))
+        .on('delete', (_object, event) => sendLive(event))
+        .on('update', (_object, _original, event) => sendLive(event))
+        .on('enter', (_object, _original, event) => sendLive(event))
+        .on('leave', (_object, _original, event) => sendLive(event))
+        .on('error', failWith);
 
       timers.push(
         setInterval(() => {
           if (!ended) res.write(': ping\n\n');
         }, realtimeTiming.heartbeatMs),
         setInterval(() => {
-          void sessionHolds(req).then((ok) => {
-            if (!ok) fail(209, 'The console session ended.');
+          void consoleSessionHolds(ctx, req).then((holds) => {
+            if (!holds) fail(ErrorCode.INVALID_SESSION_TOKEN, 'The console session ended.');
           });
         }, realtimeTiming.sessionCheckMs),
       );
       if (inspection) {
         const t = setTimeout(
-          () => fail(209, 'The inspection session expired; open the inspector again.'),
+          () =>
+            fail(
+              ErrorCode.INVALID_SESSION_TOKEN,
+              'The inspection session expired; open the inspector again.',
+            ),
           realtimeTiming.inspectionMs,
         );
         timers.push(t);

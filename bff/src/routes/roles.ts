@@ -1,3 +1,4 @@
+import { ROLE_NAME_PATTERN } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
@@ -10,7 +11,13 @@ const PARENT_SCAN_LIMIT = 200;
 const pointer = (className: string, id: string) => ({ __type: 'Pointer', className, objectId: id });
 
 const createRoleBody = z.strictObject({
-  name: z.string().regex(/^[0-9A-Za-z_\- ]{1,200}$/, 'must use letters, digits, spaces, _ and -'),
+  // The protocol's role name; the length cap is the bff's own bound on what it forwards.
+  name: z
+    .string()
+    .refine(
+      (name) => name.length <= 200 && ROLE_NAME_PATTERN.test(name),
+      'must use letters, digits, spaces, _ and -',
+    ),
   ACL: acl.optional(),
   users: z.array(objectId).max(1000).optional(),
   roles: z.array(objectId).max(1000).optional(),

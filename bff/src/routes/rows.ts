@@ -4,7 +4,16 @@ import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
 import { type AppScope, appRoute, BffError, bodyOf, hideCredentials, param, parse, unwrap } from './http.ts';
-import { acl, className, countQuery, findQuery, getQuery, jsonObject, objectId } from './schemas-edge.ts';
+import {
+  acl,
+  className,
+  countQuery,
+  findQuery,
+  getQuery,
+  isFieldName,
+  jsonObject,
+  objectId,
+} from './schemas-edge.ts';
 
 /** Most rows one bulk operation may touch (sent to /batch in segments of 50 by the client). */
 export const BULK_MAX = 1000;
@@ -12,7 +21,7 @@ export const BULK_MAX = 1000;
 const bulkDeleteBody = z.strictObject({ objectIds: z.array(objectId).min(1).max(BULK_MAX) });
 const bulkUpdateBody = z.strictObject({
   objectIds: z.array(objectId).min(1).max(BULK_MAX),
-  field: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,119}$|^ACL$/, 'must be a field name'),
+  field: z.string().refine((name) => name === 'ACL' || isFieldName(name), 'must be a field name'),
   value: z.unknown(),
 });
 const bulkCreateBody = z.strictObject({ rows: z.array(jsonObject).min(1).max(BULK_MAX) });
@@ -43,7 +52,7 @@ export async function readRow(
 ): Promise<Record<string, unknown> | null> {
   const res = await client.get<Record<string, unknown>>(cls, id, { useMasterKey: true });
   if (res.success) return res.data;
-  if (res.code === 101) return null;
+  if (res.code === ErrorCode.OBJECT_NOT_FOUND) return null;
   return unwrap(res);
 }
 

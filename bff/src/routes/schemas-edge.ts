@@ -1,14 +1,25 @@
+import {
+  ANY_CLASS_NAME_PATTERN,
+  FIELD_NAME_PATTERN,
+  MAX_FIELD_NAME,
+  OBJECT_ID_PATTERN,
+} from '@bds/client/protocol';
 import { z } from 'zod';
 
-/** zod schemas shared by the route modules: the edge of the bff. */
+/**
+ * zod schemas shared by the route modules: the edge of the bff. Names and ids follow the
+ * protocol's rules (docs/protocol.md#wire-values), so the bff refuses what the service would.
+ */
 
 export const className = z
   .string()
-  .regex(/^_?[A-Za-z][A-Za-z0-9_]{0,119}$/, 'must be a class name (letters, digits, underscores)');
-export const objectId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be an object id');
-export const fieldName = z
-  .string()
-  .regex(/^[A-Za-z][A-Za-z0-9_]{0,119}$/, 'must be a field name (letters, digits, underscores)');
+  .regex(ANY_CLASS_NAME_PATTERN, 'must be a class name (letters, digits, underscores)');
+export const objectId = z.string().regex(OBJECT_ID_PATTERN, 'must be an object id');
+const FIELD_NAME_TEXT = 'must be a field name (letters, digits, underscores)';
+/** Whether `name` is a top-level field name by the protocol's pattern and length. */
+export const isFieldName = (name: string): boolean =>
+  FIELD_NAME_PATTERN.test(name) && name.length <= MAX_FIELD_NAME;
+export const fieldName = z.string().refine(isFieldName, FIELD_NAME_TEXT);
 export const jsonObject = z.record(z.string(), z.unknown());
 
 export const aclEntry = z.strictObject({ read: z.boolean().optional(), write: z.boolean().optional() });

@@ -1,5 +1,5 @@
 import type { Client } from '@bds/client';
-import { SCHEMA_FIELD_TYPES } from '@bds/client/protocol';
+import { ErrorCode, INDEX_NAME_PATTERN, SCHEMA_FIELD_TYPES } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
@@ -26,7 +26,10 @@ const fieldSpec = z
 const indexSpec = z
   .record(fieldName, z.union([z.literal(1), z.literal(-1)]))
   .refine((v) => Object.keys(v).length > 0, { message: 'an index needs at least one field' });
-const indexName = z.string().regex(/^[A-Za-z0-9_]{1,120}$/, 'must be an index name');
+/** The protocol's index name; the length cap is the bff's own bound on what it forwards. */
+const indexName = z
+  .string()
+  .refine((name) => name.length <= 120 && INDEX_NAME_PATTERN.test(name), 'must be an index name');
 const clp = jsonObject;
 
 const createClassBody = z.strictObject({
@@ -59,7 +62,12 @@ export async function readSchema(client: Client, cls: string): Promise<SchemaDoc
     useMasterKey: true,
   });
   if (res.success) return res.data;
-  if (res.code === 103 || res.status === 400 || res.code === 101) return null;
+  if (
+    res.code === ErrorCode.INVALID_CLASS_NAME ||
+    res.status === 400 ||
+    res.code === ErrorCode.OBJECT_NOT_FOUND
+  )
+    return null;
   return unwrap(res);
 }
 

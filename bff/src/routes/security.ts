@@ -1,3 +1,4 @@
+import { ROLE_NAME_PATTERN } from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
@@ -11,7 +12,10 @@ import { acl, className, jsonObject, objectId } from './schemas-edge.ts';
  * readOnlyGuard), evaluate with reads only and impact without role changes.
  */
 
-const roleName = z.string().regex(/^[0-9A-Za-z_\- ]{1,200}$/, 'must be a role name');
+/** The protocol's role name; the length cap is the bff's own bound on what it forwards. */
+const roleName = z
+  .string()
+  .refine((name) => name.length <= 200 && ROLE_NAME_PATTERN.test(name), 'must be a role name');
 
 export const viewpoint = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('user'), userId: objectId }),

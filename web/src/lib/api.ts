@@ -3,6 +3,7 @@
  * cookie. State-changing requests carry the CSRF header the bff requires. Errors arrive as
  * `{code, error}` (the service's and the bff's) and are thrown as an ApiError.
  */
+import { ErrorCode } from '@bds/client/protocol';
 
 export const BFF_BASE = '/bff';
 export const CSRF_HEADER = 'X-Console-CSRF';
@@ -93,7 +94,7 @@ export async function apiFetch<T>(path: string, init: ApiRequest = {}): Promise<
       }));
   } catch (err) {
     if ((err as Error)?.name === 'AbortError') throw err;
-    throw new ApiError(0, 100, 'The console backend is unreachable.');
+    throw new ApiError(0, ErrorCode.CONNECTION_FAILED, 'The console backend is unreachable.');
   }
   const text = await res.text();
   let data: unknown;
@@ -104,7 +105,12 @@ export async function apiFetch<T>(path: string, init: ApiRequest = {}): Promise<
   }
   if (!res.ok) {
     const e = (data ?? {}) as { code?: unknown; error?: unknown };
-    const code = typeof e.code === 'number' ? e.code : res.status >= 500 ? 1 : 107;
+    const code =
+      typeof e.code === 'number'
+        ? e.code
+        : res.status >= 500
+          ? ErrorCode.INTERNAL_SERVER_ERROR
+          : ErrorCode.INVALID_JSON;
     const error = typeof e.error === 'string' ? e.error : `${res.status} ${res.statusText}`.trim();
     if (res.status === 401 && path !== '/login') for (const l of unauthorizedListeners) l();
     throw new ApiError(res.status, code, error);

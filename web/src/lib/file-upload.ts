@@ -1,5 +1,5 @@
 /** A file uploaded to the app through the bff: the Files section's uploads and a row's File cell. */
-import { toUploadName } from '@bds/client/protocol';
+import { ErrorCode, toUploadName } from '@bds/client/protocol';
 import { ApiError, bffUrl, CSRF_HEADER, seg } from './api.ts';
 
 /**
@@ -30,9 +30,17 @@ export function uploadFile(
       if (xhr.status === 201 && data.name && data.url) {
         onProgress(1);
         resolve({ name: data.name, url: data.url });
-      } else reject(new ApiError(xhr.status, data.code ?? 1, data.error ?? `Upload failed (${xhr.status}).`));
+      } else
+        reject(
+          new ApiError(
+            xhr.status,
+            data.code ?? ErrorCode.INTERNAL_SERVER_ERROR,
+            data.error ?? `Upload failed (${xhr.status}).`,
+          ),
+        );
     };
-    xhr.onerror = () => reject(new ApiError(0, 100, 'The console backend is unreachable.'));
+    xhr.onerror = () =>
+      reject(new ApiError(0, ErrorCode.CONNECTION_FAILED, 'The console backend is unreachable.'));
     xhr.send(file);
   });
 }

@@ -47,7 +47,7 @@ export function isEditableField(className: string, field: string, type: FieldTyp
 
 export const isSystemClass = (name: string): boolean => name.startsWith('_');
 
-import { isCredentialField, isObject as isPlainObject } from '@bds/client/protocol';
+import { isCredentialField, isObject as isPlainObject, OBJECT_ID_PATTERN } from '@bds/client/protocol';
 
 export { isPlainObject };
 
@@ -173,8 +173,6 @@ export const NOTHING_TYPED = 'Nothing typed: use Unset to remove the value.';
 
 /** A decimal number as people type it: no hex, no separators, no second sign. */
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
-/** The characters of an objectId (the service's ids, and the ids a master key may choose). */
-const OBJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Reads the text of an editor as a value of the field's type, or says why it cannot. Empty text
@@ -243,7 +241,7 @@ export function parseEdit(type: FieldType, text: string, targetClass?: string): 
 
 function pointerTo(targetClass: string | undefined, objectId: string): ParseResult {
   if (!targetClass) return { ok: false, error: 'pointer without a target class' };
-  if (!OBJECT_ID.test(objectId)) return { ok: false, error: `"${objectId}" is not an objectId` };
+  if (!OBJECT_ID_PATTERN.test(objectId)) return { ok: false, error: `"${objectId}" is not an objectId` };
   return { ok: true, value: { __type: 'Pointer', className: targetClass, objectId } };
 }
 

@@ -1,3 +1,4 @@
+import { CONFIG_PARAMETER_NAME_PATTERN } from '@bds/client/protocol';
 import { type FormEvent, useId, useMemo, useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
@@ -18,8 +19,6 @@ interface DraftRow {
   deleted: boolean;
   isNew: boolean;
 }
-
-const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 
 function rowsOf(doc: ConfigDoc): DraftRow[] {
   return Object.keys(doc.params)
@@ -76,7 +75,7 @@ export function ConfigEditor({ appId, doc, canWrite }: { appId: string; doc: Con
   const addRow = (e: FormEvent) => {
     e.preventDefault();
     const name = newName.trim();
-    if (!NAME.test(name)) {
+    if (!CONFIG_PARAMETER_NAME_PATTERN.test(name)) {
       toast.error(new Error('Use 1-200 letters, digits, "_", "." or "-".'), 'Invalid parameter name');
       return;
     }

@@ -4,7 +4,13 @@
  * File cell uploads (or replaces) its file: both go through the same edit as every other cell,
  * so "View as" makes them dry runs with that viewpoint's permissions, like any grid write.
  */
-import { isIssuedFileName, toUploadName, uploadNameOf } from '@bds/client/protocol';
+import {
+  ErrorCode,
+  isIssuedFileName,
+  OBJECT_ID_PATTERN,
+  toUploadName,
+  uploadNameOf,
+} from '@bds/client/protocol';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { QueryState } from '../../../components/query-state.tsx';
@@ -20,7 +26,6 @@ export const hasOwnEditor = (type: FieldType): boolean => type === 'Relation' ||
 /** How many members the relation editor lists. */
 export const MEMBERS_SHOWN = 20;
 
-const OBJECT_ID = /^[A-Za-z0-9]{1,32}$/;
 const box =
   'absolute left-0 top-0 z-30 w-80 space-y-1 rounded border border-blue-500 bg-white p-2 text-xs shadow-lg dark:bg-gray-900';
 
@@ -97,12 +102,14 @@ function RelationEditor({ appId, className, row, field, targetClass = '', apply,
   };
   const add = async () => {
     const wanted = id.trim();
-    if (!OBJECT_ID.test(wanted)) return setProblem(`Type the objectId of a ${targetClass} row.`);
+    if (!OBJECT_ID_PATTERN.test(wanted)) return setProblem(`Type the objectId of a ${targetClass} row.`);
     try {
       await dataApi.get(appId, targetClass, wanted);
     } catch (err) {
       return setProblem(
-        isApiError(err) && err.code === 101 ? `No ${targetClass} row ${wanted}.` : errorText(err),
+        isApiError(err) && err.code === ErrorCode.OBJECT_NOT_FOUND
+          ? `No ${targetClass} row ${wanted}.`
+          : errorText(err),
       );
     }
     await change('AddRelation', wanted);

@@ -2,6 +2,7 @@
  * Row detail panel: every field (editable, as in the grid), the raw JSON, the ACL and the rows
  * that point to this one. Escape closes it.
  */
+import { ErrorCode } from '@bds/client/protocol';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
@@ -66,7 +67,8 @@ export function RowDetail({
     retry: viewpoint ? false : 3,
   });
   // Read before and now not found: deleted. Its fields and edit links go; the route closes the panel.
-  const gone = !viewpoint && isApiError(q.error) && q.error.code === 101 && q.data !== undefined;
+  const gone =
+    !viewpoint && isApiError(q.error) && q.error.code === ErrorCode.OBJECT_NOT_FOUND && q.data !== undefined;
   const goneRef = useRef(onGone);
   goneRef.current = onGone;
   useEffect(() => {

@@ -3,6 +3,7 @@
  * dry run with their permissions (nothing is saved); a typed ACL goes to the review of its impact
  * first; otherwise it is saved and the loaded row patched. Answers true when it was saved.
  */
+import { ErrorCode } from '@bds/client/protocol';
 import { useQueryClient } from '@tanstack/react-query';
 import { isApiError } from '../../../lib/api.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
@@ -56,7 +57,7 @@ export function useRowEdit({ appId, cls, viewpoint, rows, panels, rowGone }: Row
     } catch (err) {
       toast.error(err, `Edit of ${field} on ${row.objectId} refused`);
       // Not found: the row was deleted elsewhere.
-      if (isApiError(err) && err.code === 101) rowGone(row.objectId);
+      if (isApiError(err) && err.code === ErrorCode.OBJECT_NOT_FOUND) rowGone(row.objectId);
       return false;
     }
   };

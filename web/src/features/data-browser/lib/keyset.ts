@@ -2,6 +2,7 @@
  * Keyset pagination: the next page starts after the last row seen, by the sort key with objectId
  * as tie-breaker. `skip` is only used to jump into the middle of a class (a scrollbar drag).
  */
+import { FIELD_NAME_PATTERN } from '@bds/client/protocol';
 import { type FieldType, isPlainObject, toQueryValue } from '../../../lib/wire.ts';
 
 export interface Sort {
@@ -24,7 +25,7 @@ export function parseSort(text: string | null | undefined): Sort {
   if (!text) return DEFAULT_SORT;
   const desc = text.startsWith('-');
   const field = desc ? text.slice(1) : text;
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(field) ? { field, desc } : DEFAULT_SORT;
+  return FIELD_NAME_PATTERN.test(field) ? { field, desc } : DEFAULT_SORT;
 }
 
 export const sortText = (sort: Sort): string => `${sort.desc ? '-' : ''}${sort.field}`;

@@ -1,7 +1,5 @@
 import type { StoredFile } from '../adapter.ts';
-import type { Dialect } from './dialect.ts';
-import { Params } from './dialect.ts';
-import type { SqlDriver } from './driver.ts';
+import { SqlStorePart } from './store-part.ts';
 
 const FILES = '_FileBlob';
 const CHUNKS = '_FileChunk';
@@ -9,26 +7,8 @@ const CHUNKS = '_FileChunk';
 const LATER_COLUMNS = ['metadata', 'tags'] as const;
 
 /** File bytes in the database (the `database` file adapter): one table of files, one of chunks. */
-export class SqlFileBlobs {
+export class SqlFileBlobs extends SqlStorePart {
   private ready: Promise<void> | undefined;
-
-  /** `addColumn` answers the store's DDL adding a column (`table` quoted, `definition` name and type). */
-  constructor(
-    private readonly driver: SqlDriver,
-    private readonly addColumn: (table: string, definition: string) => string,
-  ) {}
-
-  private get dialect(): Dialect {
-    return this.driver.dialect;
-  }
-
-  private p(): Params {
-    return new Params(this.dialect.placeholder);
-  }
-
-  private q(name: string): string {
-    return this.dialect.quote(name);
-  }
 
   private tables(): Promise<void> {
     const q = (n: string) => this.q(n);
@@ -44,7 +24,7 @@ export class SqlFileBlobs {
 
   /** Adds the columns a file table of an earlier layout lacks; nothing when there is no file table yet. */
   async upgrade(): Promise<void> {
-    const p = this.p();
+    const p = this.params();
     const rows = await this.driver.all(this.dialect.tableColumns(p.add(FILES)), p.values);
     if (rows.length === 0) return;
     const have = new Set(rows.map((r) => String(r.name)));
@@ -55,7 +35,7 @@ export class SqlFileBlobs {
 
   async begin(file: Omit<StoredFile, 'size' | 'etag'>): Promise<void> {
     await this.tables();
-    const p = this.p();
+    const p = this.params();
     const cols = ['name', 'contentType', 'createdAt', 'metadata', 'tags', 'complete']
       .map((c) => this.q(c))
       .join(', ');
@@ -67,7 +47,7 @@ export class SqlFileBlobs {
   }
 
   async append(name: string, seq: number, bytes: Uint8Array): Promise<void> {
-    const p = this.p();
+    const p = this.params();
     await this.driver.run(
       `INSERT INTO ${this.q(CHUNKS)} (${this.q('name')}, ${this.q('seq')}, ${this.q('data')}) VALUES (${p.add(name)}, ${p.add(seq)}, ${p.add(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))})`,
       p.values,
@@ -75,7 +55,7 @@ export class SqlFileBlobs {
   }
 
   async commit(name: string, size: number, etag: string): Promise<void> {
-    const p = this.p();
+    const p = this.params();
     await this.driver.run(
       `UPDATE ${this.q(FILES)} SET ${this.q('size')} = ${p.add(size)}, ${this.q('etag')} = ${p.add(etag)}, ${this.q('complete')} = 1 WHERE ${this.q('name')} = ${p.add(name)}`,
       p.values,
@@ -84,7 +64,7 @@ export class SqlFileBlobs {
 
   async info(name: string): Promise<StoredFile | undefined> {
     await this.tables();
-    const p = this.p();
+    const p = this.params();
     const row = await this.driver.get(
       `SELECT * FROM ${this.q(FILES)} WHERE ${this.q('name')} = ${p.add(name)} AND ${this.q('complete')} = 1`,
       p.values,
@@ -93,7 +73,7 @@ export class SqlFileBlobs {
   }
 
   async chunk(name: string, seq: number): Promise<Uint8Array | undefined> {
-    const p = this.p();
+    const p = this.params();
     const row = await this.driver.get(
       `SELECT ${this.q('data')} FROM ${this.q(CHUNKS)} WHERE ${this.q('name')} = ${p.add(name)} AND ${this.q('seq')} = ${p.add(seq)}`,
       p.values,
@@ -104,17 +84,17 @@ export class SqlFileBlobs {
   async delete(name: string): Promise<boolean> {
     await this.tables();
     return this.driver.transaction(async () => {
-      const p = this.p();
+      const p = this.params();
       const removed = await this.driver.run(
         `DELETE FROM ${this.q(FILES)} WHERE ${this.q('name')} = ${p.add(name)} AND ${this.q('complete')} = 1`,
         p.values,
       );
-      const pending = this.p();
+      const pending = this.params();
       await this.driver.run(
         `DELETE FROM ${this.q(FILES)} WHERE ${this.q('name')} = ${pending.add(name)}`,
         pending.values,
       );
-      const c = this.p();
+      const c = this.params();
       await this.driver.run(
         `DELETE FROM ${this.q(CHUNKS)} WHERE ${this.q('name')} = ${c.add(name)}`,
         c.values,
@@ -125,7 +105,7 @@ export class SqlFileBlobs {
 
   async list(after: string, limit: number): Promise<StoredFile[]> {
     await this.tables();
-    const p = this.p();
+    const p = this.params();
     const rows = await this.driver.all(
       `SELECT * FROM ${this.q(FILES)} WHERE ${this.q('complete')} = 1 AND ${this.q('name')} > ${p.add(after)} ORDER BY ${this.q('name')} LIMIT ${Math.max(1, Math.floor(limit))}`,
       p.values,

@@ -26,7 +26,6 @@ const SCOPES: Record<string, string[]> = {
     'server/test/security-review*.test.ts',
   ],
   users: [
-    'server/test/users*.test.ts',
     'server/test/users/*.test.ts',
     'server/test/caller-cache.test.ts',
     // Its login-trigger test is what runs the trigger branch of Users.logIn.

@@ -6,7 +6,7 @@ import type { ClassSchema } from '../src/kernel/schema.ts';
 /**
  * The class-layer rules of the account classes as exact verdicts: `_User`'s own-account rule (a
  * user updates and deletes only their own row) before the CLP, and the account-only writers of
- * `_User` and `_Session` (user-own-account.test.ts holds REST, the Security API and cloud code to them).
+ * `_User` and `_Session` (users/own-account.test.ts holds REST, the Security API and cloud code to them).
  */
 
 const alice = makeCaller({ user: { objectId: 'uA' } });

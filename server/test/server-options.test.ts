@@ -24,7 +24,7 @@ function keyPair() {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const privatePem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
   const publicPem = publicKey.export({ type: 'spki', format: 'pem' }) as string;
-  // The option's check refuses private key material (users-providers.test.ts): a public JWK here.
+  // The option's check refuses private key material (users/providers.test.ts): a public JWK here.
   const publicJwk = publicKey.export({ format: 'jwk' }) as Record<string, string>;
   const digest = createHash('sha256')
     .update(createPublicKey(publicPem).export({ type: 'spki', format: 'der' }))

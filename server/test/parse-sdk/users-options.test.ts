@@ -7,7 +7,7 @@ import { KEYS, startService, type TestService } from '../helpers/service.ts';
  * The account options apps rely on, with the stock `parse` SDK (v8) against one service that sets
  * each away from its default: preventLoginWithUnverifiedEmail (with verifyUserEmails),
  * revokeSessionOnPasswordReset false, allowCustomObjectId. (Their defaults are driven in
- * users.test.ts; the exact REST answers in server/test/users-providers.test.ts.)
+ * users.test.ts; the exact REST answers in server/test/users/providers.test.ts.)
  */
 
 const Parse = ParseSDK as typeof ParseSDK & {

@@ -10,7 +10,7 @@ import { KEYS, startService, type TestService } from '../helpers/service.ts';
  * signing in with a provider (a cloud-registered one, and OpenID ID tokens checked against the
  * configured keys), linking and unlinking, 208 and 252, verifyPassword, loginAs, the sign-up
  * answer, and the defaults of revokeSessionOnPasswordReset and allowCustomObjectId. The exact
- * REST answers are pinned in server/test/users-providers.test.ts.
+ * REST answers are pinned in server/test/users/providers.test.ts.
  */
 
 // The package's "./node" entry exports the Parse object; its typings leave out initialize(), which on

@@ -263,7 +263,7 @@ describe('sessions and login requests', () => {
     await t?.close();
   });
 
-  // GET /sessions without a token is pinned in sessions.test.ts. (No mutant of service.ts needs
+  // GET /sessions without a token is pinned above. (No mutant of service.ts needs
   // this: the access decider of _Session gives the same refusal when the service's guard is gone.)
   it('reading and revoking a session by id without a session token: 209, nothing revoked', async () => {
     for (const [method, path] of [

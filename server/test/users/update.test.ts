@@ -312,7 +312,7 @@ describe('updates and deletes', () => {
   it('authData by the master key: links an anonymous id, sets and clears other providers, keeps the rest', async () => {
     const u = await signUp('auth-master');
     // A user may link an anonymous id too now (issue 29: "not only at sign-up"); its own test is in
-    // users-providers.test.ts. Here another id, so that the master's link below is a change.
+    // users/providers.test.ts. Here another id, so that the master's link below is a change.
     const client = await put(u.objectId, { authData: { anonymous: { id: 'own-link' } } }, u.sessionToken);
     expect(client.status, client.text).toBe(200);
     const other = await put(u.objectId, { authData: { custom: { id: 'c' } } }, u.sessionToken);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runScenarios, type Scenario } from './helpers/scenarios.ts';
-import { KEYS, startService, type TestService } from './helpers/service.ts';
+import { runScenarios, type Scenario } from '../helpers/scenarios.ts';
+import { KEYS, startService, type TestService } from '../helpers/service.ts';
 
 type Vars = Record<string, string>;
 

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, type TestUser } from './helpers/access-world.ts';
-import { startService, type TestService } from './helpers/service.ts';
+import { createUser, type TestUser } from '../helpers/access-world.ts';
+import { startService, type TestService } from '../helpers/service.ts';
 
 /**
  * `_User`'s own-account rule (a user updates and deletes only their own row: 206 `Insufficient auth
@@ -10,7 +10,7 @@ import { startService, type TestService } from './helpers/service.ts';
  * the Security API's explanation, its rules and the impact preview all answer from it.
  */
 
-const CLOUD = fileURLToPath(new URL('./fixtures/account-writes-cloud.ts', import.meta.url));
+const CLOUD = fileURLToPath(new URL('../fixtures/account-writes-cloud.ts', import.meta.url));
 
 let t: TestService;
 let ann: TestUser;

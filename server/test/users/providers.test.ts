@@ -6,13 +6,13 @@ import { FILTERED, scrub } from '@bds/client/protocol';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OptionError, validateOptions } from '../src/config/options.ts';
-import { createService } from '../src/index.ts';
-import { createLogger } from '../src/kernel/log.ts';
-import { AuthProviders } from '../src/users/providers.ts';
-import { spendResetLink } from './helpers/account-mail.ts';
-import { type TestIssuer, testIssuer } from './helpers/id-tokens.ts';
-import { KEYS, type RequestOptions, startService, type TestService } from './helpers/service.ts';
+import { OptionError, validateOptions } from '../../src/config/options.ts';
+import { createService } from '../../src/index.ts';
+import { createLogger } from '../../src/kernel/log.ts';
+import { AuthProviders } from '../../src/users/providers.ts';
+import { spendResetLink } from '../helpers/account-mail.ts';
+import { type TestIssuer, testIssuer } from '../helpers/id-tokens.ts';
+import { KEYS, type RequestOptions, startService, type TestService } from '../helpers/service.ts';
 
 /**
  * The exact REST answers of the account rules the stock SDKs rely on (server/test/parse-sdk/users*
@@ -21,7 +21,7 @@ import { KEYS, type RequestOptions, startService, type TestService } from './hel
  * the options preventLoginWithUnverifiedEmail, revokeSessionOnPasswordReset and allowCustomObjectId.
  */
 
-const CLOUD = fileURLToPath(new URL('./fixtures/auth-cloud.ts', import.meta.url));
+const CLOUD = fileURLToPath(new URL('../fixtures/auth-cloud.ts', import.meta.url));
 const TOKEN = /^r:[0-9a-f]{32}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const err = (code: number, error: string) => ({ code, error });

@@ -1,19 +1,30 @@
-import { isObject } from '@bds/client/protocol';
-import type { GroupStage, Projection, Stage } from '../kernel/aggregate.ts';
+import type { Stage } from '../kernel/aggregate.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode, invalidQuery } from '../kernel/errors.ts';
 import { keyPathProblem } from '../kernel/names.ts';
-import { MATCH_ALL, type Path, type QueryNode } from '../kernel/query.ts';
+import { MATCH_ALL, type QueryNode } from '../kernel/query.ts';
 import type { OrderKey, Row } from '../kernel/records.ts';
-import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
+import type { ClassSchema } from '../kernel/schema.ts';
 import { parsePipeline } from '../query/aggregate.ts';
-import { instantOf } from '../query/fields.ts';
-import { compileMatcher, type RowMatcher } from '../query/match.ts';
 import { parseWhere } from '../query/parse.ts';
 import { checkClassName } from '../schema/registry.ts';
 import { groupInSql } from '../storage/sql/aggregate.ts';
+import {
+  comparable,
+  countDocs,
+  type Docs,
+  group,
+  limitDocs,
+  map,
+  project,
+  skipDocs,
+  sortDocs,
+  unwind,
+  valueAt,
+} from './aggregate-stages.ts';
 import { and, demandMaster } from './authorize.ts';
 import type { Core } from './core.ts';
+import { docMatcher } from './doc-matcher.ts';
 import { fillFileUrls } from './file-urls.ts';
 import { resolveForMemory } from './resolve.ts';
 
@@ -21,10 +32,6 @@ import { resolveForMemory } from './resolve.ts';
 const PAGE = 1000;
 /** Vectors looked at to name the dimensions a field holds, when a search found none of its own. */
 const DIMENSION_SAMPLE = 20;
-/** A $sort after $group, $project, $unwind or $lookup holds at most this many documents. */
-export const MAX_SORT_BUFFER = 100_000;
-
-type Docs = AsyncIterable<Row>;
 
 /**
  * POST /aggregate/<C> (master only: ACL, CLP and protectedFields do not apply). The leading stages
@@ -309,313 +316,5 @@ export class Aggregator {
       }
       yield { ...doc, [stage.as]: matches };
     }
-  }
-}
-
-/** Where a streamed document's id is matched: its `objectId` may hold a group key of any type. */
-const DOC_ID = '\u0000id';
-
-/** The where with `objectId` paths moved to `DOC_ID` (so they are typed by value, not as the String column). */
-function moveIdPaths(node: QueryNode): QueryNode {
-  switch (node.type) {
-    case 'and':
-    case 'or':
-    case 'nor':
-      return { ...node, children: node.children.map(moveIdPaths) };
-    case 'relatedTo':
-    case 'acl':
-      return node;
-    default: {
-      const [head, ...tail] = node.path;
-      return head === 'objectId' ? { ...node, path: [DOC_ID, ...tail] } : node;
-    }
-  }
-}
-
-/** The top-level fields a where reads, and those it compares with a date (a string there reads as one). */
-function fieldsRead(node: QueryNode, read: Set<string>, dated: Set<string>): void {
-  switch (node.type) {
-    case 'and':
-    case 'or':
-    case 'nor':
-      for (const child of node.children) fieldsRead(child, read, dated);
-      return;
-    case 'relatedTo':
-    case 'acl':
-      return;
-    default: {
-      const field = node.path[0]!;
-      read.add(field);
-      const values = node.type === 'compare' ? [node.value] : 'values' in node ? node.values : [];
-      if (node.path.length === 1 && values.some((v) => isObject(v) && v.__type === 'Date')) dated.add(field);
-    }
-  }
-}
-
-/** The field type a document's value stands for; `undefined` for null or absent (the field is missing). */
-function typeOfValue(value: unknown, dated: boolean): FieldDef | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return { type: 'Array' };
-  switch (typeof value) {
-    case 'number':
-      return { type: 'Number' };
-    case 'boolean':
-      return { type: 'Boolean' };
-    case 'string':
-      return { type: dated && instantOf(value) !== undefined ? 'Date' : 'String' };
-  }
-  if (isObject(value)) {
-    switch (value.__type) {
-      case 'Date':
-      case 'File':
-      case 'GeoPoint':
-      case 'Polygon':
-      case 'Bytes':
-        return { type: value.__type };
-      case 'Pointer':
-      case 'Relation':
-        return { type: value.__type, targetClass: String(value.className) };
-    }
-    return { type: 'Object' };
-  }
-  return { type: 'Object' };
-}
-
-/**
- * Compiles a resolved where for streamed documents: a document has no class schema, so each one is
- * typed by the values of the fields the where reads, and the matcher compiled for that typing
- * (once per distinct typing; a where on a field holding an array where an object is expected
- * answers the same 102 as on a class).
- */
-export function docMatcher(where: QueryNode): (doc: Row) => boolean {
-  const node = moveIdPaths(where);
-  const read = new Set<string>();
-  const dated = new Set<string>();
-  fieldsRead(node, read, dated);
-  const fields = [...read];
-  const movesId = read.has(DOC_ID);
-  const compiled = new Map<string, RowMatcher>();
-  return (doc) => {
-    const view: Row = movesId ? { ...doc, [DOC_ID]: doc.objectId } : doc;
-    const defs: Record<string, FieldDef> = {};
-    let signature = '';
-    for (const field of fields) {
-      const def = typeOfValue(Object.hasOwn(view, field) ? view[field] : undefined, dated.has(field));
-      if (def) defs[field] = def;
-      signature += `${def?.type ?? ''}${def?.targetClass ? `<${def.targetClass}>` : ''}\u0000`;
-    }
-    let test = compiled.get(signature);
-    if (!test) {
-      test = compileMatcher(node, { className: '', fields: defs, classLevelPermissions: {}, indexes: {} });
-      compiled.set(signature, test);
-    }
-    return test(view);
-  };
-}
-
-/** The value at a path of a document (own properties of objects only). */
-function valueAt(doc: unknown, path: Path): unknown {
-  let node = doc;
-  for (const key of path) {
-    if (!isObject(node) || !Object.hasOwn(node, key)) return undefined;
-    node = node[key];
-  }
-  return node;
-}
-
-/** The scalar a wire value sorts and groups as: dates by their instant text, pointers by objectId. */
-function comparable(value: unknown): unknown {
-  if (isObject(value)) {
-    if (value.__type === 'Date') return value.iso;
-    if (value.__type === 'Pointer' || value.__type === 'Object') return value.objectId;
-  }
-  return value;
-}
-
-/** Orders two values: numbers and strings by themselves, null and missing first. */
-function compareValues(a: unknown, b: unknown): number {
-  const x = comparable(a);
-  const y = comparable(b);
-  if (x === y) return 0;
-  if (x === undefined || x === null) return -1;
-  if (y === undefined || y === null) return 1;
-  if (typeof x === 'number' && typeof y === 'number') return x - y;
-  return String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
-}
-
-async function* map(docs: Docs, fn: (d: Row) => Row): Docs {
-  for await (const d of docs) yield fn(d);
-}
-
-async function* skipDocs(docs: Docs, n: number): Docs {
-  let seen = 0;
-  for await (const d of docs) if (seen++ >= n) yield d;
-}
-
-async function* limitDocs(docs: Docs, n: number): Docs {
-  if (n === 0) return;
-  let given = 0;
-  for await (const d of docs) {
-    yield d;
-    if (++given >= n) return;
-  }
-}
-
-async function* countDocs(docs: Docs, field: string): Docs {
-  let n = 0;
-  for await (const _ of docs) n++;
-  if (n > 0) yield { [field]: n };
-}
-
-async function* sortDocs(docs: Docs, keys: Array<{ path: Path; descending: boolean }>): Docs {
-  const buffer: Row[] = [];
-  for await (const d of docs) {
-    buffer.push(d);
-    if (buffer.length > MAX_SORT_BUFFER) {
-      throw invalidQuery(
-        `$sort after $group, $project, $unwind or $lookup holds at most ${MAX_SORT_BUFFER} documents; sort earlier in the pipeline or $match fewer rows.`,
-      );
-    }
-  }
-  buffer.sort((a, b) => {
-    for (const k of keys) {
-      const c = compareValues(valueAt(a, k.path), valueAt(b, k.path));
-      if (c !== 0) return k.descending ? -c : c;
-    }
-    return 0;
-  });
-  yield* buffer;
-}
-
-async function* unwind(docs: Docs, stage: Extract<Stage, { stage: 'unwind' }>): Docs {
-  const [field] = stage.path;
-  for await (const d of docs) {
-    const value = valueAt(d, stage.path);
-    if (Array.isArray(value) && value.length > 0) {
-      for (let i = 0; i < value.length; i++) {
-        const out = setPath({ ...d }, stage.path, value[i]);
-        if (stage.includeArrayIndex) out[stage.includeArrayIndex] = i;
-        yield out;
-      }
-    } else if (value !== undefined && value !== null && !Array.isArray(value)) {
-      const out = { ...d };
-      if (stage.includeArrayIndex) out[stage.includeArrayIndex] = null;
-      yield out;
-    } else if (stage.preserveNullAndEmptyArrays) {
-      const out = { ...d };
-      if (Array.isArray(value) && field) delete out[field];
-      if (stage.includeArrayIndex) out[stage.includeArrayIndex] = null;
-      yield out;
-    }
-  }
-}
-
-function setPath(doc: Row, path: Path, value: unknown): Row {
-  if (path.length === 1) {
-    doc[path[0]!] = value;
-    return doc;
-  }
-  const [head, ...tail] = path;
-  const inner = doc[head!];
-  doc[head!] = setPath(typeof inner === 'object' && inner !== null ? { ...(inner as Row) } : {}, tail, value);
-  return doc;
-}
-
-function project(doc: Row, p: Projection): Row {
-  if (p.mode === 'exclude') {
-    const out = { ...doc };
-    for (const f of p.fields) delete out[f];
-    if (!p.keepId) delete out.objectId;
-    return out;
-  }
-  const out: Row = {};
-  if (p.keepId && doc.objectId !== undefined) out.objectId = doc.objectId;
-  for (const [name, path] of p.fields) {
-    const v = valueAt(doc, path);
-    if (v !== undefined) out[name] = v;
-  }
-  return out;
-}
-
-interface GroupState {
-  key: unknown;
-  values: unknown[];
-  seen: Array<Set<string>>;
-  sums: number[];
-  counts: number[];
-}
-
-/** `$group` streaming: one state per group (never the rows themselves, except for $push/$addToSet). */
-async function* group(docs: Docs, spec: GroupStage): Docs {
-  const groups = new Map<string, GroupState>();
-  const keyOf = (d: Row): unknown => {
-    if (spec.key.kind === 'null') return null;
-    if (spec.key.kind === 'field') return valueAt(d, spec.key.path) ?? null;
-    return Object.fromEntries(spec.key.fields.map(([name, path]) => [name, valueAt(d, path) ?? null]));
-  };
-  for await (const d of docs) {
-    const key = keyOf(d);
-    const id = JSON.stringify(key);
-    let state = groups.get(id);
-    if (!state) {
-      state = {
-        key,
-        values: spec.accumulators.map(([, a]) => (a.op === 'push' || a.op === 'addToSet' ? [] : undefined)),
-        seen: spec.accumulators.map(() => new Set()),
-        sums: spec.accumulators.map(() => 0),
-        counts: spec.accumulators.map(() => 0),
-      };
-      groups.set(id, state);
-    }
-    spec.accumulators.forEach(([, acc], i) => {
-      const value = 'path' in acc.operand ? valueAt(d, acc.operand.path) : acc.operand.constant;
-      switch (acc.op) {
-        case 'count':
-          state.sums[i]! += 1;
-          break;
-        case 'sum':
-        case 'avg':
-          if (typeof value === 'number') {
-            state.sums[i]! += value;
-            state.counts[i]! += 1;
-          }
-          break;
-        case 'min':
-        case 'max': {
-          if (value === undefined || value === null) break;
-          const current = state.values[i];
-          const c = current === undefined ? 0 : compareValues(value, current);
-          if (current === undefined || (acc.op === 'min' ? c < 0 : c > 0)) state.values[i] = value;
-          break;
-        }
-        case 'first':
-          if (state.counts[i] === 0) state.values[i] = value ?? null;
-          state.counts[i]! += 1;
-          break;
-        case 'last':
-          state.values[i] = value ?? null;
-          break;
-        case 'push':
-          if (value !== undefined) (state.values[i] as unknown[]).push(value);
-          break;
-        case 'addToSet': {
-          const k = JSON.stringify(value ?? null);
-          if (value !== undefined && !state.seen[i]!.has(k)) {
-            state.seen[i]!.add(k);
-            (state.values[i] as unknown[]).push(value);
-          }
-          break;
-        }
-      }
-    });
-  }
-  for (const state of groups.values()) {
-    const out: Row = { objectId: state.key };
-    spec.accumulators.forEach(([name, acc], i) => {
-      if (acc.op === 'sum' || acc.op === 'count') out[name] = state.sums[i];
-      else if (acc.op === 'avg') out[name] = state.counts[i] ? state.sums[i]! / state.counts[i]! : null;
-      else out[name] = state.values[i] ?? null;
-    });
-    yield out;
   }
 }

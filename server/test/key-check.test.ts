@@ -63,7 +63,7 @@ async function restAuthority(keys: Keys): Promise<'master' | 'client' | 'refused
   for (const [name, value] of Object.entries(keys)) headers[HEADER[name as keyof Keys]] = value;
   // GET /schemas needs the master key: 200 is master, 401 "master key is required" a client.
   const res = await fetch(`${t.url}/schemas`, { headers });
-  const body = await res.json();
+  const body = (await res.json()) as { error?: string };
   if (res.status === 200) return 'master';
   if (body.error === 'unauthorized: master key is required') return 'client';
   expect([res.status, body]).toEqual([403, { code: 119, error: 'unauthorized' }]);

@@ -35,6 +35,13 @@ export const FIELD_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]*$/;
 export const KEY_BELOW_FIELD_PATTERN = /^[A-Za-z0-9_]+$/;
 
 /**
+ * One segment of a field reference in an aggregation pipeline (`"$a.b"`: `a`, then `b`;
+ * docs/protocol.md#push-analytics-and-aggregation): letters, digits and `_`, not starting with a
+ * digit. A leading `_` is allowed, for `_id` (the row's objectId) and the stored names of built-in fields.
+ */
+export const AGGREGATE_PATH_SEGMENT_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
  * Names of JavaScript's own object members: a field, sub-key or class named like one would reach
  * the prototype of a plain object wherever a name is looked up.
  */

@@ -1,4 +1,4 @@
-import { isObject } from '@bds/client/protocol';
+import { AGGREGATE_PATH_SEGMENT_PATTERN, isObject } from '@bds/client/protocol';
 import type {
   Accumulator,
   AccumulatorOp,
@@ -37,7 +37,7 @@ function fieldRef(value: unknown, where: string): Path {
 
 function fieldPath(text: string, where: string): Path {
   const parts = text.split('.');
-  if (parts.some((p) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(p)))
+  if (parts.some((p) => !AGGREGATE_PATH_SEGMENT_PATTERN.test(p)))
     throw invalidQuery(`${where}: invalid field name ${JSON.stringify(text)}.`);
   if (parts[0] === '_id') parts[0] = 'objectId';
   return parts;

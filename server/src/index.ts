@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { normalPath } from '@bds/client/protocol';
+import { ErrorCode, normalPath } from '@bds/client/protocol';
 import express from 'express';
 import { noAnalytics, StoredAnalytics } from './analytics/service.ts';
 import { CallerResolver } from './auth/caller.ts';
@@ -83,7 +83,7 @@ export interface Service {
   close(): Promise<void>;
 }
 
-const UNEXPECTED = JSON.stringify({ code: 1, error: 'Internal server error.' });
+const UNEXPECTED = JSON.stringify({ code: ErrorCode.INTERNAL_SERVER_ERROR, error: 'Internal server error.' });
 
 export async function createService(
   input: ServiceOptionsInput | Record<string, unknown>,

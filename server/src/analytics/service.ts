@@ -1,3 +1,4 @@
+import { KEY_BELOW_FIELD_PATTERN } from '@bds/client/protocol';
 import { z } from 'zod';
 import { demandMaster } from '../data/authorize.ts';
 import type { Data } from '../data/data.ts';
@@ -121,7 +122,7 @@ export async function countEvents(
       );
     }
     for (const [key, value] of Object.entries(dims)) {
-      if (!/^[A-Za-z0-9_]+$/.test(key) || typeof value !== 'string') {
+      if (!KEY_BELOW_FIELD_PATTERN.test(key) || typeof value !== 'string') {
         throw new BdsError(
           ErrorCode.INVALID_QUERY,
           'Invalid analytics query: dimensions must map names to strings.',

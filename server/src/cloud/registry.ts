@@ -1,3 +1,4 @@
+import { ANY_CLASS_NAME_PATTERN, FUNCTION_NAME_PATTERN } from '@bds/client/protocol';
 import { providerNameProblem } from '../config/options.ts';
 import type { Row } from '../kernel/records.ts';
 import type { FindQuery } from '../kernel/triggers.ts';
@@ -94,9 +95,6 @@ export type AccountTrigger = (typeof ACCOUNT_TRIGGERS)[number];
 /** beforeConnect is about no class: kept under this name, as the incumbent keeps it. */
 export const CONNECT_CLASS = '@Connect';
 
-const NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
-const CLASS = /^_?[A-Za-z][A-Za-z0-9_]{0,119}$/;
-
 /** The registry object a cloud module's default export receives. */
 export interface CloudDefinitions {
   define(name: string, handler: Handler, rules?: FunctionRules): void;
@@ -156,12 +154,12 @@ export class CloudRegistry {
       return handler as Handler;
     };
     const name = (what: string, value: unknown): string => {
-      if (typeof value !== 'string' || !NAME.test(value))
+      if (typeof value !== 'string' || !FUNCTION_NAME_PATTERN.test(value))
         throw new Error(`${what}: invalid name ${JSON.stringify(value)}.`);
       return value;
     };
     const onClass = (trigger: ClassTrigger) => (className: string, handler: Handler) => {
-      if (typeof className !== 'string' || !CLASS.test(className)) {
+      if (typeof className !== 'string' || !ANY_CLASS_NAME_PATTERN.test(className)) {
         throw new Error(`cloud.${trigger}: invalid class name ${JSON.stringify(className)}.`);
       }
       const key = `${className}.${trigger}`;

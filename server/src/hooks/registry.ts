@@ -1,4 +1,4 @@
-import { isObject } from '@bds/client/protocol';
+import { FUNCTION_NAME_PATTERN, isObject } from '@bds/client/protocol';
 import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { type Ctx, ctxOf } from '../kernel/context.ts';
@@ -21,7 +21,6 @@ export interface TriggerHook {
   url: string;
 }
 
-const FUNCTION_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 const HOOKS = '_Hooks';
 /** The fields a `_Hooks` row may be written with. */
 const ROW_FIELDS = ['functionName', 'className', 'triggerName', 'url', 'ACL'];
@@ -182,7 +181,7 @@ export class HookRegistry {
   }
 
   private checkFunction(functionName: unknown, url: unknown, self: string | undefined): void {
-    if (typeof functionName !== 'string' || !FUNCTION_NAME.test(functionName)) {
+    if (typeof functionName !== 'string' || !FUNCTION_NAME_PATTERN.test(functionName)) {
       throw hookError('functionName must be a name of letters, digits, _, - and . (starting with a letter).');
     }
     this.checkUrl(url);

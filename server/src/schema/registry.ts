@@ -1,4 +1,4 @@
-import { isObject } from '@bds/client/protocol';
+import { isIndexName, isObject } from '@bds/client/protocol';
 import { z } from 'zod';
 import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
 import { classNameProblem, fieldNameProblem, isValidClassName } from '../kernel/names.ts';
@@ -400,7 +400,7 @@ function parseIndexChanges(
   if (raw === undefined) return { add, remove };
   parseInput(indexesDocument, raw, ErrorCode.INVALID_JSON);
   for (const [name, spec] of Object.entries(raw as Record<string, unknown>)) {
-    if (!/^[A-Za-z0-9_]+$/.test(name) || name === '_id_') {
+    if (!isIndexName(name)) {
       throw new BdsError(ErrorCode.INVALID_SCHEMA_OPERATION, `Invalid index name: ${name}.`);
     }
     if (isDeleteOp(spec)) {

@@ -1,4 +1,4 @@
-import { foreignFileNameText, isIssuedFileName, isObject } from '@bds/client/protocol';
+import { BASE64_PATTERN, foreignFileNameText, isIssuedFileName, isObject } from '@bds/client/protocol';
 import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
 import { isValidClassName } from '../kernel/names.ts';
 import type { FieldDef } from '../kernel/schema.ts';
@@ -104,7 +104,7 @@ export function normaliseValue(value: unknown, field: string): unknown {
       return { __type: 'File', name: value.name };
     }
     case 'Bytes': {
-      if (typeof value.base64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value.base64)) {
+      if (typeof value.base64 !== 'string' || !BASE64_PATTERN.test(value.base64)) {
         throw incorrectType(`${field} holds Bytes without valid base64.`);
       }
       return { __type: 'Bytes', base64: value.base64 };

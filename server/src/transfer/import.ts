@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { type FileStrings, fileDataProblem, isObject } from '@bds/client/protocol';
+import {
+  BASE64_PATTERN,
+  type FileStrings,
+  fileDataProblem,
+  ISO_DATE_PATTERN,
+  isObject,
+} from '@bds/client/protocol';
 import type { Data } from '../data/data.ts';
 import { parseRestoredRow } from '../data/restored-row.ts';
 import { CHOSEN_OBJECT_ID } from '../data/write-body.ts';
@@ -37,9 +43,6 @@ const SECTION: Record<string, number> = {
   chunk: 4,
   end: 5,
 };
-
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
  * Imports an export file (format.ts) into an empty app, in two passes over the file, read line by
@@ -264,7 +267,7 @@ async function validate(
           if (fileNames.has(name)) throw new Error(`a second file named ${name}.`);
           if (typeof contentType !== 'string' || typeof etag !== 'string')
             throw new Error('a file needs contentType and etag.');
-          if (typeof createdAt !== 'string' || !ISO_DATE.test(createdAt))
+          if (typeof createdAt !== 'string' || !ISO_DATE_PATTERN.test(createdAt))
             throw new Error('a file needs its createdAt date.');
           if (!Number.isSafeInteger(size) || (size as number) < 0)
             throw new Error('a file needs its size in bytes.');
@@ -294,7 +297,7 @@ async function validate(
           if (!open || line.name !== open.name) throw new Error('a chunk of no file being read.');
           if (line.seq !== open.seq)
             throw new Error(`chunk ${String(line.seq)} of ${open.name} where ${open.seq} was due.`);
-          if (typeof line.base64 !== 'string' || !BASE64.test(line.base64))
+          if (typeof line.base64 !== 'string' || !BASE64_PATTERN.test(line.base64))
             throw new Error('a chunk needs its bytes in base64.');
           const bytes = Buffer.from(line.base64, 'base64');
           open.hash.update(bytes);

@@ -11,7 +11,8 @@ import { escapeHtml } from '../../users/shared.ts';
  */
 export type PageHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
 
-const HEADERS = {
+/** The headers of every account page (not the protocol's request HEADERS). */
+const PAGE_HEADERS = {
   'Content-Type': 'text/html; charset=utf-8',
   'Content-Security-Policy':
     "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -30,7 +31,7 @@ function page(res: ServerResponse, status: number, title: string, body: string):
 ${body}
 </main></body></html>
 `;
-  res.writeHead(status, { ...HEADERS, 'Content-Length': Buffer.byteLength(html) });
+  res.writeHead(status, { ...PAGE_HEADERS, 'Content-Length': Buffer.byteLength(html) });
   res.end(html);
 }
 

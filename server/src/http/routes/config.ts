@@ -1,3 +1,4 @@
+import { CONFIG_PARAMETER_NAME_PATTERN } from '@bds/client/protocol';
 import { z } from 'zod';
 import { demandMaster } from '../../data/authorize.ts';
 import type { Data } from '../../data/data.ts';
@@ -5,12 +6,11 @@ import { ErrorCode } from '../../kernel/errors.ts';
 import { parseInput } from '../../kernel/validate.ts';
 import type { Router } from '../router.ts';
 
-const PARAM_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 const SHAPE = 'PUT /config takes {params: {...}, masterKeyOnly?: {...}}.';
 const FLAGS = 'masterKeyOnly must map parameter names to booleans.';
 const names = (record: Record<string, unknown>, ctx: z.RefinementCtx) => {
   for (const name of Object.keys(record)) {
-    if (!PARAM_NAME.test(name)) {
+    if (!CONFIG_PARAMETER_NAME_PATTERN.test(name)) {
       ctx.addIssue({
         code: 'custom',
         message: `Invalid config parameter name: ${name}.`,

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FILE_DATA_LIMITS, isObject, SDK_UPLOAD_HEADERS } from '@bds/client/protocol';
+import { BASE64_PATTERN, FILE_DATA_LIMITS, isObject, SDK_UPLOAD_HEADERS } from '@bds/client/protocol';
 import { fileTooLarge } from '../../files/adapter.ts';
 import type { Files, UploadSource } from '../../files/service.ts';
 import { BdsError, ErrorCode } from '../../kernel/errors.ts';
@@ -11,8 +11,6 @@ const UPLOAD = /^\/files\/([^/]+)$/;
 const DOWNLOAD = /^\/files\/([^/]+)\/([^/]+)$/;
 /** The incumbent's route for a file's metadata (no stored name is `metadata`: they start with 32 hex digits). */
 const METADATA = /^\/files\/([^/]+)\/metadata\/([^/]+)$/;
-/** Standard base64, padded or not (the SDKs send it padded). */
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** The JSON text of metadata and tags at their limits (values without escapes): quotes, colon, comma and braces. */
 const FILE_DATA_JSON =
   2 * (2 + FILE_DATA_LIMITS.keys * (FILE_DATA_LIMITS.keyBytes + FILE_DATA_LIMITS.valueBytes + 6));
@@ -85,7 +83,7 @@ function jsonUpload(body: unknown, contentType: string | undefined): UploadSourc
   if (unknown !== undefined) {
     throw invalidUpload(`unknown field ${unknown} (the JSON form has base64 and fileData)`);
   }
-  if (typeof base64 !== 'string' || base64.length % 4 === 1 || !BASE64.test(base64)) {
+  if (typeof base64 !== 'string' || base64.length % 4 === 1 || !BASE64_PATTERN.test(base64)) {
     throw invalidUpload("base64 must hold the file's bytes in base64");
   }
   if (fileData !== undefined && !isObject(fileData)) throw invalidUpload('fileData must be a JSON object');

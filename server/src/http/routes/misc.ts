@@ -1,12 +1,10 @@
-import { isObject } from '@bds/client/protocol';
+import { EVENT_NAME_PATTERN, isObject } from '@bds/client/protocol';
 import type { ServiceOptions } from '../../config/options.ts';
 import { describeOptions } from '../../config/options-view.ts';
 import { demandMaster } from '../../data/authorize.ts';
 import { BdsError, ErrorCode, incorrectType } from '../../kernel/errors.ts';
 import { normaliseIso } from '../../query/parse.ts';
 import type { Router } from '../router.ts';
-
-const EVENT_NAME = /^[\w\-.]+$/;
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -96,7 +94,7 @@ export function registerMiscRoutes(
   }
   router.add('POST', '/events/:eventName', async (req) => {
     const name = req.params.eventName!;
-    if (!EVENT_NAME.test(name)) {
+    if (!EVENT_NAME_PATTERN.test(name)) {
       throw new BdsError(
         ErrorCode.INVALID_EVENT_NAME,
         `Invalid event name: ${JSON.stringify(name)}. Use letters, digits, _, - and .`,

@@ -1,6 +1,21 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, createWorldRoles, pointer, type TestUser } from './helpers/access-world.ts';
+import { createUser, pointer, type TestUser } from './helpers/access-world.ts';
+import {
+  type Acl,
+  aclArb,
+  buildWorld,
+  type ClpSpec,
+  clpArb,
+  DATA_FIELDS,
+  OPS,
+  type Op,
+  type PfGroup,
+  pfArb,
+  USERS,
+  type WorldSpec,
+  worldSpecArbs,
+} from './helpers/security-world.ts';
 import { startService, type TestResponse, type TestService } from './helpers/service.ts';
 
 /**
@@ -21,21 +36,6 @@ import { startService, type TestResponse, type TestService } from './helpers/ser
  * - each field of each row the caller reads (get or find) before and after: present or not.
  */
 
-const USERS = 4;
-const OPS = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'] as const;
-type Op = (typeof OPS)[number];
-const GRANTS = ['public', 'none', 'auth', 'user', 'role', 'pointer', 'absent'] as const;
-type Grant = { kind: (typeof GRANTS)[number]; user: number; role: number };
-type Acl = Array<{ who: string; read: boolean; write: boolean }>;
-type PfGroup = { pattern: 'star' | 'auth' | 'user' | 'role' | 'userField'; who: number; fields: string[] };
-/** The fields a world's rows carry, that protectedFields may hide. */
-const DATA_FIELDS = ['s', 'v', 'owner'];
-
-interface Clp {
-  ops: Record<Op, Grant>;
-  readUserFields: boolean;
-  writeUserFields: boolean;
-}
 interface RoleChange {
   role: number;
   addUsers: number[];
@@ -44,51 +44,15 @@ interface RoleChange {
   removeHolds: number[];
 }
 interface Draft {
-  clp: Clp | null;
+  clp: ClpSpec | null;
   protectedFields: PfGroup[] | null;
   acls: Array<{ row: number; acl: Acl }>;
   roles: RoleChange[];
 }
-interface World {
-  roles: Array<{ users: number[]; holds: number[] }>;
-  clp: Clp;
-  protectedFields: PfGroup[];
-  rows: Array<{ owner: number | null; acl: null | Acl }>;
+interface World extends WorldSpec {
   draft: Draft;
 }
 
-const grantArb: fc.Arbitrary<Grant> = fc.record({
-  kind: fc.constantFrom(...GRANTS),
-  user: fc.nat(USERS - 1),
-  role: fc.nat(2),
-});
-const clpArb: fc.Arbitrary<Clp> = fc.record({
-  ops: fc.record(Object.fromEntries(OPS.map((op) => [op, grantArb])) as Record<Op, fc.Arbitrary<Grant>>),
-  readUserFields: fc.boolean(),
-  writeUserFields: fc.boolean(),
-});
-const pfArb: fc.Arbitrary<PfGroup[]> = fc.array(
-  fc.record({
-    pattern: fc.constantFrom(
-      'star' as const,
-      'auth' as const,
-      'user' as const,
-      'role' as const,
-      'userField' as const,
-    ),
-    who: fc.nat(3),
-    fields: fc.subarray(DATA_FIELDS),
-  }),
-  { maxLength: 3 },
-);
-const aclArb: fc.Arbitrary<Acl> = fc.array(
-  fc.record({
-    who: fc.constantFrom('*', 'u0', 'u1', 'u2', 'u3', 'r0', 'r1', 'r2'),
-    read: fc.boolean(),
-    write: fc.boolean(),
-  }),
-  { maxLength: 3 },
-);
 const draftArb: fc.Arbitrary<Draft> = fc
   .record({
     clp: fc.option(clpArb, { nil: null }),
@@ -106,18 +70,7 @@ const draftArb: fc.Arbitrary<Draft> = fc
     ),
   })
   .filter((d) => d.clp !== null || d.protectedFields !== null || d.acls.length > 0 || d.roles.length > 0);
-const worldArb: fc.Arbitrary<World> = fc.record({
-  roles: fc.array(fc.record({ users: fc.subarray([0, 1, 2, 3]), holds: fc.subarray([0, 1, 2]) }), {
-    maxLength: 3,
-  }),
-  clp: clpArb,
-  protectedFields: pfArb,
-  rows: fc.array(
-    fc.record({ owner: fc.option(fc.nat(USERS - 1), { nil: null }), acl: fc.option(aclArb, { nil: null }) }),
-    { minLength: 1, maxLength: 4 },
-  ),
-  draft: draftArb,
-});
+const worldArb: fc.Arbitrary<World> = fc.record({ ...worldSpecArbs, draft: draftArb });
 
 let t: TestService;
 const users: TestUser[] = [];
@@ -146,95 +99,13 @@ const ROLLED_BACK = 103;
 
 async function runWorld(w: World): Promise<void> {
   const k = worldNo++;
-  const className = `Ix${k}`;
-  const roleName = (i: number) => `I${k}r${i}`;
-  const { roleIds, holds } = await createWorldRoles(
+  const { className, roleIds, holds, uid, clpOf, pfOf, aclOf, clp, rowIds } = await buildWorld(
     t,
-    w.roles,
-    users.map((u) => u.id),
-    roleName,
+    users,
+    w,
+    `Ix${k}`,
+    `I${k}`,
   );
-  const uid = (u: number) => users[u]!.id;
-  const grant = (g: Grant): Record<string, unknown> | undefined => {
-    switch (g.kind) {
-      case 'public':
-        return { '*': true };
-      case 'none':
-        return {};
-      case 'auth':
-        return { requiresAuthentication: true };
-      case 'user':
-        return { [uid(g.user)]: true };
-      case 'role':
-        return { [`role:${roleName(g.role)}`]: true };
-      case 'pointer':
-        return { pointerFields: ['owner'] };
-      case 'absent':
-        return undefined;
-    }
-  };
-  const clpOf = (c: Clp): Record<string, unknown> => {
-    const out: Record<string, unknown> = {};
-    for (const op of OPS) {
-      const entry = grant(c.ops[op]);
-      if (entry) out[op] = entry;
-    }
-    if (c.readUserFields) out.readUserFields = ['owner'];
-    if (c.writeUserFields) out.writeUserFields = ['owner'];
-    return out;
-  };
-  const pfOf = (groups: PfGroup[]): Record<string, string[]> => {
-    const pf: Record<string, string[]> = {};
-    for (const p of groups) {
-      const pattern =
-        p.pattern === 'star'
-          ? '*'
-          : p.pattern === 'auth'
-            ? 'authenticated'
-            : p.pattern === 'user'
-              ? uid(p.who)
-              : p.pattern === 'role'
-                ? `role:${roleName(p.who % 3)}`
-                : 'userField:owner';
-      pf[pattern] = p.fields;
-    }
-    return pf;
-  };
-  const principalOf = (who: string) =>
-    who === '*'
-      ? '*'
-      : who.startsWith('u')
-        ? uid(Number(who.slice(1)))
-        : `role:${roleName(Number(who.slice(1)))}`;
-  const aclOf = (acl: Acl) => {
-    const out: Record<string, { read: boolean; write: boolean }> = {};
-    for (const e of acl) out[principalOf(e.who)] = { read: e.read, write: e.write };
-    return out;
-  };
-
-  const clp = { ...clpOf(w.clp), protectedFields: pfOf(w.protectedFields) };
-  const created = await t.request('POST', `/schemas/${className}`, {
-    as: 'master',
-    body: {
-      className,
-      fields: {
-        owner: { type: 'Pointer', targetClass: '_User' },
-        v: { type: 'Number' },
-        s: { type: 'String' },
-      },
-      classLevelPermissions: clp,
-    },
-  });
-  expect(created.status, created.text).toBe(200);
-  const rowIds: string[] = [];
-  for (const [i, r] of w.rows.entries()) {
-    const body: Record<string, unknown> = { v: i * 10, s: `s${i}` };
-    if (r.owner !== null) body.owner = pointer('_User', uid(r.owner));
-    if (r.acl) body.ACL = aclOf(r.acl);
-    const res = await t.request('POST', `/classes/${className}`, { as: 'master', body });
-    expect(res.status, res.text).toBe(201);
-    rowIds.push(res.json.objectId);
-  }
 
   // The draft, as the preview takes it and as REST applies it.
   const d = w.draft;

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, createWorldRoles, pointer, type TestUser } from './helpers/access-world.ts';
+import { createUser, type TestUser } from './helpers/access-world.ts';
+import {
+  buildWorld,
+  DATA_FIELDS,
+  OPS,
+  type Op,
+  USERS,
+  type WorldSpec,
+  worldSpecArbs,
+} from './helpers/security-world.ts';
 import { startService, type TestResponse, type TestService } from './helpers/service.ts';
 
 /**
@@ -14,69 +23,12 @@ import { startService, type TestResponse, type TestService } from './helpers/ser
  * answer.
  */
 
-const USERS = 4;
-const OPS = ['find', 'get', 'count', 'create', 'update', 'delete', 'addField'] as const;
-type Op = (typeof OPS)[number];
-const GRANTS = ['public', 'none', 'auth', 'user', 'role', 'pointer', 'absent'] as const;
-type Grant = { kind: (typeof GRANTS)[number]; user: number; role: number };
-
-interface World {
-  roles: Array<{ users: number[]; holds: number[] }>;
-  clp: Record<Op, Grant>;
-  readUserFields: boolean;
-  writeUserFields: boolean;
-  protectedFields: Array<{
-    pattern: 'star' | 'auth' | 'user' | 'role' | 'userField';
-    who: number;
-    fields: string[];
-  }>;
-  rows: Array<{ owner: number | null; acl: null | Array<{ who: string; read: boolean; write: boolean }> }>;
+interface World extends WorldSpec {
   actions: Array<{ caller: number; op: Op; row: number }>;
 }
 
-const grantArb: fc.Arbitrary<Grant> = fc.record({
-  kind: fc.constantFrom(...GRANTS),
-  user: fc.nat(USERS - 1),
-  role: fc.nat(2),
-});
 const worldArb: fc.Arbitrary<World> = fc.record({
-  roles: fc.array(fc.record({ users: fc.subarray([0, 1, 2, 3]), holds: fc.subarray([0, 1, 2]) }), {
-    maxLength: 3,
-  }),
-  clp: fc.record(Object.fromEntries(OPS.map((op) => [op, grantArb])) as Record<Op, fc.Arbitrary<Grant>>),
-  readUserFields: fc.boolean(),
-  writeUserFields: fc.boolean(),
-  protectedFields: fc.array(
-    fc.record({
-      pattern: fc.constantFrom(
-        'star' as const,
-        'auth' as const,
-        'user' as const,
-        'role' as const,
-        'userField' as const,
-      ),
-      who: fc.nat(3),
-      fields: fc.subarray(['s', 'v', 'owner']),
-    }),
-    { maxLength: 3 },
-  ),
-  rows: fc.array(
-    fc.record({
-      owner: fc.option(fc.nat(USERS - 1), { nil: null }),
-      acl: fc.option(
-        fc.array(
-          fc.record({
-            who: fc.constantFrom('*', 'u0', 'u1', 'u2', 'u3', 'r0', 'r1', 'r2'),
-            read: fc.boolean(),
-            write: fc.boolean(),
-          }),
-          { maxLength: 3 },
-        ),
-        { nil: null },
-      ),
-    }),
-    { minLength: 1, maxLength: 4 },
-  ),
+  ...worldSpecArbs,
   // caller: 0..3 a user, 4 anonymous
   actions: fc.array(fc.record({ caller: fc.nat(USERS), op: fc.constantFrom(...OPS), row: fc.nat(3) }), {
     minLength: 1,
@@ -97,9 +49,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** The fields a world's rows may carry, and that protectedFields may hide. */
-const DATA_FIELDS = ['s', 'v', 'owner'];
-
 interface Explained {
   allowed: boolean;
   code?: number;
@@ -109,88 +58,7 @@ interface Explained {
 
 async function runWorld(w: World): Promise<void> {
   const k = worldNo++;
-  const className = `Sx${k}`;
-  const roleName = (i: number) => `X${k}r${i}`;
-  const { holds } = await createWorldRoles(
-    t,
-    w.roles,
-    users.map((u) => u.id),
-    roleName,
-  );
-  const uid = (u: number) => users[u]!.id;
-  const grant = (g: Grant): Record<string, unknown> | undefined => {
-    switch (g.kind) {
-      case 'public':
-        return { '*': true };
-      case 'none':
-        return {};
-      case 'auth':
-        return { requiresAuthentication: true };
-      case 'user':
-        return { [uid(g.user)]: true };
-      case 'role':
-        return { [`role:${roleName(g.role)}`]: true };
-      case 'pointer':
-        return { pointerFields: ['owner'] };
-      case 'absent':
-        return undefined;
-    }
-  };
-  const clp: Record<string, unknown> = {};
-  for (const op of OPS) {
-    const entry = grant(w.clp[op]);
-    if (entry) clp[op] = entry;
-  }
-  if (w.readUserFields) clp.readUserFields = ['owner'];
-  if (w.writeUserFields) clp.writeUserFields = ['owner'];
-  const pf: Record<string, string[]> = {};
-  for (const p of w.protectedFields) {
-    const pattern =
-      p.pattern === 'star'
-        ? '*'
-        : p.pattern === 'auth'
-          ? 'authenticated'
-          : p.pattern === 'user'
-            ? uid(p.who)
-            : p.pattern === 'role'
-              ? `role:${roleName(p.who % 3)}`
-              : 'userField:owner';
-    pf[pattern] = p.fields;
-  }
-  clp.protectedFields = pf;
-  const created = await t.request('POST', `/schemas/${className}`, {
-    as: 'master',
-    body: {
-      className,
-      fields: {
-        owner: { type: 'Pointer', targetClass: '_User' },
-        v: { type: 'Number' },
-        s: { type: 'String' },
-      },
-      classLevelPermissions: clp,
-    },
-  });
-  expect(created.status, created.text).toBe(200);
-
-  const principalOf = (who: string) =>
-    who === '*'
-      ? '*'
-      : who.startsWith('u')
-        ? uid(Number(who.slice(1)))
-        : `role:${roleName(Number(who.slice(1)))}`;
-  const rowIds: string[] = [];
-  for (const [i, r] of w.rows.entries()) {
-    const body: Record<string, unknown> = { v: i * 10, s: `s${i}` };
-    if (r.owner !== null) body.owner = pointer('_User', uid(r.owner));
-    if (r.acl) {
-      const acl: Record<string, { read: boolean; write: boolean }> = {};
-      for (const e of r.acl) acl[principalOf(e.who)] = { read: e.read, write: e.write };
-      body.ACL = acl;
-    }
-    const res = await t.request('POST', `/classes/${className}`, { as: 'master', body });
-    expect(res.status, res.text).toBe(201);
-    rowIds.push(res.json.objectId);
-  }
+  const { className, holds, uid, clp, rowIds } = await buildWorld(t, users, w, `Sx${k}`, `X${k}`);
 
   for (const a of w.actions) {
     const user = a.caller < USERS ? a.caller : null;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { GeoPointValue } from '../src/kernel/query.ts';
 import { distanceRadians, pointInBox, pointInPolygon } from '../src/query/geo.ts';
 import type { GeoBox } from '../src/storage/sql/dialect.ts';
-import { boundsOf, capBoxes, withinBoxBoxes } from '../src/storage/sql/where.ts';
+import { boundsOf, capBoxes, withinBoxBoxes } from '../src/storage/sql/geo-boxes.ts';
 
 /**
  * The boxes of the index-usable prefilters that the where compiler puts before the exact geo

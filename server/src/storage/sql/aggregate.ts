@@ -39,7 +39,7 @@ export class SqlAggregates {
     const p = new Params(this.dialect.placeholder);
     const table = this.dialect.quote(tableName(schema.className));
     const compiler = new WhereCompiler(this.dialect, p, lookup);
-    const value = (path: Path) => compiler.valueOf(schema, table, path);
+    const value = (path: Path) => compiler.fieldValue(schema, table, path);
     const keys: Array<{ name: string; sql: string; def: FieldDef | undefined }> = [];
     if (group.key.kind === 'field') keys.push({ name: '', ...value(group.key.path) });
     if (group.key.kind === 'fields')

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SESSIONS_FILE } from '../src/session.ts';
 import { type StartedBff, startBff, TEST_PASSWORD } from './helpers/bff.ts';
 
 const MFA_SECRET = new Secret({ size: 20 }).base32;
@@ -296,5 +299,174 @@ describe('session timeouts (injected clock)', () => {
     const res = await admin.get('/bff/session');
     expect(res.status).toBe(401);
     expect(res.json).toEqual({ code: 119, error: 'Session expired; log in again.' });
+  });
+});
+
+/** Logs admin in through a raw request with an arbitrary Host header; the Set-Cookie headers. */
+async function rawLogin(url: string, host: string): Promise<string[]> {
+  const res = await rawPost(url, '/bff/login', host, { username: 'admin', password: TEST_PASSWORD });
+  if (res.status !== 200) throw new Error(`login via ${host}: ${res.status}`);
+  return res.setCookie;
+}
+
+describe('console sessions on an injected clock', () => {
+  // Idle 60 s (the cookie is refreshed at most every 6 s), absolute 300 s.
+  let clock = Date.UTC(2031, 0, 1);
+  const advance = (seconds: number) => {
+    clock += seconds * 1000;
+  };
+  let t: StartedBff;
+  beforeAll(async () => {
+    t = await startBff({
+      users: [
+        { username: 'admin', role: 'admin' },
+        { username: 'scoped', role: 'read-only', apps: ['test-app'] },
+        { username: 'mfa', role: 'admin', mfaSecret: MFA_SECRET },
+        { username: 'thr', role: 'admin' },
+      ],
+      options: {
+        idleTimeoutSeconds: 60,
+        absoluteTimeoutSeconds: 300,
+        trustProxy: true,
+        loginThrottle: { freeAttempts: 1, baseDelaySeconds: 1, maxDelaySeconds: 60 },
+      },
+      deps: { now: () => clock },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('refreshes the cookie only once a tenth of the idle timeout has passed', async () => {
+    const admin = await t.login('admin');
+    advance(5.999);
+    const early = await admin.get('/bff/session');
+    expect(early.status).toBe(200);
+    expect(early.headers.getSetCookie()).toEqual([]);
+    advance(0.001);
+    const due = await admin.get('/bff/session');
+    expect(due.status).toBe(200);
+    expect(due.headers.getSetCookie()).toHaveLength(1);
+    expect(due.headers.getSetCookie()[0]).toMatch(/^bds_console=Fe26\.2\*/);
+  });
+
+  it('logout answers {ok: true}; sign out everywhere clears the cookie even when it was due a refresh', async () => {
+    const a = await t.login('admin');
+    expect((await a.post('/bff/logout')).json).toEqual({ ok: true });
+    const b = await t.login('admin');
+    advance(7);
+    const res = await b.post('/bff/logout-everywhere');
+    expect(res.status).toBe(200);
+    const set = res.headers.getSetCookie();
+    expect(set).toHaveLength(1);
+    expect(set[0]).toMatch(/^bds_console=;.*Max-Age=0/i);
+  });
+
+  it('a login drops the records of sessions past the absolute timeout from the file', async () => {
+    const file = path.join(t.bff.options.dataDir, SESSIONS_FILE);
+    await t.login('admin');
+    advance(300.001);
+    await t.login('admin');
+    const sessions = Object.values(JSON.parse(readFileSync(file, 'utf8')).sessions) as Array<{
+      createdAt: number;
+    }>;
+    expect(sessions.map((s) => s.createdAt)).toEqual([clock]);
+  });
+
+  it('answers the apps of a console user limited to some', async () => {
+    const scoped = await t.login('scoped');
+    expect((await scoped.get('/bff/session')).json).toEqual({
+      user: { username: 'scoped', role: 'read-only', apps: ['test-app'] },
+    });
+  });
+
+  it('a TOTP code must be exactly six digits; a body that is not an object is named as the body', async () => {
+    const c = t.anonymous();
+    for (const totp of ['12345', '1234567', 'a123456', '123456 ']) {
+      const res = await c.post('/bff/login', { username: 'mfa', password: TEST_PASSWORD, totp });
+      expect(res.status, totp).toBe(400);
+      expect(res.json, totp).toEqual({
+        code: 107,
+        error: 'Invalid login request: totp must be a 6-digit code.',
+      });
+    }
+    const arr = await c.post('/bff/login', []);
+    expect(arr.status).toBe(400);
+    expect(arr.json.code).toBe(107);
+    expect(arr.json.error).toMatch(/^Invalid login request: body /);
+  });
+
+  it('accepts the code of the previous time step, and the current one after it', async () => {
+    // Stay clear of a 30 s boundary while the two codes are made and checked.
+    const intoStep = Date.now() % 30_000;
+    if (intoStep > 25_000) await new Promise((r) => setTimeout(r, 30_500 - intoStep));
+    const code = (offset: number) =>
+      new TOTP({ secret: Secret.fromBase32(MFA_SECRET) }).generate({
+        timestamp: Date.now() + offset * 30_000,
+      });
+    const previous = await t.anonymous().post('/bff/login', {
+      username: 'mfa',
+      password: TEST_PASSWORD,
+      totp: code(-1),
+    });
+    expect(previous.status).toBe(200);
+    const current = await t.anonymous().post('/bff/login', {
+      username: 'mfa',
+      password: TEST_PASSWORD,
+      totp: code(0),
+    });
+    expect(current.status).toBe(200);
+    // Neither can be used again.
+    const replayed = await t.anonymous().post('/bff/login', {
+      username: 'mfa',
+      password: TEST_PASSWORD,
+      totp: code(0),
+    });
+    expect(replayed.json).toEqual({ code: 101, error: 'Invalid authentication code.' });
+  });
+
+  it('says "1 second" in the singular, and a successful login resets the user count', async () => {
+    const c = t.anonymous();
+    const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
+    const attempt = (password: string, ip: string) =>
+      c.post('/bff/login', { username: 'thr', password }, from(ip));
+    expect((await attempt('wrong', '10.9.0.1')).status).toBe(401);
+    // Second failure of the user (one free attempt): locked for 1 s.
+    expect((await attempt('wrong', '10.9.0.2')).status).toBe(401);
+    const locked = await attempt(TEST_PASSWORD, '10.9.0.3');
+    expect(locked.status).toBe(429);
+    expect(locked.headers.get('retry-after')).toBe('1');
+    expect(locked.json).toEqual({ code: 155, error: 'Too many login attempts; try again in 1 second.' });
+    advance(1);
+    expect((await attempt(TEST_PASSWORD, '10.9.0.4')).status).toBe(200);
+    // The success forgot the user's failures: one more failure is free again.
+    expect((await attempt('wrong', '10.9.0.5')).status).toBe(401);
+    expect((await attempt(TEST_PASSWORD, '10.9.0.6')).status).toBe(200);
+  });
+
+  it('counts localhost, loopback addresses and *.localhost as local (no Secure flag), nothing else', async () => {
+    for (const host of ['localhost', '127.0.0.1', '[::1]', 'console.localhost']) {
+      const [cookie] = await rawLogin(t.url, host);
+      expect(cookie, host).not.toMatch(/;\s*Secure/i);
+    }
+    for (const host of ['localhost.example.com', 'example.localhost.com']) {
+      const [cookie] = await rawLogin(t.url, host);
+      expect(cookie, host).toMatch(/;\s*Secure/i);
+    }
+  });
+});
+
+describe('secureCookies set explicitly', () => {
+  let t: StartedBff;
+  beforeAll(async () => {
+    t = await startBff({ options: { secureCookies: true } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('true marks the cookie Secure on localhost too', async () => {
+    const [cookie] = await rawLogin(t.url, 'localhost');
+    expect(cookie).toMatch(/;\s*Secure/i);
   });
 });

@@ -2,7 +2,8 @@ import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { optionsSchema, secretOptions, validateOptions } from '../src/config/options.ts';
+import { secretOptions } from '../src/config/option-values.ts';
+import { optionsSchema, validateOptions } from '../src/config/options.ts';
 import { describeOptions, type OptionRow, type OptionsView } from '../src/config/options-view.ts';
 import { type FakePush, startFakePush } from './helpers/fake-push.ts';
 import { KEYS, startService, type TestService } from './helpers/service.ts';
@@ -323,7 +324,7 @@ describe('the options view (config/options-view.ts)', () => {
     expect(rowNamed(view, 'liveQuery.path')).toEqual({
       name: 'liveQuery.path',
       description:
-        "The WebSocket path on the service's HTTP server, at the server's root (PROTOCOL {live_url}).",
+        "The WebSocket path on the service's HTTP server, at the server's root (docs/protocol.md#realtime-frames).",
       set: true,
       value: '/live',
     });

@@ -2,7 +2,8 @@ import { createHash, createPublicKey, type JsonWebKey } from 'node:crypto';
 import type { AuthProviderRow, OptionRow, ServerOptionsView } from '@bds/client/protocol';
 import { FILTERED, isObject } from '@bds/client/protocol';
 import { z } from 'zod';
-import { optionsSchema, type SecretKind, type ServiceOptions, secretOptions } from './options.ts';
+import { type SecretKind, secretOptions } from './option-values.ts';
+import { optionsSchema, type ServiceOptions } from './options.ts';
 
 /**
  * The service's effective options as the master key may read them (GET /serverInfo/options, the

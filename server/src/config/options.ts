@@ -1,4 +1,3 @@
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isObject } from '@bds/client/protocol';
@@ -6,308 +5,29 @@ import { z } from 'zod';
 import { trustListProblem } from '../kernel/client-address.ts';
 import { randomSecret } from '../kernel/ids.ts';
 import { LOG_LEVELS } from '../kernel/log.ts';
+import { accountLockoutSchema, authSchema, emailSchema } from './account-options.ts';
+import { hooksSchema } from './hook-options.ts';
+import { byteSize, secret } from './option-values.ts';
+import { pushSchema } from './push-options.ts';
+import { LIVE_QUERY_DEFAULTS, liveQuerySchema } from './realtime-options.ts';
+import {
+  DEFAULT_RATE_LIMITS,
+  idempotencySchema,
+  rateLimitSchema,
+  requestComplexitySchema,
+} from './request-options.ts';
 
-/**
- * How the master-only options view (config/options-view.ts, GET /serverInfo/options) shows an
- * option that holds a credential: `hidden` (only whether it is set), `url` (the address without
- * its password or secret parameters), `publicKeys` (each key's id and SHA-256 digest, never key text).
- */
-export type SecretKind = 'hidden' | 'url' | 'publicKeys';
-
-/** The one mark of a secret option, set where the option is declared; the options view reads it. */
-export const secretOptions = z.registry<{ secret: SecretKind }>();
-
-function secret<T extends z.ZodType>(schema: T, kind: SecretKind = 'hidden'): T {
-  secretOptions.add(schema, { secret: kind });
-  return schema;
-}
-
-const limit = z.number().int().min(-1);
-
-function isRegExp(source: string): boolean {
-  try {
-    new RegExp(source);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The rule of provider names, where the account rules (users/providers.ts) and cloud code import the options. */
+export { providerNameProblem } from './account-options.ts';
 
 const TRUST_PROXY = 'must be true, false, a number of trusted hops or a list of trusted proxy addresses.';
 
 /**
- * Per IP: password checks (login, verifyPassword: one counter) and sign-ups 30 a minute, password
- * reset and verification mail 5 a minute.
+ * The one table of the service's options, in the order the options view shows them: each option
+ * with its default and description. The object options of one area are declared beside it
+ * (account-options.ts, hook-options.ts, push-options.ts, realtime-options.ts, request-options.ts)
+ * and named here. docs/protocol.md lists every option of this table.
  */
-const DEFAULT_RATE_LIMITS = [
-  {
-    path: '^/(login|verifyPassword)$',
-    methods: ['GET', 'POST'] as const,
-    window: 60,
-    max: 30,
-    by: 'ip' as const,
-  },
-  { path: '^/(users|classes/_User)$', methods: ['POST'] as const, window: 60, max: 30, by: 'ip' as const },
-  {
-    path: '^/(requestPasswordReset|verificationEmailRequest)$',
-    methods: ['POST'] as const,
-    window: 60,
-    max: 5,
-    by: 'ip' as const,
-  },
-].map((rule) => ({ ...rule, methods: [...rule.methods] }));
-
-const requestComplexitySchema = z
-  .object({
-    includeDepth: limit.default(10).describe('Deepest include path (a.b.c is 3).'),
-    includeCount: limit.default(100).describe('Most include paths in one query.'),
-    subqueryDepth: limit
-      .default(10)
-      .describe('Deepest nesting of subqueries ($inQuery, $select and the like).'),
-    queryDepth: limit.default(10).describe('Deepest nesting of $and, $or and $nor.'),
-    batchRequestLimit: limit.default(100).describe('Most requests in one batch.'),
-  })
-  .strict();
-
-const byteSize = z.union([
-  z.number().int().positive(),
-  z
-    .string()
-    .regex(/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/i, 'must be a size such as "20mb"')
-    .transform(parseByteSize),
-]);
-
-const pathPattern = z.string().refine((source) => {
-  try {
-    new RegExp(source);
-    return true;
-  } catch {
-    return false;
-  }
-}, 'must be a valid regular expression');
-
-const LIVE_QUERY_DEFAULTS = {
-  path: '/live',
-  classNames: ['*'],
-  maxSubscriptionsPerConnection: 100,
-  maxFrameBytes: 64 * 1024,
-  retentionMs: 5 * 60 * 1000,
-  retentionMaxEvents: 10_000,
-  pingIntervalMs: 30_000,
-  idleTimeoutMs: 10 * 60 * 1000,
-  traceSize: 100,
-};
-
-const liveQuerySchema = z
-  .object({
-    path: z
-      .string()
-      .regex(/^\/[\w\-./]*$/, 'must be a path starting with /')
-      .default(LIVE_QUERY_DEFAULTS.path)
-      .describe(
-        "The WebSocket path on the service's HTTP server, at the server's root (PROTOCOL {live_url}).",
-      ),
-    classNames: z
-      .array(z.string().min(1))
-      .default(LIVE_QUERY_DEFAULTS.classNames)
-      .describe('Classes open to subscriptions; ["*"] for all, [] turns realtime off.'),
-    maxSubscriptionsPerConnection: z
-      .number()
-      .int()
-      .min(1)
-      .max(100_000)
-      .default(LIVE_QUERY_DEFAULTS.maxSubscriptionsPerConnection)
-      .describe('Most subscriptions one connection may hold.'),
-    maxFrameBytes: z
-      .number()
-      .int()
-      .min(256)
-      .max(16 * 1024 * 1024)
-      .default(LIVE_QUERY_DEFAULTS.maxFrameBytes)
-      .describe('Largest client frame answered; a bigger one answers 155 (16x bigger closes the socket).'),
-    retentionMs: z
-      .number()
-      .int()
-      .min(0)
-      .default(LIVE_QUERY_DEFAULTS.retentionMs)
-      .describe('How long events are kept for `since` resumption.'),
-    retentionMaxEvents: z
-      .number()
-      .int()
-      .min(0)
-      .max(1_000_000)
-      .default(LIVE_QUERY_DEFAULTS.retentionMaxEvents)
-      .describe('Most events kept for resumption, whatever their age.'),
-    pingIntervalMs: z
-      .number()
-      .int()
-      .min(0)
-      .default(LIVE_QUERY_DEFAULTS.pingIntervalMs)
-      .describe('WebSocket pings; a client that has not answered the previous ping is dropped. 0: no pings.'),
-    idleTimeoutMs: z
-      .number()
-      .int()
-      .min(0)
-      .default(LIVE_QUERY_DEFAULTS.idleTimeoutMs)
-      .describe('A connection without subscriptions that sends nothing for this long is closed. 0: never.'),
-    traceSize: z
-      .number()
-      .int()
-      .min(0)
-      .max(10_000)
-      .default(LIVE_QUERY_DEFAULTS.traceSize)
-      .describe('Events per class kept in the master-only delivery trace.'),
-  })
-  .strict();
-
-const pushSchema = z
-  .object({
-    apns: z
-      .object({
-        keyId: z.string().min(1).describe('The key id of the APNs auth key (.p8).'),
-        teamId: z.string().min(1).describe('The Apple developer team id.'),
-        key: secret(z.string().includes('PRIVATE KEY', { message: 'must be a PEM private key' })).describe(
-          'The APNs auth key itself (PEM).',
-        ),
-        topic: z.string().min(1).describe("The app's bundle id (apns-topic)."),
-        production: z.boolean().default(false).describe("Apple's production endpoint (false: the sandbox)."),
-        url: secret(z.string().url(), 'url')
-          .optional()
-          .describe("Another endpoint than Apple's (tests: a local fake)."),
-      })
-      .strict()
-      .optional()
-      .describe('APNs with token auth (an auth key of the Apple developer account).'),
-    fcm: z
-      .object({
-        projectId: z.string().min(1).describe("The service account's project_id."),
-        clientEmail: z.string().min(1).describe("The service account's client_email."),
-        privateKey: secret(
-          z.string().includes('PRIVATE KEY', { message: 'must be a PEM private key' }),
-        ).describe("The service account's private_key (PEM)."),
-        url: secret(z.string().url(), 'url')
-          .optional()
-          .describe("Another endpoint than Google's (tests: a local fake)."),
-        tokenUrl: secret(z.string().url(), 'url')
-          .optional()
-          .describe("Another token endpoint than Google's (tests: a local fake)."),
-      })
-      .strict()
-      .optional()
-      .describe('FCM HTTP v1, from a service account JSON.'),
-    concurrency: z
-      .number()
-      .int()
-      .min(1)
-      .max(1000)
-      .default(100)
-      .describe('Deliveries in flight at once, per provider.'),
-    batchSize: z
-      .number()
-      .int()
-      .min(1)
-      .max(10_000)
-      .default(1000)
-      .describe('Installations read per page while a push runs.'),
-  })
-  .strict()
-  .refine((p) => p.apns !== undefined || p.fcm !== undefined, { message: 'needs apns or fcm' });
-
-/** Signature algorithms an ID token may use (public-key ones only: the service holds no shared secret). */
-export const ID_TOKEN_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-] as const;
-
-/** A provider name: a key of `authData`. */
-const PROVIDER_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
-
-/** Whether `key` (a PEM text or a JWK) is a public key Node can use; a private part is refused. */
-/** Members of a JWK that hold private or symmetric key material (RFC 7518, section 6). */
-const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
-
-/**
- * A public key and nothing more: a PEM text of public key blocks only (no private block beside
- * them), or a JWK without private members. A public key is derived from private material too, so
- * the check refuses that material rather than trusting what derives from it.
- */
-function isPublicKey(key: string | Record<string, unknown>): boolean {
-  try {
-    if (typeof key === 'string') {
-      return (
-        /-----BEGIN (RSA )?PUBLIC KEY-----/.test(key) &&
-        !/PRIVATE|ENCRYPTED/.test(key) &&
-        createPublicKey(key).type === 'public'
-      );
-    }
-    return (
-      !PRIVATE_JWK_MEMBERS.some((member) => member in key) &&
-      createPublicKey({ key: key as JsonWebKey, format: 'jwk' }).type === 'public'
-    );
-  } catch {
-    return false;
-  }
-}
-
-const oneOrMore = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
-
-/**
- * A sign-in provider built in: OpenID Connect ID tokens (JWT) checked offline against public keys
- * given here (a JWKS, or PEM keys), for the issuer(s) and audience(s), unexpired, with `sub` equal
- * to the provider id (users/providers.ts).
- */
-const idTokenProviderSchema = z
-  .object({
-    issuer: oneOrMore,
-    audience: oneOrMore,
-    // Shown by digest only: a PEM text or JWK could carry more than the public key it yields.
-    jwks: secret(
-      z
-        .object({
-          keys: z
-            .array(z.record(z.string(), z.unknown()).refine(isPublicKey, 'is not a public key (a JWK)'))
-            .min(1),
-        })
-        .strict(),
-      'publicKeys',
-    ).optional(),
-    publicKeys: secret(
-      z.array(z.string().refine(isPublicKey, 'is not a public key (PEM)')).min(1),
-      'publicKeys',
-    ).optional(),
-    algorithms: z
-      .array(z.enum(ID_TOKEN_ALGORITHMS))
-      .min(1)
-      .default([...ID_TOKEN_ALGORITHMS]),
-  })
-  .strict()
-  .refine((p) => (p.jwks === undefined) !== (p.publicKeys === undefined), {
-    message: 'needs jwks or publicKeys (one of them)',
-  });
-
-/** Why `name` cannot name a sign-in provider (a key of `authData` besides the built-in ones), or undefined. */
-export function providerNameProblem(name: string): string | undefined {
-  if (name === 'anonymous') return 'anonymous is built in';
-  if (name === 'mfa') return 'mfa is the second factor (authData.mfa), not a provider';
-  if (!PROVIDER_NAME.test(name)) return 'a provider name is a letter, then letters, digits or _ (64 at most)';
-  return undefined;
-}
-
-const authSchema = z.record(z.string(), idTokenProviderSchema).superRefine((providers, ctx) => {
-  for (const name of Object.keys(providers)) {
-    const problem = providerNameProblem(name);
-    if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
-  }
-});
-
 export const optionsSchema = z
   .object({
     appId: z
@@ -395,19 +115,7 @@ export const optionsSchema = z
       .strict()
       .default({ streamMaxLen: 100_000 })
       .describe('Only with `redisURL`: the prefix of every key, and the events kept.'),
-    rateLimit: z
-      .array(
-        z
-          .object({
-            path: z.string().refine(isRegExp, 'must be a valid regular expression'),
-            methods: z.array(z.enum(['GET', 'POST', 'PUT', 'DELETE'])).optional(),
-            window: z.number().positive(),
-            max: z.number().int().positive(),
-            by: z.enum(['ip', 'user', 'session']).default('ip'),
-            error: z.string().min(1).optional(),
-          })
-          .strict(),
-      )
+    rateLimit: rateLimitSchema
       .default(DEFAULT_RATE_LIMITS)
       .describe(
         'Rate limits, each: `path` (a regular expression over the path below the mount path), ' +
@@ -572,101 +280,20 @@ export const optionsSchema = z
       .positive()
       .default(7200)
       .describe('Lifetime of a password reset link, in seconds.'),
-    accountLockout: z
-      .object({
-        threshold: z
-          .number()
-          .int()
-          .min(1)
-          .max(1000)
-          .describe('Failed logins for one name before it is locked.'),
-        duration: z.number().int().min(1).describe('Seconds a locked name stays locked.'),
-      })
-      .strict()
+    accountLockout: accountLockoutSchema
       .optional()
       .describe(
         'After `threshold` failed logins for one name, logins for it are refused for `duration` seconds.',
       ),
-    email: z
-      .object({
-        adapter: z
-          .enum(['dev', 'smtp'])
-          .default('dev')
-          .describe('`dev` (a mailbox in <dataDir>/mailbox) or `smtp`.'),
-        from: z.string().min(3).default('no-reply@localhost').describe('The sender of every mail.'),
-        smtp: z
-          .object({
-            host: z.string().min(1).describe('The SMTP server.'),
-            port: z.number().int().min(1).max(65535).default(587).describe('Its port.'),
-            secure: z
-              .boolean()
-              .default(false)
-              .describe('TLS from the start (port 465); else STARTTLS when offered.'),
-            auth: secret(z.object({ user: z.string(), pass: z.string() }).strict())
-              .optional()
-              .describe('The SMTP login (user and pass).'),
-            ignoreTLS: z.boolean().default(false).describe('Never upgrade the connection to TLS.'),
-          })
-          .strict()
-          .optional()
-          .describe('The SMTP server, for the `smtp` adapter.'),
-      })
-      .strict()
-      .refine((e) => e.adapter !== 'smtp' || e.smtp !== undefined, {
-        message: 'the smtp adapter needs email.smtp.host',
-      })
+    email: emailSchema
       .default({ adapter: 'dev', from: 'no-reply@localhost' })
       .describe('Outgoing mail: a dev mailbox in <dataDir>/mailbox (default) or SMTP.'),
     cloud: z
       .string()
       .min(1)
       .optional()
-      .describe('A JS or TS module that registers cloud code (PROTOCOL.md "Cloud code module").'),
-    hooks: z
-      .object({
-        allowInsecureUrls: z
-          .boolean()
-          .default(false)
-          .describe('Plain http receivers (tests and local development only; the service warns at start).'),
-        trustedCA: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
-            'A PEM certificate (the text or a file path) trusted for receivers, besides the system CAs.',
-          ),
-        timeoutMs: z
-          .number()
-          .int()
-          .min(1)
-          .max(120_000)
-          .default(10_000)
-          .describe('How long a call to a receiver may take, in milliseconds.'),
-        retries: z
-          .number()
-          .int()
-          .min(0)
-          .max(10)
-          .default(3)
-          .describe(
-            'Further attempts of an after-hook delivery that failed in transit (timeout, 5xx, unreachable).',
-          ),
-        retryBackoffMs: z
-          .number()
-          .int()
-          .min(1)
-          .max(600_000)
-          .default(1000)
-          .describe('Wait before the first retry; it doubles for each next one.'),
-        deliveryLogSize: z
-          .number()
-          .int()
-          .min(1)
-          .max(100_000)
-          .default(1000)
-          .describe('Deliveries kept in the master-only delivery log (the oldest go first).'),
-      })
-      .strict()
+      .describe('A JS or TS module that registers cloud code (docs/protocol.md#cloud-code-module).'),
+    hooks: hooksSchema
       .default({
         allowInsecureUrls: false,
         timeoutMs: 10_000,
@@ -710,15 +337,7 @@ export const optionsSchema = z
       .strict()
       .default({ adapter: 'none' })
       .describe('Analytics events.'),
-    idempotency: z
-      .object({
-        paths: z
-          .array(pathPattern)
-          .min(1)
-          .describe('Regular expressions over the path after the mount path, e.g. `classes/.*`.'),
-        ttl: z.number().int().positive().default(300).describe('Seconds a request id is remembered.'),
-      })
-      .strict()
+    idempotency: idempotencySchema
       .optional()
       .describe(
         'Requests carrying X-Backend-Request-Id on a path matching one of `paths` run once within `ttl` seconds.',
@@ -743,12 +362,6 @@ export class OptionError extends Error {
   ) {
     super(`Invalid option "${option}": ${message}`);
   }
-}
-
-function parseByteSize(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(text.trim())!;
-  const units: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
-  return Math.floor(Number(m[1]) * units[(m[2] ?? 'b').toLowerCase()]!);
 }
 
 /** Turns `{"requestComplexity.includeDepth": 3}` into `{requestComplexity: {includeDepth: 3}}`. */

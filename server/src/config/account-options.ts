@@ -1,4 +1,5 @@
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { AUTH_PROVIDER_NAME_PATTERN } from '@bds/client/protocol';
 import { z } from 'zod';
 import { secret } from './option-values.ts';
 
@@ -15,9 +16,6 @@ export const ID_TOKEN_ALGORITHMS = [
   'ES512',
   'EdDSA',
 ] as const;
-
-/** A provider name: a key of `authData`. */
-const PROVIDER_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 /** Members of a JWK that hold private or symmetric key material (RFC 7518, section 6). */
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -85,7 +83,8 @@ const idTokenProviderSchema = z
 export function providerNameProblem(name: string): string | undefined {
   if (name === 'anonymous') return 'anonymous is built in';
   if (name === 'mfa') return 'mfa is the second factor (authData.mfa), not a provider';
-  if (!PROVIDER_NAME.test(name)) return 'a provider name is a letter, then letters, digits or _ (64 at most)';
+  if (!AUTH_PROVIDER_NAME_PATTERN.test(name))
+    return 'a provider name is a letter, then letters, digits or _ (64 at most)';
   return undefined;
 }
 

@@ -1,4 +1,4 @@
-import { isObject } from '@bds/client/protocol';
+import { isObject, OBJECT_ID_PATTERN } from '@bds/client/protocol';
 import type { MasterSurface } from '../access/class.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode, incorrectType, notFound } from '../kernel/errors.ts';
@@ -20,13 +20,7 @@ import {
 import type { Core } from './core.ts';
 import type { Reads } from './reads.ts';
 import { parseRestoredRow } from './restored-row.ts';
-import {
-  CHOSEN_OBJECT_ID,
-  initialValues,
-  mayChooseObjectId,
-  type ParsedWrite,
-  takeChosenObjectId,
-} from './write-body.ts';
+import { initialValues, mayChooseObjectId, type ParsedWrite, takeChosenObjectId } from './write-body.ts';
 import { validateCreate, validateUpdate } from './write-checks.ts';
 import { echoProducedValues, readableAfterWrite, stripWriteResponse } from './write-response.ts';
 
@@ -440,7 +434,7 @@ export class WritePipeline {
     if (schema.fields[field]?.type !== 'Relation') {
       throw incorrectType(`${className}.${field} is not a Relation field.`);
     }
-    if (relatedIds.length === 0 || !relatedIds.every((id) => CHOSEN_OBJECT_ID.test(id))) {
+    if (relatedIds.length === 0 || !relatedIds.every((id) => OBJECT_ID_PATTERN.test(id))) {
       throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'Relation members must be objectIds.');
     }
     const result = await this.core.store.update(schema, {

@@ -1,11 +1,9 @@
+import { ISO_DATE_PATTERN, OBJECT_ID_PATTERN } from '@bds/client/protocol';
 import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
 import type { Row } from '../kernel/records.ts';
 import { type ClassSchema, USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
 import type { InternalValues } from '../storage/adapter.ts';
-import { CHOSEN_OBJECT_ID, type ParsedWrite, parseWriteBody } from './write-body.ts';
-
-/** An exported date: ISO 8601 in UTC, as the service writes them. */
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+import { type ParsedWrite, parseWriteBody } from './write-body.ts';
 
 /** Internal columns a restore may write, per class: the ones the service itself keeps. */
 const RESTORABLE_INTERNAL: Record<string, readonly string[]> = {
@@ -24,14 +22,14 @@ export function parseRestoredRow(
 ): { objectId: string; createdAt: string; updatedAt: string; parsed: ParsedWrite } {
   const { className } = schema;
   const { objectId, createdAt, updatedAt, ...fields } = row;
-  if (typeof objectId !== 'string' || !CHOSEN_OBJECT_ID.test(objectId)) {
+  if (typeof objectId !== 'string' || !OBJECT_ID_PATTERN.test(objectId)) {
     throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'objectId must be 1 to 64 letters, digits, "_" or "-".');
   }
   for (const [name, value] of [
     ['createdAt', createdAt],
     ['updatedAt', updatedAt],
   ] as const) {
-    if (typeof value !== 'string' || !ISO_DATE.test(value) || Number.isNaN(Date.parse(value))) {
+    if (typeof value !== 'string' || !ISO_DATE_PATTERN.test(value) || Number.isNaN(Date.parse(value))) {
       throw incorrectType(`${name} must be a date in ISO 8601 form, in UTC.`);
     }
   }

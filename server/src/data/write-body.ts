@@ -1,4 +1,4 @@
-import { isObject } from '@bds/client/protocol';
+import { isObject, OBJECT_ID_PATTERN } from '@bds/client/protocol';
 import { BdsError, ErrorCode, incorrectType } from '../kernel/errors.ts';
 import { keyPathProblem } from '../kernel/names.ts';
 import type { FieldWrite, RelationChange, StoredAcl } from '../kernel/records.ts';
@@ -6,9 +6,6 @@ import type { FieldDef, FieldType } from '../kernel/schema.ts';
 import { checkVector, normaliseValue, typeOfValue } from '../schema/values.ts';
 
 const RESERVED = new Set(['objectId', 'createdAt', 'updatedAt']);
-
-/** An objectId a master-key caller may choose on create (an import that keeps its ids). */
-export const CHOSEN_OBJECT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Who may choose the objectId of a create: the master key (an import that keeps its ids), and any
@@ -31,7 +28,7 @@ export function takeChosenObjectId(
   if (objectId === undefined || objectId === null || objectId === '') {
     throw new BdsError(ErrorCode.MISSING_OBJECT_ID, 'objectId must not be empty, null or undefined');
   }
-  if (typeof objectId !== 'string' || !CHOSEN_OBJECT_ID.test(objectId)) {
+  if (typeof objectId !== 'string' || !OBJECT_ID_PATTERN.test(objectId)) {
     throw new BdsError(ErrorCode.INVALID_KEY_NAME, 'objectId must be 1 to 64 letters, digits, "_" or "-".');
   }
   return { body: rest, objectId };

@@ -5,10 +5,10 @@ import {
   fileDataProblem,
   ISO_DATE_PATTERN,
   isObject,
+  OBJECT_ID_PATTERN,
 } from '@bds/client/protocol';
 import type { Data } from '../data/data.ts';
 import { parseRestoredRow } from '../data/restored-row.ts';
-import { CHOSEN_OBJECT_ID } from '../data/write-body.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { ctxOf } from '../kernel/context.ts';
 import { BdsError } from '../kernel/errors.ts';
@@ -248,12 +248,12 @@ async function validate(
             throw new Error(`${schema.className}.${String(line.field)} is not a Relation field.`);
           }
           const ids = line.relatedIds;
-          if (typeof line.owningId !== 'string' || !CHOSEN_OBJECT_ID.test(line.owningId))
+          if (typeof line.owningId !== 'string' || !OBJECT_ID_PATTERN.test(line.owningId))
             throw new Error('owningId must be an objectId.');
           if (
             !Array.isArray(ids) ||
             ids.length === 0 ||
-            !ids.every((id) => typeof id === 'string' && CHOSEN_OBJECT_ID.test(id))
+            !ids.every((id) => typeof id === 'string' && OBJECT_ID_PATTERN.test(id))
           ) {
             throw new Error('relatedIds must be a non-empty array of objectIds.');
           }

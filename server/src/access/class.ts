@@ -164,7 +164,7 @@ function sessionRule(facts: ClassFacts): Verdict {
  * `_User`'s row rule: only the row's own user, signed in, may update or delete it (the master key
  * aside). A refusal is 206 naming the row; without a row (a class's rules) it names none. The one
  * decider of it: `decideClass` asks it before the CLP, and the account rules ask it before they
- * look at the body (users/service.ts, through data/authorize.ts `demandOwnAccount`).
+ * look at the body (users/account-update.ts, through data/authorize.ts `demandOwnAccount`).
  */
 export function decideOwnAccount(op: 'update' | 'delete', caller: Caller, objectId?: string): Verdict {
   if (caller.isMaster) return allow('master', 'master', 'the master key may change any _User row');

@@ -125,7 +125,10 @@ export interface RowReads {
   ): Promise<Array<{ objectId: string; score: number }>>;
 }
 
-/** Writes of a class's rows. Only the write pipeline (server/src/data) calls them. */
+/**
+ * Writes of a class's rows. Only the write pipeline (server/src/data) calls them; the store's own
+ * start-up migrations aside.
+ */
 export interface RowWrites {
   /** Answers the row as stored. */
   insert(schema: ClassSchema, spec: InsertSpec): Promise<Row>;

@@ -21,6 +21,7 @@ export class SqlSchemaTables extends SqlStorePart implements SchemaStorage {
     super(driver);
   }
 
+  /** The store's own tables (schema documents, config, ACL counts), made when missing. */
   async init(): Promise<void> {
     await this.driver.exec(
       `CREATE TABLE IF NOT EXISTS ${this.q(SCHEMA_TABLE)} (${this.q('className')} TEXT PRIMARY KEY NOT NULL, ${this.q('schema')} TEXT NOT NULL);` +

@@ -48,6 +48,7 @@ export function checkColumnName(name: string): void {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`Invalid internal column name: ${name}`);
 }
 
+/** A LIMIT or OFFSET, inlined in the SQL text rather than bound: checked to be a whole number. */
 export function wholeNumber(n: number): number {
   if (!Number.isSafeInteger(n) || n < 0) throw new Error(`limit and skip must be whole numbers, got ${n}`);
   return n;

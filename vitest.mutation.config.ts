@@ -14,7 +14,12 @@ const SCOPES: Record<string, string[]> = {
     'server/test/protected.test.ts',
     'server/test/roles.test.ts',
     'server/test/requires-authentication.test.ts',
-    'server/test/security-review*.test.ts',
+    // The probes of the security review, by subject.
+    'server/test/users/hidden-columns.test.ts',
+    'server/test/master-only.test.ts',
+    'server/test/record-access.test.ts',
+    'server/test/name-injection.test.ts',
+    'server/test/installations.test.ts',
     'server/test/users/sessions.test.ts',
   ],
   auth: [
@@ -23,7 +28,12 @@ const SCOPES: Record<string, string[]> = {
     'server/test/roles.test.ts',
     'server/test/credentials.test.ts',
     'server/test/requires-authentication.test.ts',
-    'server/test/security-review*.test.ts',
+    // The probes of the security review, by subject.
+    'server/test/users/hidden-columns.test.ts',
+    'server/test/master-only.test.ts',
+    'server/test/record-access.test.ts',
+    'server/test/name-injection.test.ts',
+    'server/test/installations.test.ts',
   ],
   users: [
     'server/test/users/*.test.ts',

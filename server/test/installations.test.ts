@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setClp } from './helpers/access-world.ts';
+import { setClp, type TestUser } from './helpers/access-world.ts';
+import { buildDocWorld, text } from './helpers/probe-worlds.ts';
 import { startService, type TestService } from './helpers/service.ts';
 
 let t: TestService;
@@ -168,5 +169,89 @@ describe('installation defaults', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('_Installation probed in a world of docs (buildDocWorld)', () => {
+  let t: TestService;
+  let alice: TestUser;
+  beforeAll(async () => {
+    ({ t, alice } = await buildDocWorld());
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  describe('_Installation against another device', () => {
+    const header = (id: string) => ({ 'X-Backend-Installation-Id': id });
+    it('an update from another device answers 101 whatever it writes (no existence or value oracle)', async () => {
+      const reg = await t.request('POST', '/installations', {
+        headers: header('victim-installation-1'),
+        body: { deviceType: 'ios', deviceToken: 'victim-token' },
+      });
+      expect(reg.status, reg.text).toBe(201);
+      const id = reg.json.objectId as string;
+      const missing = await t.request('PUT', '/installations/nope123456', {
+        headers: header('attacker-installation'),
+        body: { deviceType: 'android' },
+      });
+      for (const body of [
+        { deviceType: 'android' },
+        { deviceType: 'ios' },
+        { installationId: 'wrong-guess' },
+        { installationId: 'victim-installation-1' },
+      ]) {
+        const r = await t.request('PUT', `/installations/${id}`, {
+          headers: header('attacker-installation'),
+          body,
+        });
+        expect(r.json, JSON.stringify(body)).toEqual(missing.json);
+      }
+      const find = await t.request('GET', '/installations', { headers: header('victim-installation-1') });
+      expect(find.status).toBe(403);
+      expect(find.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
+      const sub = await t.request('GET', '/classes/Doc', {
+        sessionToken: alice.token,
+        query: {
+          where: {
+            title: { $select: { query: { className: '_Installation', where: {} }, key: 'deviceToken' } },
+          },
+        },
+      });
+      expect(sub.status).toBe(403);
+      expect(sub.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
+      const del = await t.request('DELETE', `/installations/${id}`, {
+        headers: header('victim-installation-1'),
+      });
+      expect(del.status).toBe(403);
+      expect(del.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
+    });
+
+    it('protectedFields on _Installation apply to get and include', async () => {
+      await setClp(t, '_Installation', {
+        get: { '*': true },
+        count: { '*': true },
+        create: { '*': true },
+        update: { '*': true },
+        addField: {},
+        protectedFields: { '*': ['deviceToken'] },
+      });
+      const reg = await t.request('POST', '/installations', {
+        headers: header('victim-installation-2'),
+        body: { deviceType: 'ios', deviceToken: 'victim-token-2' },
+      });
+      const id = reg.json.objectId as string;
+      const get = await t.request('GET', `/installations/${id}`, {});
+      expect(get.status).toBe(200);
+      expect(text(get)).not.toContain('victim-token-2');
+      const cnt = await t.request('GET', '/installations', {
+        query: { where: { deviceToken: 'victim-token-2' }, count: 1, limit: 0 },
+      });
+      expect(cnt.status).toBe(400);
+      expect(cnt.json).toEqual({
+        code: 119,
+        error: 'This user is not allowed to query deviceToken on class _Installation.',
+      });
+    });
   });
 });

@@ -1,6 +1,8 @@
-import { expect } from 'vitest';
-import { createUser, pointer } from './helpers/access-world.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUser, pointer, type TestUser } from './helpers/access-world.ts';
+import { buildNoteWorld } from './helpers/probe-worlds.ts';
 import { runScenarios, type Scenario } from './helpers/scenarios.ts';
+import type { TestService } from './helpers/service.ts';
 
 /**
  * docs/protocol.md#access-control: with requiresAuthentication, a call without a session token is refused
@@ -155,4 +157,66 @@ runScenarios('requiresAuthentication refuses anonymous callers on every path, "*
     });
     vars.token = (await createUser(t)).token;
   },
+});
+
+describe('requiresAuthentication and pointer permissions in a world of notes (buildNoteWorld)', () => {
+  let t: TestService;
+  let alice: TestUser;
+  let bob: TestUser;
+  let ids: Record<string, string>;
+  beforeAll(async () => {
+    ({ t, alice, bob, ids } = await buildNoteWorld());
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  describe('requiresAuthentication and pointer permissions', () => {
+    it('requiresAuthentication answers 101 before ACL on find, get, count, subqueries (app keys only)', async () => {
+      for (const q of [{}, { count: 1, limit: 0 }]) {
+        const r = await t.request('GET', '/classes/Note', { query: q });
+        expect(r.json).toEqual({ code: 101, error: 'Permission denied, user needs to be authenticated.' });
+      }
+      const g = await t.request('GET', `/classes/Note/${ids.publicNote}`, {});
+      expect(g.json.code).toBe(101);
+      const sub = await t.request('GET', '/classes/Link', {
+        query: { where: { to: { $inQuery: { className: 'Note', where: {} } } } },
+      });
+      expect(sub.json.code).toBe(101);
+    });
+
+    it('readUserFields limit find, get, include and subqueries to the pointed-at user', async () => {
+      const bobFind = await t.request('GET', '/classes/Mine', { sessionToken: bob.token });
+      expect(bobFind.json.results).toEqual([]);
+      const bobGet = await t.request('GET', `/classes/Mine/${ids.aliceMine}`, { sessionToken: bob.token });
+      expect(bobGet.json.code).toBe(101);
+      const inc = await t.request('GET', `/classes/Link/${ids.link}`, {
+        sessionToken: bob.token,
+        query: { include: 'to,many' },
+      });
+      expect(inc.status).toBe(200);
+      expect(inc.text).not.toContain('alice-mine');
+      const sub = await t.request('GET', '/classes/Link', {
+        sessionToken: bob.token,
+        query: { where: { to: { $inQuery: { className: 'Mine', where: {} } } } },
+      });
+      expect(sub.json.results).toEqual([]);
+      const anon = await t.request('GET', '/classes/Link', {
+        query: { where: { to: { $inQuery: { className: 'Mine', where: {} } } } },
+      });
+      expect(anon.status).toBe(400);
+      expect(anon.json).toEqual({ code: 119, error: 'Permission denied for action find on class Mine.' });
+      const upd = await t.request('PUT', `/classes/Mine/${ids.aliceMine}`, {
+        sessionToken: bob.token,
+        body: { body: 'changed' },
+      });
+      expect(upd.json.code).toBe(101);
+      const del = await t.request('DELETE', `/classes/Mine/${ids.aliceMine}`, { sessionToken: bob.token });
+      expect(del.json.code).toBe(101);
+      const aliceGet = await t.request('GET', `/classes/Mine/${ids.aliceMine}`, {
+        sessionToken: alice.token,
+      });
+      expect(aliceGet.json.body).toBe('alice-mine');
+    });
+  });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRole, createRow, createUser, pointer, setClp, type TestUser } from './helpers/access-world.ts';
+import { buildNoteWorld } from './helpers/probe-worlds.ts';
 import { startService, type TestService } from './helpers/service.ts';
 
 let t: TestService;
@@ -211,5 +212,63 @@ describe('effective roles', () => {
       });
     });
     expect((await store.rolesOf(erin.id)).map((r) => r.name).sort()).toEqual(['LoopX', 'LoopY']);
+  });
+});
+
+describe('roles seen from a world of notes (buildNoteWorld)', () => {
+  let t: TestService;
+  let alice: TestUser;
+  let carol: TestUser;
+  let ids: Record<string, string>;
+  beforeAll(async () => {
+    ({ t, alice, carol, ids } = await buildNoteWorld());
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  describe('roles and inherited roles', () => {
+    it('a role grant reaches users of a child role, and nobody else', async () => {
+      const c = await t.request('GET', `/classes/Note/${ids.managersNote}`, { sessionToken: carol.token });
+      expect(c.status, c.text).toBe(200);
+      const a = await t.request('GET', `/classes/Note/${ids.managersNote}`, { sessionToken: alice.token });
+      expect(a.json.code).toBe(101);
+      const cnt = await t.request('GET', '/classes/Note', {
+        sessionToken: alice.token,
+        query: { count: 1, limit: 0 },
+      });
+      expect(cnt.json.count).toBe(1);
+      const put = await t.request('PUT', `/classes/Note/${ids.managersNote}`, {
+        sessionToken: alice.token,
+        body: { body: 'x' },
+      });
+      expect(put.json.code).toBe(101);
+    });
+
+    it('$relatedTo on a role the caller cannot read matches nothing', async () => {
+      const r = await t.request('GET', '/users', {
+        sessionToken: alice.token,
+        query: { where: { $relatedTo: { object: pointer('_Role', ids.hiddenRole), key: 'users' } } },
+      });
+      expect(r.status, r.text).toBe(200);
+      expect(r.json.results).toEqual([]);
+      const roles = await t.request('GET', '/roles', { sessionToken: alice.token });
+      expect(r.text + roles.text).not.toContain('Hidden');
+    });
+
+    it('a non-master caller cannot pick an objectId or write system columns', async () => {
+      for (const [body, error] of [
+        [{ objectId: 'chosen1234' }, 'objectId is an invalid field name.'],
+        [{ createdAt: '2000-01-01T00:00:00.000Z' }, 'createdAt is an invalid field name.'],
+        [
+          { _rperm: ['*'] },
+          'Invalid field name: _rperm (field names start with a letter and hold only letters, digits and _).',
+        ],
+      ] as const) {
+        const r = await t.request('POST', '/classes/Note', { sessionToken: alice.token, body });
+        expect(r.status, `${JSON.stringify(body)} ${r.text}`).toBe(400);
+        expect(r.json).toEqual({ code: 105, error });
+      }
+    });
   });
 });

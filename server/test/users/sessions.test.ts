@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pointer, type TestUser } from '../helpers/access-world.ts';
+import { buildNoteWorld } from '../helpers/probe-worlds.ts';
 import { runScenarios, type Scenario } from '../helpers/scenarios.ts';
 import { startService, type TestService } from '../helpers/service.ts';
 import { logInUser, signUpUser } from '../helpers/users.ts';
@@ -360,5 +362,40 @@ describe('sessions and login requests', () => {
     });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.json.objectId).toBe(user.objectId);
+  });
+});
+
+describe('sessions in a world of notes (buildNoteWorld)', () => {
+  let t: TestService;
+  let alice: TestUser;
+  let bob: TestUser;
+  beforeAll(async () => {
+    ({ t, alice, bob } = await buildNoteWorld());
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  describe('sessions are scoped to their user', () => {
+    it('a where, $or or count cannot widen the session scope', async () => {
+      for (const q of [
+        { where: { user: pointer('_User', bob.id) } },
+        { where: { $or: [{ user: pointer('_User', bob.id) }, { user: pointer('_User', alice.id) }] } },
+        { count: 1 },
+      ]) {
+        const r = await t.request('GET', '/sessions', { sessionToken: alice.token, query: q });
+        expect(r.status, r.text).toBe(200);
+        expect(r.text).not.toContain(bob.token);
+        for (const s of r.json.results) expect(s.user.objectId).toBe(alice.id);
+        if ('count' in q) expect(r.json.count).toBe(1);
+      }
+      const anon = await t.request('GET', '/sessions', {});
+      expect(anon.status, anon.text).toBe(400);
+      expect(anon.json).toEqual({
+        code: 209,
+        error: 'Session token required: send X-Backend-Session-Token.',
+      });
+      expect(anon.text).not.toContain('r:');
+    });
   });
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MASTER } from '../src/kernel/caller.ts';
 import { createClass, createRole, createRow, createUser, pointer } from './helpers/access-world.ts';
+import { CLOUD_MODULE } from './helpers/cloud.ts';
 import { startService, type TestService } from './helpers/service.ts';
 
 /**
@@ -516,5 +517,125 @@ describe('cache bounds and purges (a fresh service each: the caches start empty)
     expect(purge.json).toEqual({});
     await expectRefused(t, a.token);
     await expectRefused(t, b.token);
+  });
+});
+
+describe('the role cache follows every _Role write, purge included', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startService();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('purging _Role ends the grants of its roles at once', async () => {
+    const user = await createUser(t);
+    await createRole(t, 'Readers', { users: [user.id] });
+    await createClass(t, 'Vault', { secret: { type: 'String' } });
+    const row = await createRow(t, 'Vault', { secret: 's', ACL: { 'role:Readers': { read: true } } });
+    expect((await t.request('GET', `/classes/Vault/${row}`, { sessionToken: user.token })).status).toBe(200);
+    const purge = await t.request('DELETE', '/purge/_Role', { as: 'master' });
+    expect(purge.status).toBe(200);
+    const after = await t.request('GET', `/classes/Vault/${row}`, { sessionToken: user.token });
+    expect(after.status).toBe(404);
+    expect(after.json).toEqual({ code: 101, error: 'Object not found.' });
+  });
+
+  it('a role removed from a user ends its grant on the next request', async () => {
+    const user = await createUser(t);
+    const role = await createRole(t, 'Temps', { users: [user.id] });
+    const row = await createRow(t, 'Vault', { secret: 't', ACL: { 'role:Temps': { read: true } } });
+    expect((await t.request('GET', `/classes/Vault/${row}`, { sessionToken: user.token })).status).toBe(200);
+    await t.request('PUT', `/roles/${role}`, {
+      as: 'master',
+      body: {
+        users: {
+          __op: 'RemoveRelation',
+          objects: [{ __type: 'Pointer', className: '_User', objectId: user.id }],
+        },
+      },
+    });
+    expect((await t.request('GET', `/classes/Vault/${row}`, { sessionToken: user.token })).status).toBe(404);
+  });
+
+  it('a logged-out token stops working at once (the session cache follows the delete)', async () => {
+    const signUp = await t.request('POST', '/users', { body: { username: 'cached', password: 'pw' } });
+    const token = signUp.json.sessionToken as string;
+    expect((await t.request('GET', '/users/me', { sessionToken: token })).status).toBe(200);
+    expect((await t.request('POST', '/logout', { sessionToken: token })).status).toBe(200);
+    const me = await t.request('GET', '/users/me', { sessionToken: token });
+    expect(me.status).toBe(400);
+    expect(me.json).toEqual({ code: 209, error: 'Invalid session token' });
+  });
+});
+
+async function login(t: TestService, username: string, password: string) {
+  const res = await t.request('POST', '/login', { body: { username, password } });
+  expect(res.status).toBe(200);
+  return res.json as { sessionToken: string };
+}
+
+describe('a rollback drops the cached roles', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    // The fixture's beforeLogin trigger makes a login resolve the user's roles inside the batch.
+    t = await startService({ cloud: CLOUD_MODULE });
+  });
+  afterAll(() => t.close());
+
+  it('a failed transactional batch that added a user to a role grants nothing afterwards', async () => {
+    const signup = await t.request('POST', '/users', { body: { username: 'grace', password: 'pw-grace' } });
+    expect(signup.status).toBe(201);
+    const user = {
+      objectId: signup.json.objectId as string,
+      token: signup.json.sessionToken as string,
+      password: 'pw-grace',
+    };
+    const roleId = await createRole(t, 'Editors');
+    await t.request('POST', '/schemas/Secret', {
+      as: 'master',
+      body: { fields: { title: { type: 'String' } } },
+    });
+    await t.request('POST', '/classes/Secret', {
+      as: 'master',
+      body: { title: 'for editors', ACL: { 'role:Editors': { read: true } } },
+    });
+    // The user's (empty) roles are resolved and cached before the batch.
+    const before = await t.request('GET', '/classes/Secret', { sessionToken: user.token });
+    expect(before.status).toBe(200);
+    expect(before.json.results).toEqual([]);
+
+    const batch = await t.request('POST', '/batch', {
+      as: 'master',
+      body: {
+        transaction: true,
+        requests: [
+          {
+            method: 'PUT',
+            path: `/roles/${roleId}`,
+            body: { users: { __op: 'AddRelation', objects: [pointer('_User', user.objectId)] } },
+          },
+          // Resolves the user's roles inside the transaction (the login trigger sees its caller).
+          { method: 'POST', path: '/login', body: { username: 'grace', password: user.password } },
+          { method: 'POST', path: '/classes/Secret', body: { title: { __op: 'Increment', amount: 1 } } },
+        ],
+      },
+    });
+    expect(batch.status).toBe(400);
+
+    const role = await t.request('GET', `/roles/${roleId}`, { as: 'master' });
+    expect(role.status).toBe(200);
+    const members = await t.request('GET', '/users', {
+      as: 'master',
+      query: { where: { $relatedTo: { object: pointer('_Role', roleId), key: 'users' } } },
+    });
+    expect(members.json.results).toEqual([]);
+
+    for (const token of [user.token, (await login(t, 'grace', user.password)).sessionToken]) {
+      const after = await t.request('GET', '/classes/Secret', { sessionToken: token });
+      expect(after.status).toBe(200);
+      expect(after.json.results).toEqual([]);
+    }
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, pointer, type TestUser } from './helpers/access-world.ts';
 import { buildNoteWorld } from './helpers/probe-worlds.ts';
 import { runScenarios, type Scenario } from './helpers/scenarios.ts';
-import type { TestService } from './helpers/service.ts';
+import { startService, type TestService } from './helpers/service.ts';
 
 /**
  * docs/protocol.md#access-control: with requiresAuthentication, a call without a session token is refused
@@ -218,5 +218,150 @@ describe('requiresAuthentication and pointer permissions in a world of notes (bu
       });
       expect(aliceGet.json.body).toBe('alice-mine');
     });
+  });
+});
+
+/**
+ * Class Open (with `openFields`) and class Locked behind LOCKED for every operation, holding one
+ * public row whose relation `rel` points to the one Open row.
+ */
+async function seedLockedOwner(
+  t: TestService,
+  openFields: Record<string, unknown>,
+): Promise<{ openId: string; ownerId: string }> {
+  await t.request('POST', '/schemas/Open', { as: 'master', body: { fields: openFields } });
+  await t.request('POST', '/schemas/Locked', {
+    as: 'master',
+    body: {
+      fields: { title: { type: 'String' }, rel: { type: 'Relation', targetClass: 'Open' } },
+      classLevelPermissions: CLP,
+    },
+  });
+  const open = await t.request('POST', '/classes/Open', { as: 'master', body: { label: 'open' } });
+  const owner = await t.request('POST', '/classes/Locked', {
+    as: 'master',
+    body: {
+      title: 'original',
+      ACL: { '*': { read: true, write: true } },
+      rel: { __op: 'AddRelation', objects: [pointer('Open', open.json.objectId)] },
+    },
+  });
+  return { openId: open.json.objectId as string, ownerId: owner.json.objectId as string };
+}
+
+/** A refusal whose whole answer is the 101 of requiresAuthentication, nothing more. */
+const refusedExactly = (
+  name: string,
+  s: Omit<Scenario, 'name' | 'status' | 'code' | 'errorContains'>,
+): Scenario => ({
+  name,
+  ...s,
+  status: 404,
+  code: 101,
+  errorContains: NEEDS_AUTH,
+  after: async (ctx, res) => {
+    expect(res.json).toEqual({ code: 101, error: NEEDS_AUTH });
+    await s.after?.(ctx, res);
+  },
+});
+
+runScenarios(
+  'requiresAuthentication: subqueries, $relatedTo and addField refuse an anonymous caller',
+  [
+    refusedExactly('$relatedTo with an owner in the class', {
+      method: 'GET',
+      path: '/classes/Open',
+      query: {
+        where: {
+          $relatedTo: { object: { __type: 'Pointer', className: 'Locked', objectId: '{row}' }, key: 'rel' },
+        },
+      },
+    }),
+    refusedExactly('$notInQuery into the class', {
+      method: 'GET',
+      path: '/classes/Open',
+      query: { where: { target: { $notInQuery: { className: 'Locked', where: {} } } } },
+    }),
+    refusedExactly('$dontSelect into the class', {
+      method: 'GET',
+      path: '/classes/Open',
+      query: {
+        where: { label: { $dontSelect: { query: { className: 'Locked', where: {} }, key: 'title' } } },
+      },
+    }),
+    refusedExactly('addField: a new field, and the schema is unchanged', {
+      method: 'POST',
+      path: '/classes/AddLocked',
+      body: { title: 'x', sneaked: 'in' },
+      after: async (ctx) => {
+        const schema = await ctx.t.request('GET', '/schemas/AddLocked', { as: 'master' });
+        expect(schema.json.fields.sneaked).toBeUndefined();
+      },
+    }),
+    {
+      name: 'addField with a session: the field is added',
+      method: 'POST',
+      path: '/classes/AddLocked',
+      body: { title: 'y', added: 'yes' },
+      sessionToken: '{token}',
+      status: 201,
+    },
+    {
+      name: 'an existing field, anonymous: no addField needed',
+      method: 'POST',
+      path: '/classes/AddLocked',
+      body: { title: 'z' },
+      status: 201,
+    },
+  ],
+  {
+    setup: async (ctx) => {
+      const { t, vars } = ctx;
+      const { openId, ownerId } = await seedLockedOwner(t, {
+        label: { type: 'String' },
+        target: { type: 'Pointer', targetClass: 'Locked' },
+      });
+      vars.row = ownerId;
+      await t.request('PUT', `/classes/Open/${openId}`, {
+        as: 'master',
+        body: { target: pointer('Locked', vars.row!) },
+      });
+      await t.request('POST', '/schemas/AddLocked', {
+        as: 'master',
+        body: {
+          fields: { title: { type: 'String' } },
+          classLevelPermissions: {
+            find: { '*': true },
+            get: { '*': true },
+            count: { '*': true },
+            create: { '*': true },
+            update: { '*': true },
+            delete: { '*': true },
+            addField: LOCKED,
+          },
+        },
+      });
+      vars.token = (await createUser(t)).token;
+    },
+  },
+);
+
+describe('requiresAuthentication: a signed-in caller passes through $relatedTo', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startService();
+  });
+  afterAll(() => t.close());
+
+  it('answers the related rows to a session, and 101 to an anonymous caller', async () => {
+    const { ownerId } = await seedLockedOwner(t, { label: { type: 'String' } });
+    const query = { where: { $relatedTo: { object: pointer('Locked', ownerId), key: 'rel' } } };
+    const { token } = await createUser(t);
+    const signedIn = await t.request('GET', '/classes/Open', { sessionToken: token, query });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.json.results.map((r: { label: string }) => r.label)).toEqual(['open']);
+    const anonymous = await t.request('GET', '/classes/Open', { query });
+    expect(anonymous.status).toBe(404);
+    expect(anonymous.json).toEqual({ code: 101, error: NEEDS_AUTH });
   });
 });

@@ -1,5 +1,11 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ON_POSTGRES, startService, type TestService } from './helpers/service.ts';
+import { validateOptions } from '../src/config/options.ts';
+import { createService } from '../src/index.ts';
+import { createUser } from './helpers/access-world.ts';
+import { KEYS, ON_POSTGRES, startService, storeRelations, type TestService } from './helpers/service.ts';
 
 /**
  * A statement beyond the store's own limits (SQLite: expression depth) is the caller's 102 in the
@@ -77,5 +83,71 @@ describe.skipIf(ON_POSTGRES)('store limits in the service’s words', () => {
     });
     expect(res.status).toBe(200);
     expect((await t.request('GET', '/classes/Thing', { as: 'master' })).json.results).toHaveLength(1);
+  });
+});
+
+describe('the store seam', () => {
+  it('databaseURI chooses the SQLite file; anything else stops the start naming the option', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'bds-uri-'));
+    const file = path.join(dir, 'elsewhere.sqlite');
+    const service = await createService({
+      ...KEYS,
+      dataDir: path.join(dir, 'data'),
+      databaseURI: `sqlite:${file}`,
+      logLevel: 'warn',
+    });
+    await service.close();
+    expect(existsSync(file)).toBe(true);
+    expect(existsSync(path.join(dir, 'data', 'data.sqlite'))).toBe(false);
+    rmSync(dir, { recursive: true, force: true });
+    expect(() => validateOptions({ ...KEYS, databaseURI: 'mysql://x' })).toThrow(
+      /Invalid option "databaseURI"/,
+    );
+  });
+
+  it('names longer than 63 bytes (a 120-character class with a relation and an index) fit PostgreSQL', async () => {
+    const t = await startService();
+    try {
+      const className = `L${'o'.repeat(118)}g`;
+      expect(className).toHaveLength(120);
+      const created = await t.request('POST', `/schemas/${className}`, {
+        as: 'master',
+        body: {
+          fields: { n: { type: 'Number' }, friends: { type: 'Relation', targetClass: '_User' } },
+          indexes: { by_n_with_a_long_index_name: { n: 1 } },
+        },
+      });
+      expect(created.status).toBe(200);
+      const user = await createUser(t);
+      const row = await t.request('POST', `/classes/${className}`, {
+        as: 'master',
+        body: {
+          n: 5,
+          friends: {
+            __op: 'AddRelation',
+            objects: [{ __type: 'Pointer', className: '_User', objectId: user.id }],
+          },
+        },
+      });
+      expect(row.status).toBe(201);
+      const found = await t.request('GET', '/users', {
+        as: 'master',
+        query: {
+          where: {
+            $relatedTo: {
+              object: { __type: 'Pointer', className, objectId: row.json.objectId },
+              key: 'friends',
+            },
+          },
+        },
+      });
+      expect(found.json.results.map((u: { objectId: string }) => u.objectId)).toEqual([user.id]);
+      const names = (await storeRelations(t)).map((name) => ({ name }));
+      expect(names.length).toBeGreaterThan(10);
+      for (const { name } of names) expect(Buffer.byteLength(name), name).toBeLessThanOrEqual(63);
+      expect(names.some(({ name }) => name.startsWith('Looo') && /_[0-9a-f]{8}$/.test(name))).toBe(true);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateOptions } from '../../src/config/options.ts';
 import { MASTER } from '../../src/kernel/caller.ts';
 import { hashLoad, hashPassword, verifyPassword } from '../../src/users/passwords.ts';
 import { COL } from '../../src/users/shared.ts';
-import { startService, type TestService } from '../helpers/service.ts';
+import { KEYS, startService, type TestService } from '../helpers/service.ts';
 import { BAD_LOGIN, logInUser, signUpUser } from '../helpers/users.ts';
 
 const ACCOUNT = { caller: MASTER, source: 'account' as const, context: {} };
@@ -120,5 +121,27 @@ describe('login against a stored hash the service cannot use', () => {
     // The stored hash restored: the same password logs in (the refusal was the length).
     await storeHash(user.objectId, parts.join('$'));
     expect((await logInUser(t, 'shortkey', 'right-pw')).status).toBe(200);
+  });
+});
+
+describe('password hashing cost', () => {
+  it('is an option: new hashes take it, stored ones keep theirs, and logins work with both', async () => {
+    const t = await startService({ passwordHashCost: 12 });
+    try {
+      const made = await t.request('POST', '/users', { body: { username: 'cheap', password: 'pw' } });
+      expect(made.status).toBe(201);
+      const hash = async (id: string) =>
+        (await t.service.data.lookups.internal('_User', 'objectId', id, ['_hashed_password']))[0]!
+          ._hashed_password as string;
+      expect(await hash(made.json.objectId)).toMatch(/^scrypt\$4096\$8\$1\$/);
+      expect(
+        (await t.request('POST', '/login', { body: { username: 'cheap', password: 'pw' } })).status,
+      ).toBe(200);
+      expect(() => validateOptions({ ...KEYS, passwordHashCost: 11 })).toThrow(
+        /Invalid option "passwordHashCost"/,
+      );
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -30,7 +30,7 @@ type Who = number | 'anonymous' | 'master';
 const WHO: Who[] = [0, 1, 2, 'anonymous', 'master'];
 
 const WHERES = [{}, { room: 'a' }, { n: { $gt: 2 } }];
-// A subscription may not name a field that protectedFields may hide from it (live-seams.test.ts):
+// A subscription may not name a field that protectedFields may hide from it (live-rest-parity.test.ts):
 // the keys name visible fields only; without keys, the hidden field is still checked to be stripped.
 const KEYSETS: Array<string[] | undefined> = [undefined, ['room', 'n']];
 

@@ -20,7 +20,7 @@ import { KEYS, startService, type TestService } from './helpers/service.ts';
  * beforeFind narrows a subscription as it narrows a find.
  */
 
-const CLOUD = fileURLToPath(new URL('./fixtures/live-seams-cloud.ts', import.meta.url));
+const CLOUD = fileURLToPath(new URL('./fixtures/live-rest-parity-cloud.ts', import.meta.url));
 
 const err = (code: number, error: string, requestId?: number | string) => ({
   op: 'error',
@@ -38,7 +38,7 @@ const ENDED = 'The session of this subscription ended (logout or revoked session
 
 const ids = (frames: any[]) => frames.map((f) => `${f.op}:${f.requestId}:${f.object?.objectId}`);
 
-describe('realtime seams: protected fields and beforeFind', () => {
+describe('realtime as REST: protected fields and beforeFind', () => {
   let t: TestService;
   let bob: TestUser;
   let keeper: TestUser;
@@ -86,7 +86,7 @@ describe('realtime seams: protected fields and beforeFind', () => {
     expect(res.status).toBe(200);
   };
 
-  describe('finding 5: every field a subscription names passes the protected-field rule', () => {
+  describe('every field a subscription names passes the protected-field rule', () => {
     it('watch on a protected field is refused (4): no event tells when it changes', async () => {
       const b = await client(bob);
       expect(await b.subscribe(1, { className: 'Vault', watch: ['secret'] })).toEqual(
@@ -323,7 +323,7 @@ describe('realtime seams: protected fields and beforeFind', () => {
   });
 });
 
-describe('realtime seams: finding 6, a subscription ends when its session expires', () => {
+describe('realtime as REST: a subscription ends when its session expires', () => {
   let s: TestService;
   let clock: FakeClock;
 

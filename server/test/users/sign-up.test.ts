@@ -162,27 +162,26 @@ describe('sign-up checks', () => {
     expect(me.json.username).toBe('dup-upd');
   });
 
-  it('concurrent sign-ups with one username: one account, the other 202', async () => {
-    const results = await Promise.all(
-      [1, 2, 3].map((i) =>
-        signUp({ username: 'racer', password: `pw-${i}`, email: `racer${i}@example.com` }),
-      ),
-    );
+  it.each([
+    [
+      'concurrent sign-ups with one username: one account, the other 202',
+      {
+        body: (i: number) => ({ username: 'racer', password: `pw-${i}`, email: `racer${i}@example.com` }),
+        refused: refusal(202, 'Account already exists for this username.'),
+      },
+    ],
+    [
+      'concurrent sign-ups with one email: one account, the other 203',
+      {
+        body: (i: number) => ({ username: `mailracer${i}`, password: 'pw', email: 'mailrace@example.com' }),
+        refused: refusal(203, 'Account already exists for this email address.'),
+      },
+    ],
+  ])('%s', async (_name, { body, refused }) => {
+    const results = await Promise.all([1, 2, 3].map((i) => signUp(body(i))));
     expect(results.map((r) => r.status).sort()).toEqual([201, 400, 400]);
     for (const r of results.filter((x) => x.status === 400)) {
-      expect(r.json).toEqual(refusal(202, 'Account already exists for this username.'));
-    }
-  });
-
-  it('concurrent sign-ups with one email: one account, the other 203', async () => {
-    const results = await Promise.all(
-      [1, 2, 3].map((i) =>
-        signUp({ username: `mailracer${i}`, password: 'pw', email: 'mailrace@example.com' }),
-      ),
-    );
-    expect(results.map((r) => r.status).sort()).toEqual([201, 400, 400]);
-    for (const r of results.filter((x) => x.status === 400)) {
-      expect(r.json).toEqual(refusal(203, 'Account already exists for this email address.'));
+      expect(r.json).toEqual(refused);
     }
   });
 });

@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
 const SCOPES: Record<string, string[]> = {
   access: [
     'server/test/access*.test.ts',
+    'server/test/clp-count-and-related-to.test.ts',
     'server/test/mutation-access.test.ts',
     'server/test/permission-matrix.test.ts',
     'server/test/protected.test.ts',

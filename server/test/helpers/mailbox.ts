@@ -26,16 +26,21 @@ export async function waitForMail(t: TestService, to: string, n = 1): Promise<Ma
   throw new Error(`no mail #${n} to ${to}`);
 }
 
-/** The n-th link to `page` mailed to `to` (mail is sent after the answer: polled, generous bound). */
+/** The link to an account page (`reset`, `verify_email`) in a mail, as the mail names it. */
+export const linkIn = (mail: Pick<Mail, 'text'>, page: string) => {
+  const m = new RegExp(`https?://\\S+/apps/[^/]+/${page}\\?token=[0-9a-f]{64}`).exec(mail.text);
+  if (!m) throw new Error(`no ${page} link in: ${mail.text}`);
+  return m[0];
+};
+
+/** The service's own address for a link (the mail names the public URL; the test talks to 127.0.0.1). */
+export const local = (t: TestService, link: string) => `${t.url}${link.slice(link.indexOf('/apps/'))}`;
+
+/** The n-th link to `page` mailed to `to`, at the service's own address (polled, generous bound). */
 export async function mailedLink(t: TestService, to: string, page: string, n = 1): Promise<string> {
   for (let i = 0; i < 500; i++) {
     const mails = (await mailbox(t)).filter((m) => m.to === to);
-    if (mails.length >= n) {
-      const m = new RegExp(`https?://\\S+/apps/[^/]+/${page}\\?token=[0-9a-f]{64}`).exec(mails[n - 1]!.text);
-      if (!m) throw new Error(`no ${page} link in: ${mails[n - 1]!.text}`);
-      // The service's own address (the mail names the public URL; the test talks to 127.0.0.1).
-      return `${t.url}${m[0].slice(m[0].indexOf('/apps/'))}`;
-    }
+    if (mails.length >= n) return local(t, linkIn(mails[n - 1]!, page));
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`no mail #${n} to ${to}`);

@@ -1,6 +1,7 @@
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Lockout } from '../../src/users/lockout.ts';
+import { mailedLink } from '../helpers/mailbox.ts';
 import { startService, type TestService } from '../helpers/service.ts';
 import { BAD_LOGIN, lockedFor, logInUser, signUpUser } from '../helpers/users.ts';
 
@@ -118,8 +119,7 @@ describe('account lockout', () => {
       body: { email: 'forgetful@example.com' },
     });
     expect(asked.json).toEqual({});
-    const link = await resetLink('forgetful@example.com');
-    const base = `${t.url}${link.slice(link.indexOf('/apps/'))}`;
+    const base = await mailedLink(t, 'forgetful@example.com', 'reset');
     const done = await fetch(base.split('?')[0]!, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -137,18 +137,6 @@ describe('account lockout', () => {
     expect(res.json.objectId).toBe(user.objectId);
   });
 });
-
-/** The reset link mailed to `to` (mail is sent after the answer: polled, with a generous bound). */
-async function resetLink(to: string): Promise<string> {
-  for (let i = 0; i < 500; i++) {
-    const res = await t.request('GET', '/devMailbox', { as: 'master' });
-    const mail = (res.json.results as Array<{ to: string; text: string }>).find((m) => m.to === to);
-    const m = mail && /https?:\/\/\S+\/apps\/[^/]+\/reset\?token=[0-9a-f]{64}/.exec(mail.text);
-    if (m) return m[0];
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no reset mail to ${to}`);
-}
 
 describe('lockout: the wait it names', () => {
   let t: TestService;

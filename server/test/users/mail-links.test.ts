@@ -3,7 +3,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { BdsError, ErrorCode } from '../../src/kernel/errors.ts';
 import { Users } from '../../src/users/service.ts';
 import { COL, escapeHtml } from '../../src/users/shared.ts';
-import { type Mail, mailbox, mailedLink, postForm, settle, waitForMail } from '../helpers/mailbox.ts';
+import {
+  linkIn,
+  local,
+  type Mail,
+  mailbox,
+  mailedLink,
+  postForm,
+  settle,
+  waitForMail,
+} from '../helpers/mailbox.ts';
 import { KEYS, startService, type TestService } from '../helpers/service.ts';
 import { BAD_EMAIL, refusal } from '../helpers/users.ts';
 
@@ -21,21 +30,6 @@ const tokenIn = (mail: Mail, page: string): string => {
   if (!m) throw new Error(`no ${page} link in: ${mail.text}`);
   return m[1]!;
 };
-
-function resetUrl(t: TestService, mail: Mail): string {
-  const m = /\/apps\/[^/\s]+\/reset\?token=[0-9a-f]{64}/.exec(mail.text);
-  if (!m) throw new Error(`no reset link in: ${mail.text}`);
-  return `${t.url}${m[0]}`;
-}
-
-const linkIn = (mail: Mail, page: string) => {
-  const m = new RegExp(`https?://\\S+/apps/[^/]+/${page}\\?token=[0-9a-f]{64}`).exec(mail.text);
-  if (!m) throw new Error(`no ${page} link in: ${mail.text}`);
-  return m[0];
-};
-
-/** The service's own address for a link (the mail names the public URL; the test talks to 127.0.0.1). */
-const local = (t: TestService, link: string) => `${t.url}${link.slice(link.indexOf('/apps/'))}`;
 
 describe('password reset', () => {
   let t: TestService;
@@ -482,7 +476,7 @@ describe('reset links', () => {
       body: { username: 'rv-mover', password: 'pw-old', email: 'rv-old@example.com' },
     });
     await t.request('POST', '/requestPasswordReset', { body: { email: 'rv-old@example.com' } });
-    const url = resetUrl(t, await waitForMail(t, 'rv-old@example.com'));
+    const url = local(t, linkIn(await waitForMail(t, 'rv-old@example.com'), 'reset'));
     expect((await fetch(url)).status).toBe(200);
     const change = await t.request('PUT', `/users/${s.json.objectId}`, {
       sessionToken: s.json.sessionToken,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runScenarios, type Scenario } from '../helpers/scenarios.ts';
 import { KEYS, startService, type TestService } from '../helpers/service.ts';
+import { logInUser } from '../helpers/users.ts';
 
 type Vars = Record<string, string>;
 
@@ -16,10 +17,6 @@ async function userCount(t: TestService, where: Record<string, unknown> = {}): P
     query: { where, count: '1', limit: '0' },
   });
   return res.json.count as number;
-}
-
-async function logIn(t: TestService, username: string, password: string) {
-  return t.request('POST', '/login', { body: { username, password } });
 }
 
 const TOKEN = /^r:[0-9a-f]{32}$/;
@@ -394,7 +391,7 @@ describe('users: flows', () => {
   });
 
   it('logout ends the session: GET /users/me then answers 209', async () => {
-    const login = await logIn(t, 'carol', 'pw-carol');
+    const login = await logInUser(t, 'carol', 'pw-carol');
     const token = login.json.sessionToken as string;
     expect((await t.request('GET', '/users/me', { sessionToken: token })).status).toBe(200);
     const out = await t.request('POST', '/logout', { sessionToken: token });
@@ -407,7 +404,7 @@ describe('users: flows', () => {
 
   it('changing the password revokes the other sessions and keeps the current one', async () => {
     const user = await signUp(t, { username: 'dave', password: 'old-pw' });
-    const other = (await logIn(t, 'dave', 'old-pw')).json.sessionToken as string;
+    const other = (await logInUser(t, 'dave', 'old-pw')).json.sessionToken as string;
     const res = await t.request('PUT', `/users/${user.objectId}`, {
       sessionToken: user.sessionToken,
       body: { password: 'new-pw' },
@@ -416,8 +413,8 @@ describe('users: flows', () => {
     expect(res.text).not.toContain('new-pw');
     expect((await t.request('GET', '/users/me', { sessionToken: user.sessionToken })).status).toBe(200);
     expect((await t.request('GET', '/users/me', { sessionToken: other })).json.code).toBe(209);
-    expect((await logIn(t, 'dave', 'old-pw')).json.code).toBe(101);
-    expect((await logIn(t, 'dave', 'new-pw')).status).toBe(200);
+    expect((await logInUser(t, 'dave', 'old-pw')).json.code).toBe(101);
+    expect((await logInUser(t, 'dave', 'new-pw')).status).toBe(200);
     const empty = await t.request('PUT', `/users/${user.objectId}`, {
       sessionToken: user.sessionToken,
       body: { password: '' },
@@ -441,7 +438,7 @@ describe('users: flows', () => {
   it('a wrong password and an unknown user take about the same time', async () => {
     const time = async (username: string) => {
       const start = performance.now();
-      const res = await logIn(t, username, 'definitely-wrong');
+      const res = await logInUser(t, username, 'definitely-wrong');
       expect(res.json).toEqual({ code: 101, error: 'Invalid username/password.' });
       return performance.now() - start;
     };
@@ -520,7 +517,7 @@ describe('users: anonymous users and the upgrade', () => {
     expect(me.json.authData ?? {}).not.toHaveProperty('anonymous');
     const session = await t.request('GET', '/sessions/me', { sessionToken: up.json.sessionToken });
     expect(session.json.createdWith).toEqual({ action: 'upgrade', authProvider: 'password' });
-    expect((await logIn(t, 'frank', 'pw-frank')).json.objectId).toBe(id);
+    expect((await logInUser(t, 'frank', 'pw-frank')).json.objectId).toBe(id);
     // The id is free again: it makes a new anonymous user.
     const reuse = await anonymous('3f1c9a7e-0000-4000-8000-000000000002');
     expect(reuse.status).toBe(201);
@@ -561,34 +558,6 @@ describe('users: anonymous users and the upgrade', () => {
       body: { authData: { anonymous: { id: 'heidi-own' } } },
     });
     expect(own.status, own.text).toBe(200);
-  });
-});
-
-describe('users: account lockout', () => {
-  let t: TestService;
-  beforeAll(async () => {
-    t = await startService({ accountLockout: { threshold: 3, duration: 60 } });
-    await signUp(t, { username: 'ivan', password: 'right' });
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
-
-  it('locks a name after N failures, even for the right password, and answers the same for unknown names', async () => {
-    for (let i = 0; i < 3; i++) expect((await logIn(t, 'ivan', 'wrong')).json.code).toBe(101);
-    const locked = await logIn(t, 'ivan', 'right');
-    expect(locked.status).toBe(404);
-    expect(locked.json.code).toBe(101);
-    expect(locked.json.error).toContain('locked');
-    for (let i = 0; i < 3; i++) expect((await logIn(t, 'nobody', 'wrong')).json.code).toBe(101);
-    const ghost = await logIn(t, 'nobody', 'right');
-    expect(ghost.json).toEqual(locked.json);
-  });
-
-  it('a bad lockout option stops the start', async () => {
-    await expect(startService({ accountLockout: { threshold: 0, duration: 1 } })).rejects.toThrow(
-      /accountLockout/,
-    );
   });
 });
 

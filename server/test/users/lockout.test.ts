@@ -220,3 +220,31 @@ describe('lockout: the memory bound', () => {
     expect(await isLocked('user:counting')).toBe(true);
   });
 });
+
+describe('account lockout: the threshold and a bad option', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startService({ accountLockout: { threshold: 3, duration: 60 } });
+    await signUpUser(t, 'ivan', 'right');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('locks a name after N failures, even for the right password, and answers the same for unknown names', async () => {
+    for (let i = 0; i < 3; i++) expect((await logInUser(t, 'ivan', 'wrong')).json.code).toBe(101);
+    const locked = await logInUser(t, 'ivan', 'right');
+    expect(locked.status).toBe(404);
+    expect(locked.json.code).toBe(101);
+    expect(locked.json.error).toContain('locked');
+    for (let i = 0; i < 3; i++) expect((await logInUser(t, 'nobody', 'wrong')).json.code).toBe(101);
+    const ghost = await logInUser(t, 'nobody', 'right');
+    expect(ghost.json).toEqual(locked.json);
+  });
+
+  it('a bad lockout option stops the start', async () => {
+    await expect(startService({ accountLockout: { threshold: 0, duration: 1 } })).rejects.toThrow(
+      /accountLockout/,
+    );
+  });
+});

@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateOptions } from '../src/config/options.ts';
-import { KEYS, startService, type TestService } from './helpers/service.ts';
+import { validateOptions } from '../../src/config/options.ts';
+import { KEYS, startService, type TestService } from '../helpers/service.ts';
 
 async function until<T>(probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
   for (let i = 0; i < 150; i++) {

@@ -56,6 +56,11 @@ const NOT_COPIES: Array<{ file: string; source: string; why: string }> = [
     source: '^[A-Za-z0-9_-]{1,64}$',
     why: "the console's own id of an app it serves (its config file), not an objectId",
   },
+  {
+    file: 'server/src/storage/sql/store-part.ts',
+    source: '^[A-Za-z_][A-Za-z0-9_]*$',
+    why: 'a column name the store itself writes into SQL (an identifier the service fixes), not a name a caller sends',
+  },
 ];
 
 /** The protocol's patterns: every RegExp it exports, by name. */

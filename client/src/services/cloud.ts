@@ -11,6 +11,19 @@ import * as records from './records.ts';
 
 export type { JobStatus } from '../protocol/hooks.ts';
 
+/** POST /functions/<name>: the one request both ways of calling a function send. */
+function postFunction<T>(
+  core: RequestCore,
+  name: string,
+  params: Record<string, unknown>,
+  options: AuthOptions,
+) {
+  return core.request<{ result: T }>('POST', `/functions/${encodeURIComponent(name)}`, {
+    ...checkAuthOptions(options),
+    body: params,
+  });
+}
+
 /** Answers `null` on failure. */
 export async function callFunction<T = any>(
   core: RequestCore,
@@ -18,10 +31,7 @@ export async function callFunction<T = any>(
   params: Record<string, unknown>,
   options: AuthOptions,
 ) {
-  const res = await core.request<{ result: T }>('POST', `/functions/${encodeURIComponent(name)}`, {
-    ...checkAuthOptions(options),
-    body: params,
-  });
+  const res = await postFunction<T>(core, name, params, options);
   return res.success ? res.data.result : null;
 }
 
@@ -32,10 +42,7 @@ export async function callFunctionOrThrow<T = any>(
   params: Record<string, unknown>,
   options: AuthOptions,
 ) {
-  const res = await core.request<{ result: T }>('POST', `/functions/${encodeURIComponent(name)}`, {
-    ...checkAuthOptions(options),
-    body: params,
-  });
+  const res = await postFunction<T>(core, name, params, options);
   if (!res.success)
     throw new CloudCodeError(res.error, { code: res.code, status: res.status, response: res });
   return res.data.result;

@@ -192,6 +192,24 @@ export async function freshPostgresSchema(): Promise<{ uri: string; drop(): Prom
 }
 
 /**
+ * Deadlocks PostgreSQL has detected in the database of DATABASE_URL so far (pg_stat_database). The
+ * counter is the whole database's: other work on the same server in the meantime counts too.
+ */
+export async function postgresDeadlocks(): Promise<number> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      'SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()',
+    );
+    return Number(rows[0]?.deadlocks ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
  * A fresh PostgreSQL database `name` on the server of DATABASE_URL (dropped first if a killed run
  * left it), for the incumbent, which wants a database of its own.
  */

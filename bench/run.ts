@@ -16,6 +16,7 @@
  * PostgreSQL store (a fresh schema of BENCH_DATABASE_URL, default the local `test` database, dropped
  * at the end), several instances sharing Redis (BENCH_REDIS_URL) behind a round-robin proxy
  * (bench/proxy.ts); `--store all` runs SQLite, PostgreSQL and two PostgreSQL instances side by side.
+ * Each PostgreSQL deployment's report line gives the deadlocks the database counted meanwhile.
  *
  * `npm run bench -- --vs-incumbent [--store sqlite|postgres|all]` runs every REST workload against
  * the service and the incumbent side by side, in rounds (bench/vs-incumbent.ts).
@@ -24,7 +25,7 @@ import { mkdtempSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { cleanupOnExit, cleanupSync, setTempDir, startChild, stopChild } from './children.ts';
-import { BENCH_CLASS, numberFromEnv, type SignedIn } from './common.ts';
+import { BENCH_CLASS, numberFromEnv, postgresDeadlocks, type SignedIn } from './common.ts';
 import { type Deployed, type Deployment, deploy, storeArguments } from './deploy.ts';
 import { CONNECTIONS, DURATION, fmt, type Measured, measure, table, WARMUP } from './measure.ts';
 import { selected, workloads } from './workloads.ts';
@@ -206,7 +207,8 @@ async function measureBaseline(deployed: Deployed): Promise<Measured> {
 /** Runs the service's REST workloads (login aside: it measures the hash) on each deployment, side by side. */
 async function compareStores(deployments: Deployment[]): Promise<void> {
   setTempDir(mkdtempSync(path.join(tmpdir(), 'bds-bench-')));
-  const columns: Array<{ d: Deployment; results: Measured[] }> = [];
+  // Deadlocks counted while each deployment ran its workloads (PostgreSQL only; the target is 0).
+  const columns: Array<{ d: Deployment; results: Measured[]; deadlocks?: number }> = [];
   let baseline: Measured | undefined;
   for (const d of deployments) {
     const deployed = await deploy(d, ROWS);
@@ -216,13 +218,16 @@ async function compareStores(deployments: Deployment[]): Promise<void> {
         (w) => w.target === 'service' && w.name !== 'login',
       );
       const results: Measured[] = [];
+      const deadlocksBefore = d.store === 'postgres' ? await postgresDeadlocks() : undefined;
       for (const w of plan) {
         process.stdout.write(`bench: ${d.label}: ${w.name}...`);
         const r = await measure(deployed.origin, w, deployed.children);
         console.log(` ${fmt(r.rps)} req/s`);
         results.push(r);
       }
-      columns.push({ d, results });
+      const deadlocks =
+        deadlocksBefore === undefined ? undefined : (await postgresDeadlocks()) - deadlocksBefore;
+      columns.push({ d, results, deadlocks });
     } finally {
       await deployed.stop();
     }
@@ -245,6 +250,13 @@ async function compareStores(deployments: Deployment[]): Promise<void> {
   );
   console.log('');
   console.log(table(rows));
+  for (const { d, deadlocks } of columns) {
+    if (deadlocks !== undefined) {
+      console.log(
+        `${d.label}: ${fmt(deadlocks)} deadlocks in the database during its workloads (pg_stat_database; target 0)`,
+      );
+    }
+  }
   if (baseline) {
     console.log(`\nbare baseline get-by-id in this run (on the SQLite data): ${fmt(baseline.rps)} req/s.`);
   }

@@ -9,7 +9,7 @@ import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { Row } from '../kernel/records.ts';
 import type { Lockout } from './lockout.ts';
 import { mfaError, type StoredMfa, verify as verifyMfa } from './mfa.ts';
-import { verifyPassword } from './passwords.ts';
+import { hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import type { Sessions } from './sessions.ts';
 import { accountCtx, COL } from './shared.ts';
 import type { UserRows } from './user-rows.ts';
@@ -97,6 +97,12 @@ export class Logins {
     if (!ok || !row) {
       await this.lockout.fail(key);
       throw badLogin();
+    }
+    const stored = row[COL.hash] as string;
+    if (needsRehash(stored)) {
+      // An imported hash (docs/transfer.md): replaced by the service's own, unless changed meanwhile.
+      const own = await hashPassword(password, this.core.options.passwordHashCost);
+      await this.rows.writeInternal(row.objectId as string, { [COL.hash]: own }, { [COL.hash]: stored });
     }
     return { row, key };
   }

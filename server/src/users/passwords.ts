@@ -1,5 +1,6 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import bcrypt from 'bcryptjs';
 
 /**
  * scrypt with N = 2^cost, r = 8, p = 1: memory-hard (128 * N * r bytes: 32 MiB at the default cost
@@ -65,6 +66,7 @@ export async function verifyPassword(
   stored: string | null | undefined,
   cost = DEFAULT_HASH_COST,
 ): Promise<boolean> {
+  if (isImportedHash(stored)) return verifyImported(password, stored as string);
   const parts = typeof stored === 'string' ? stored.split('$') : [];
   if (parts.length !== 6 || parts[0] !== 'scrypt') {
     await derive(password, DUMMY_SALT, paramsFor(cost));
@@ -83,3 +85,39 @@ export async function verifyPassword(
 }
 
 const DUMMY_SALT = randomBytes(16);
+
+/**
+ * A bcrypt hash as the incumbent parse-server stores it (`$2a$`, `$2b$` or `$2y$`, cost, 53 characters
+ * of salt and hash), brought over by the import from parse-server (docs/transfer.md). It is accepted
+ * at login and replaced by the service's own hash on the first successful one (needsRehash).
+ */
+const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+function isImportedHash(stored: string | null | undefined): boolean {
+  return typeof stored === 'string' && BCRYPT_HASH.test(stored);
+}
+
+/**
+ * True when a stored hash that just verified is not the service's own (an imported bcrypt hash):
+ * the caller stores hashPassword's answer in its place, so the old hash is never kept after that.
+ */
+export function needsRehash(stored: string | null | undefined): boolean {
+  return isImportedHash(stored);
+}
+
+/**
+ * bcryptjs (pure JavaScript, as the incumbent itself uses: no native build at install) compares in
+ * slices that yield to the event loop. The incumbent hashes the password as given, without NFKC.
+ * Through the same queue as scrypt, so a burst of imported logins is bounded as any other.
+ */
+async function verifyImported(password: string, stored: string): Promise<boolean> {
+  if (running >= MAX_RUNNING) await new Promise<void>((resolve) => queued.push(resolve));
+  else running++;
+  try {
+    return await bcrypt.compare(password, stored);
+  } finally {
+    const next = queued.shift();
+    if (next) next();
+    else running--;
+  }
+}

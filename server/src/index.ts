@@ -27,6 +27,7 @@ import { registerFileRoutes } from './http/routes/files.ts';
 import { registerHookRoutes } from './http/routes/hooks.ts';
 import { registerLiveRoutes } from './http/routes/live.ts';
 import { registerMiscRoutes } from './http/routes/misc.ts';
+import { registerPerformanceRoutes } from './http/routes/performance.ts';
 import { registerPushRoutes } from './http/routes/push.ts';
 import { registerSchemaRoutes } from './http/routes/schemas.ts';
 import { registerSecurityRoutes } from './http/routes/security.ts';
@@ -91,7 +92,7 @@ export async function createService(
 ): Promise<Service> {
   const options = validateOptions(input as Record<string, unknown>);
   const log = extra.log ?? createLogger(options.logLevel);
-  const store = await openStore(options);
+  const store = await openStore({ ...options, clock: extra.clock ?? systemClock, log });
   const schemas = new SchemaRegistry(store);
   // With Redis, events cross instances and shared state lives there (docs/architecture/scale-out.md).
   const redis = options.redisURL
@@ -182,6 +183,7 @@ export async function createService(
   const live = new LiveQuery(data, callers, clock, cloud.triggers);
   registerLiveRoutes(router, live);
   registerSecurityRoutes(router, data, callers);
+  registerPerformanceRoutes(router, store.performance);
   // Events were lost between instances (one was away longer than the stream keeps them): every
   // cache that follows events starts over.
   forgetAll = () => {

@@ -64,7 +64,8 @@ async function load(className: string): Promise<{ schema: ClassSchema; rows: Wir
 }
 
 beforeAll(async () => {
-  t = await startService();
+  // Every shape a find shows qualifies for an automatic index (built by the test below).
+  t = await startService({ autoIndex: { minRows: 0, minSightings: 1, maxPerClass: 64 } });
   for (const [name, body] of Object.entries(PEOPLE)) vars[name] = await create('Person', body);
   for (const row of ITEM_ROWS) vars[row.label as string] = await create('Item', row);
   for (const row of ODD_ROWS) await create('Odd', row);
@@ -206,6 +207,25 @@ describe('the where language: SQL and the in-memory matcher agree on the shared 
       expect(sql).toEqual(expectedSql(kase));
     });
   }
+});
+
+describe('automatic indexes change no answer (docs/protocol.md#performance)', () => {
+  it('every case answers the same before and after the indexes its shapes get', async () => {
+    const cases = QUERY_CASES.filter((kase) => !kase.error);
+    const before: Answer[] = [];
+    for (const kase of cases) before.push(await sqlAnswer(kase.className ?? 'Item', fill(kase.where)));
+    const performance = t.service.core.store.performance!;
+    await performance.tick();
+    const built = performance.report().indexes.map((index) => index.name);
+    expect(built).toContain('Item:auto:n');
+    expect(built).toContain('Item:auto:s');
+    expect(built.length).toBeGreaterThan(5);
+    const after: Answer[] = [];
+    for (const kase of cases) after.push(await sqlAnswer(kase.className ?? 'Item', fill(kase.where)));
+    expect(after).toEqual(before);
+    // And the finds that answered were served by the indexes built.
+    expect(performance.report().shapes.filter((shape) => shape.index === null)).toEqual([]);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

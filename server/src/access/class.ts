@@ -112,6 +112,7 @@ const SURFACE_NAMES = {
   security: 'explaining or evaluating access',
   restore: 'restoring rows from an export',
   serverOptions: "reading the service's options",
+  performance: 'reading query performance or changing automatic indexes',
 } as const;
 
 export type MasterSurface = keyof typeof SURFACE_NAMES;

@@ -54,6 +54,7 @@ const OPTION_GROUPS: Record<keyof ServiceOptions, OptionGroup> = {
   sqliteSynchronous: 'storage',
   sqliteMmapMB: 'storage',
   rowCacheMB: 'storage',
+  autoIndex: 'storage',
   redisURL: 'storage',
   redis: 'storage',
   verifyUserEmails: 'accounts',

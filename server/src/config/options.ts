@@ -8,6 +8,7 @@ import { LOG_LEVELS } from '../kernel/log.ts';
 import { accountLockoutSchema, authSchema, emailSchema } from './account-options.ts';
 import { hooksSchema } from './hook-options.ts';
 import { byteSize, secret } from './option-values.ts';
+import { AUTO_INDEX_DEFAULTS, autoIndexSchema } from './performance-options.ts';
 import { pushSchema } from './push-options.ts';
 import { LIVE_QUERY_DEFAULTS, liveQuerySchema } from './realtime-options.ts';
 import {
@@ -182,6 +183,13 @@ export const optionsSchema = z
       .describe(
         'Memory (MB, estimated) for rows of the embedded store kept after a read by id, so that the ' +
           'next read of the same row skips the SQL engine; 0 turns it off. The PostgreSQL store has none.',
+      ),
+    autoIndex: autoIndexSchema
+      .default(AUTO_INDEX_DEFAULTS)
+      .describe(
+        'Indexes the service builds itself for finds that scan a large class, and drops when unused ' +
+          '(docs/protocol.md#performance): `enabled`, `minRows`, `minSightings` within `windowMs`, ' +
+          '`maxPerClass`, `dropUnusedAfterMs`, `checkIntervalMs`.',
       ),
     logLevel: z
       .enum(LOG_LEVELS)

@@ -2,6 +2,7 @@ import type { GroupStage, VectorSearch } from '../kernel/aggregate.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { FieldWrite, OrderKey, RelationChange, Row, StoredAcl } from '../kernel/records.ts';
 import type { ClassSchema, FieldType } from '../kernel/schema.ts';
+import type { QueryPerformance } from './performance.ts';
 
 /**
  * The store knows nothing of callers or access: every access rule reaches it as part of the
@@ -245,5 +246,7 @@ export interface StorageAdapter
     FileStorage,
     TransactionControl {
   readonly kind: string;
+  /** Query shapes and automatic indexes, for the Performance API (absent: the store records none). */
+  readonly performance?: QueryPerformance;
   close(): Promise<void>;
 }

@@ -1,4 +1,7 @@
 import path from 'node:path';
+import type { AutoIndexOptions } from '../config/performance-options.ts';
+import type { Clock } from '../kernel/clock.ts';
+import type { Logger } from '../kernel/log.ts';
 import type { StorageAdapter } from './adapter.ts';
 import { migrate } from './migrations.ts';
 import { SqlStore } from './sql/store.ts';
@@ -19,19 +22,25 @@ export async function openStore(options: {
   sqliteSynchronous: 'normal' | 'full';
   rowCacheMB?: number;
   sqliteMmapMB?: number;
+  /** Automatic indexes (storage/sql/auto-index.ts), when given with the clock of their windows. */
+  autoIndex?: AutoIndexOptions;
+  clock?: Clock;
+  log?: Logger;
 }): Promise<StorageAdapter> {
+  const auto = { autoIndex: options.autoIndex, clock: options.clock, log: options.log };
   const { databaseURI, dataDir } = options;
   if (databaseURI && isPostgresURI(databaseURI)) {
     // Loaded only for PostgreSQL: the embedded default never needs the pg package.
     const { PostgresDriver } = await import('./postgres/driver.ts');
     const driver = new PostgresDriver(databaseURI, { poolSize: options.databasePoolSize ?? 10 });
-    const store = new SqlStore(driver);
+    const store = new SqlStore(driver, auto);
     try {
       // One instance at a time makes the functions and tables and runs the migrations.
       await driver.started(async () => {
         await store.init();
         await migrate(store);
       });
+      await store.performance?.start();
     } catch (err) {
       await driver.close();
       throw err;
@@ -49,8 +58,10 @@ export async function openStore(options: {
   });
   const store = new SqlStore(driver, {
     rowCacheBytes: (options.rowCacheMB ?? 0) * 1024 * 1024,
+    ...auto,
   });
   await store.init();
   await migrate(store);
+  await store.performance?.start();
   return store;
 }

@@ -1,4 +1,7 @@
+import type { AutoIndexOptions } from '../../config/performance-options.ts';
 import type { GroupStage, VectorSearch } from '../../kernel/aggregate.ts';
+import type { Clock } from '../../kernel/clock.ts';
+import type { Logger } from '../../kernel/log.ts';
 import type { QueryNode } from '../../kernel/query.ts';
 import type { Row } from '../../kernel/records.ts';
 import type { ClassSchema } from '../../kernel/schema.ts';
@@ -15,6 +18,7 @@ import type {
   UpdateSpec,
 } from '../adapter.ts';
 import { SqlAggregates } from './aggregate.ts';
+import { AutoIndexes } from './auto-index.ts';
 import { SqlConfigTable } from './config-table.ts';
 import type { SqlDriver } from './driver.ts';
 import { SqlFileBlobs } from './files.ts';
@@ -42,11 +46,16 @@ export class SqlStore implements StorageAdapter {
   private readonly config: SqlConfigTable;
   private readonly blobs: SqlFileBlobs;
   private readonly aggregates: SqlAggregates;
+  /** Query shapes and the indexes the service builds itself (storage/sql/auto-index.ts). */
+  readonly performance: AutoIndexes | undefined;
 
-  /** `rowCacheBytes`: memory for rows read by id, on a driver that can keep such a cache exact (0: none). */
+  /**
+   * `rowCacheBytes`: memory for rows read by id, on a driver that can keep such a cache exact (0: none).
+   * `autoIndex`: the bounds of automatic indexes, with the clock of their windows.
+   */
   constructor(
     private readonly driver: SqlDriver,
-    options: { rowCacheBytes?: number } = {},
+    options: { rowCacheBytes?: number; autoIndex?: AutoIndexOptions; clock?: Clock; log?: Logger } = {},
   ) {
     this.kind = driver.dialect.name;
     const cacheable = driver as Partial<CacheableDriver>;
@@ -64,6 +73,10 @@ export class SqlStore implements StorageAdapter {
     this.config = new SqlConfigTable(driver);
     this.blobs = new SqlFileBlobs(driver);
     this.aggregates = new SqlAggregates(driver, vectors);
+    this.performance =
+      options.autoIndex && options.clock
+        ? new AutoIndexes(driver, options.autoIndex, options.clock, options.log)
+        : undefined;
     // What a rolled-back write did to the vector indexes is unknown: they reload on the next search.
     driver.onRollback(async () => vectors.drop());
   }
@@ -89,12 +102,18 @@ export class SqlStore implements StorageAdapter {
     return this.schemas.createClass(schema);
   }
 
-  changeSchema(schema: ClassSchema, change: SchemaChange): Promise<void> {
+  async changeSchema(schema: ClassSchema, change: SchemaChange): Promise<void> {
+    if (change.deleteFields.length)
+      await this.performance?.fieldsDeleted(
+        schema.className,
+        change.deleteFields.map(([name]) => name),
+      );
     return this.schemas.changeSchema(schema, change);
   }
 
-  deleteClass(schema: ClassSchema): Promise<void> {
-    return this.schemas.deleteClass(schema);
+  async deleteClass(schema: ClassSchema): Promise<void> {
+    await this.schemas.deleteClass(schema);
+    this.performance?.classDeleted(schema.className);
   }
 
   ensureUniqueIndex(className: string, field: string): Promise<void> {
@@ -118,7 +137,8 @@ export class SqlStore implements StorageAdapter {
   }
 
   find(schema: ClassSchema, spec: FindSpec, lookup: SchemaLookup): Promise<Row[]> {
-    return this.reads.find(schema, spec, lookup);
+    if (!this.performance) return this.reads.find(schema, spec, lookup);
+    return this.performance.observe(schema, spec, () => this.reads.find(schema, spec, lookup));
   }
 
   count(schema: ClassSchema, spec: Pick<FindSpec, 'where'>, lookup: SchemaLookup): Promise<number> {
@@ -240,6 +260,7 @@ export class SqlStore implements StorageAdapter {
   }
 
   close(): Promise<void> {
+    this.performance?.close();
     return this.driver.close();
   }
 }

@@ -11,8 +11,9 @@ import {
   storeLimitError,
 } from '../sql/driver.ts';
 import { findPostgis, postgresDialect, postgresDialectFor } from './dialect.ts';
-import { functionsSql } from './functions.ts';
+import { ACL_COUNT_SHARD, functionsSql } from './functions.ts';
 import {
+  lockOrder,
   type RowsInsert,
   readThenWriteStatement,
   rowsInsertOf,
@@ -108,6 +109,9 @@ const fromServer = (err: unknown): boolean => err instanceof pg.DatabaseError ||
  */
 const STALE_PLAN = '0A000';
 
+/** The server ended a transaction to break a deadlock. */
+const DEADLOCK = '40P01';
+
 /** Most statements prepared by name on each connection; past it, statements run unnamed. */
 export const MAX_PREPARED = 1000;
 
@@ -130,6 +134,10 @@ export class PostgresDriver implements SqlDriver {
   /** Group commits, one per lane (WRITE_LANES); lane 0 takes every write but updates by id. */
   private readonly lanes: WriteGroups[];
   private closed = false;
+  /** Groups that met a deadlock and ran their writes again alone (none, with writes in lock order). */
+  deadlocks = 0;
+  /** Connections that took their `_ACL_COUNT` shard (functions.ts). */
+  private readonly sharded = new WeakSet<pg.ClientBase>();
   /**
    * Prepared statements: each statement text gets a name, so each connection has the server parse
    * and plan it once rather than on every call. A schema change starts a new generation of names,
@@ -153,13 +161,28 @@ export class PostgresDriver implements SqlDriver {
           leavesTransactionIntact: (err) => err instanceof DuplicateRow,
           fromServer,
           runTogether: (client, sql, params) => this.insertRows(client, sql, params),
+          ranAgainAlone: (err) => {
+            if ((err as { code?: unknown } | null)?.code === DEADLOCK) this.deadlocks++;
+          },
         }),
     );
   }
 
-  /** A connection of the pool, without prepared statements from before the last schema change. */
+  /**
+   * A connection of the pool, with its `_ACL_COUNT` shard and without prepared statements from
+   * before the last schema change.
+   */
   private async checkout(): Promise<pg.PoolClient> {
     const client = await this.pool.connect();
+    if (!this.sharded.has(client)) {
+      try {
+        await client.query(ACL_COUNT_SHARD);
+      } catch (err) {
+        client.release(err as Error);
+        throw err;
+      }
+      this.sharded.add(client);
+    }
     if (this.clientGenerations.get(client) !== this.generation) {
       try {
         await client.query('DEALLOCATE ALL');
@@ -287,10 +310,12 @@ export class PostgresDriver implements SqlDriver {
     if (scope) return this.writeOn(scope.client, sql, params);
     // Refused here rather than in the group, whose transaction a refusal would end.
     checkParams(params);
+    const insert = this.rowsInsert(sql);
     return this.lanes[0]!.submit(
       (client) => this.writeOn(client, sql, params),
       () => this.pooled(sql, params),
-      this.rowsInsert(sql) ? { key: sql, params } : undefined,
+      insert ? { key: sql, params } : undefined,
+      insert ? lockOrder({ insert, params }) : undefined,
     );
   }
 
@@ -371,7 +396,12 @@ export class PostgresDriver implements SqlDriver {
     if (scope) return this.transaction(() => both(scope.client));
     checkParams(statement.params);
     const lane = this.lanes[writeLane(read, write)]!;
-    return lane.submit(both, () => this.transaction(() => both(this.scope()!.client)));
+    return lane.submit(
+      both,
+      () => this.transaction(() => both(this.scope()!.client)),
+      undefined,
+      lockOrder({ read, write }),
+    );
   }
 
   async exec(sql: string): Promise<void> {

@@ -274,23 +274,68 @@ $$;
 `;
 
 /**
- * Keeps `_ACL_COUNT` as rows come and go (the class name is the trigger's argument). A read list
- * is counted under its JSON text (`["*","u1"]`), '' for a row without an ACL.
+ * `_ACL_COUNT` (rows per class and read list, storage/sql/store-part.ts) is a view: the sum of
+ * `_ACL_COUNT_SHARDS`, where each connection of the service counts the rows it writes under a
+ * shard of its own (`ACL_COUNT_SHARD`). One shared entry per read list made every two transactions
+ * writing rows of one list wait for each other (and deadlock when they took two lists in opposite
+ * orders); a connection's own entries are locked by no other writer, and the sums stay exact.
+ * Writes to the view (the start-up migrations recount a class, a class's deletion drops its
+ * entries) go to shard 0. A read list is counted under its JSON text (`["*","u1"]`), '' for a row
+ * without an ACL. A table `_ACL_COUNT` of an older version becomes shard 0.
  */
 const ACL_COUNT = `
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+                 WHERE s.nspname = current_schema() AND c.relname = '_ACL_COUNT_SHARDS') THEN
+    CREATE TABLE "_ACL_COUNT_SHARDS" (class TEXT NOT NULL, rperm TEXT NOT NULL, shard INTEGER NOT NULL,
+      n INTEGER NOT NULL, PRIMARY KEY (class, rperm, shard));
+    IF EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+               WHERE s.nspname = current_schema() AND c.relname = '_ACL_COUNT' AND c.relkind = 'r') THEN
+      INSERT INTO "_ACL_COUNT_SHARDS" (class, rperm, shard, n) SELECT class, rperm, 0, n FROM "_ACL_COUNT";
+      DROP TABLE "_ACL_COUNT";
+    END IF;
+  END IF;
+END $$;
+CREATE OR REPLACE VIEW "_ACL_COUNT" AS
+  SELECT class, rperm, SUM(n) AS n FROM "_ACL_COUNT_SHARDS" GROUP BY class, rperm;
+CREATE OR REPLACE FUNCTION bds_acl_count_write() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM "_ACL_COUNT_SHARDS" WHERE class = OLD.class AND rperm = OLD.rperm;
+    RETURN OLD;
+  END IF;
+  INSERT INTO "_ACL_COUNT_SHARDS" (class, rperm, shard, n) VALUES (NEW.class, NEW.rperm, 0, NEW.n)
+  ON CONFLICT (class, rperm, shard) DO UPDATE SET n = "_ACL_COUNT_SHARDS".n + EXCLUDED.n;
+  RETURN NEW;
+END $$;
+CREATE OR REPLACE TRIGGER "_ACL_COUNT:write" INSTEAD OF INSERT OR DELETE ON "_ACL_COUNT"
+  FOR EACH ROW EXECUTE FUNCTION bds_acl_count_write();
 CREATE OR REPLACE FUNCTION bds_acl_count() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  own_shard integer := COALESCE(NULLIF(current_setting('bds.acl_shard', true), ''), '0')::integer;
 BEGIN
   IF TG_OP IN ('DELETE', 'UPDATE') THEN
-    UPDATE "_ACL_COUNT" SET n = n - 1
-    WHERE class = TG_ARGV[0] AND rperm = COALESCE(array_to_json(OLD._rperm)::text, '');
+    INSERT INTO "_ACL_COUNT_SHARDS" (class, rperm, shard, n)
+    VALUES (TG_ARGV[0], COALESCE(array_to_json(OLD._rperm)::text, ''), own_shard, -1)
+    ON CONFLICT (class, rperm, shard) DO UPDATE SET n = "_ACL_COUNT_SHARDS".n - 1;
   END IF;
   IF TG_OP IN ('INSERT', 'UPDATE') THEN
-    INSERT INTO "_ACL_COUNT" (class, rperm, n) VALUES (TG_ARGV[0], COALESCE(array_to_json(NEW._rperm)::text, ''), 1)
-    ON CONFLICT (class, rperm) DO UPDATE SET n = "_ACL_COUNT".n + 1;
+    INSERT INTO "_ACL_COUNT_SHARDS" (class, rperm, shard, n)
+    VALUES (TG_ARGV[0], COALESCE(array_to_json(NEW._rperm)::text, ''), own_shard, 1)
+    ON CONFLICT (class, rperm, shard) DO UPDATE SET n = "_ACL_COUNT_SHARDS".n + 1;
   END IF;
   RETURN NULL;
 END $$;
 `;
+
+/**
+ * Gives the connection it runs on an `_ACL_COUNT` shard no other live connection of the schema
+ * has: the first number from 1 whose session advisory lock it takes (held until the connection
+ * closes, when the number is free for the next one), kept as the setting `bds.acl_shard`.
+ */
+export const ACL_COUNT_SHARD = `SELECT set_config('bds.acl_shard', s::text, false) AS shard FROM generate_series(1, 1000000) AS s
+WHERE pg_try_advisory_lock(hashtext(current_schema() || ':bds-acl-shard'), s) LIMIT 1`;
 
 /**
  * JSON as SQLite keeps it: text, as the service wrote it (JSON.stringify: compact, keys in the

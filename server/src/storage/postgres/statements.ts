@@ -14,11 +14,13 @@ export const SINGLE_ROW_INSERT = /^INSERT INTO [^;]* VALUES \([^;]*\)$/s;
  * that a group may run together with others of the same text: its head and its row of values.
  */
 const ROW_INSERT =
-  /^(INSERT INTO "[^"]+" \("objectId"(?:, "[^"]+")*\)) VALUES (\(\$1(?:::[a-z0-9]+)?(?:, \$\d+(?:::[a-z0-9]+)?)*\))$/;
+  /^(INSERT INTO ("[^"]+") \("objectId"(?:, "[^"]+")*\)) VALUES (\(\$1(?:::[a-z0-9]+)?(?:, \$\d+(?:::[a-z0-9]+)?)*\))$/;
 
 /** How to write several rows of a ROW_INSERT in one statement. */
 export interface RowsInsert {
   head: string;
+  /** The table it writes, quoted. */
+  table: string;
   /** The row of values with its placeholders numbered from `offset + 1`. */
   row(offset: number): string;
   width: number;
@@ -28,11 +30,12 @@ export interface RowsInsert {
 export function rowsInsertOf(sql: string): RowsInsert | undefined {
   const m = ROW_INSERT.exec(sql);
   if (!m) return undefined;
-  const values = m[2]!;
+  const values = m[3]!;
   const numbers = [...values.matchAll(/\$(\d+)/g)].map((p) => Number(p[1]));
   if (!numbers.every((n, i) => n === i + 1)) return undefined;
   return {
     head: m[1]!,
+    table: m[2]!,
     row: (offset) => values.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`),
     width: numbers.length,
   };
@@ -44,11 +47,11 @@ export function rowsInsertOf(sql: string): RowsInsert | undefined {
  * on one connection, and an update's share of PostgreSQL's work (a new row version, every index,
  * the GIN lists) made that one connection the limit: two lanes use two server processes.
  *
- * Two lanes never lock one class row for such updates (a row has one lane), and inserts, deletes
- * and read-list changes stay in lane 0 because they also update the shared `_ACL_COUNT` rows,
- * which two lanes could lock in opposite orders. A deadlock that is still possible (lane 0 changing
- * a row's read list while another lane updates the same rows in another order) is ended by the
- * server after `deadlock_timeout`, and that group's writes then run again alone.
+ * Two lanes never lock one class row for such updates (a row has one lane). Lane 0 may lock a row
+ * of another lane (a change of its read list); every group runs its writes in lock order
+ * (`lockOrder`, write-groups.ts), so the lanes' groups, and those of other instances, never
+ * deadlock on rows. The `_ACL_COUNT` entries that inserts, deletes and read-list changes update are
+ * kept per connection (functions.ts), so they are no rows two groups share.
  */
 export const WRITE_LANES = 2;
 
@@ -63,6 +66,21 @@ export function writeLane(read: Statement, write: Statement): number {
   let hash = 0;
   for (let i = 0; i < id.length; i++) hash = (Math.imul(hash, 31) + id.charCodeAt(i)) | 0;
   return (hash >>> 0) % WRITE_LANES;
+}
+
+/**
+ * The row a write locks, as its place in its group's lock order (write-groups.ts): the table, then
+ * inserts before updates, then the objectId. Undefined for a write of no known row (a group runs
+ * it where it came). `read` and `write` are a read-then-write's, `insert` a one-row INSERT's
+ * shape with its parameters (objectId first).
+ */
+export function lockOrder(
+  of: { read: Statement; write: Statement } | { insert: RowsInsert; params: unknown[] },
+): string | undefined {
+  if ('insert' in of) return `${of.insert.table}\0i\0${String(of.params[0])}`;
+  if (of.read.params.length !== 1) return undefined;
+  const table = BY_ID_READ.exec(of.read.sql)?.[1];
+  return table === undefined ? undefined : `${table}\0u\0${String(of.read.params[0])}`;
 }
 
 /** The column that tells the read row from the written one in `readThenWriteStatement`'s answer. */

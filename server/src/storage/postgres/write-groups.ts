@@ -8,6 +8,8 @@ interface GroupedWrite {
   inGroup(client: pg.PoolClient): Promise<unknown>;
   alone(): Promise<unknown>;
   together?: Together;
+  /** The write's place in its group's lock order (see WriteGroups); none: it stays where it came. */
+  order?: string;
   resolve(value: unknown): void;
   reject(err: unknown): void;
   outcome?: Outcome;
@@ -48,6 +50,8 @@ export interface WriteGroupsOptions {
    * write in order; throws as a statement would (the group then runs its writes again alone).
    */
   runTogether?(client: pg.PoolClient, key: string, params: unknown[][]): Promise<Outcome[]>;
+  /** Told of the error that made a group run its writes again alone (a deadlock, say). */
+  ranAgainAlone?(err: unknown): void;
 }
 
 /**
@@ -59,7 +63,11 @@ export interface WriteGroupsOptions {
  * - A write's promise settles only after its group committed: nothing is acknowledged before it
  *   is durable.
  * - Groups run their statements one group at a time (the next one starts once the previous one
- *   is committing), so two groups never wait for each other's row locks.
+ *   is committing), so two groups of one WriteGroups never wait for each other's row locks.
+ * - A group takes the writes that arrived before it starts, and runs those with an `order` (the
+ *   row each locks, docs/architecture/storage.md) sorted by it: every group, of every lane and
+ *   every instance, locks rows in one order, so two groups can wait for each other's locks but
+ *   never deadlock. A write without an `order` runs where it came, between the sorted runs.
  * - When a statement fails on the server, the whole transaction is lost. The group rolls back
  *   and each of its writes runs again on its own, as it would have without groups: the failing
  *   write gets its own error and the others their results.
@@ -78,12 +86,14 @@ export class WriteGroups {
     inGroup: (client: pg.PoolClient) => Promise<T>,
     alone: () => Promise<T>,
     together?: Together,
+    order?: string,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const write: GroupedWrite = {
         inGroup,
         alone,
         together,
+        order,
         resolve: resolve as (value: unknown) => void,
         reject,
       };
@@ -109,10 +119,9 @@ export class WriteGroups {
     while (this.running.size > 0) await Promise.all(this.running);
   }
 
-  private stopAccepting(group: Group, executed: () => void): void {
+  private stopAccepting(group: Group): void {
     group.accepting = false;
     if (this.open === group) this.open = undefined;
-    executed();
   }
 
   /** How many writes from `from` on share its `Together.key` (1 when it has none). */
@@ -130,20 +139,24 @@ export class WriteGroups {
     try {
       client = await this.options.checkout();
     } catch (err) {
-      this.stopAccepting(group, executed);
+      this.stopAccepting(group);
+      executed();
       for (const write of group.writes) write.reject(err);
       return;
     }
+    // The writes that arrived while this group waited for its turn and a connection; later ones
+    // open the next group, which starts once this one's statements are done.
+    this.stopAccepting(group);
+    const writes = inLockOrder(group.writes);
     let phase: 'statements' | 'commit' = 'statements';
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      // The list grows while the group runs: writes arriving meanwhile join it.
-      for (let i = 0; i < group.writes.length; ) {
-        const write = group.writes[i]!;
-        const together = this.runOfSameKey(group.writes, i);
+      for (let i = 0; i < writes.length; ) {
+        const write = writes[i]!;
+        const together = this.runOfSameKey(writes, i);
         if (together > 1) {
-          const run = group.writes.slice(i, i + together);
+          const run = writes.slice(i, i + together);
           const key = write.together!.key;
           const outcomes = await this.options.runTogether!(
             client,
@@ -162,11 +175,11 @@ export class WriteGroups {
         }
         i++;
       }
-      this.stopAccepting(group, executed);
+      executed();
       phase = 'commit';
       await client.query('COMMIT');
     } catch (err) {
-      this.stopAccepting(group, executed);
+      if (phase === 'statements') executed();
       if (!this.options.fromServer(err)) broken = err as Error;
       if (phase === 'commit' && broken) {
         client.release(broken);
@@ -182,6 +195,7 @@ export class WriteGroups {
       }
       // Before the commit, a lost connection loses the transaction too: running again is safe.
       client.release(broken);
+      this.options.ranAgainAlone?.(err);
       await Promise.all(group.writes.map((write) => write.alone().then(write.resolve, write.reject)));
       return;
     }
@@ -192,4 +206,26 @@ export class WriteGroups {
       else write.reject(outcome.error);
     }
   }
+}
+
+/**
+ * The writes of a group in the order it runs them: each run of writes with an `order` sorted by it
+ * (stably: writes of one row keep the order they came in), the writes without one where they came.
+ */
+function inLockOrder(writes: GroupedWrite[]): GroupedWrite[] {
+  const ordered: GroupedWrite[] = [];
+  let run: GroupedWrite[] = [];
+  const endRun = () => {
+    run.sort((a, b) => (a.order! < b.order! ? -1 : a.order! > b.order! ? 1 : 0));
+    ordered.push(...run);
+    run = [];
+  };
+  for (const write of writes) {
+    if (write.order === undefined) {
+      endRun();
+      ordered.push(write);
+    } else run.push(write);
+  }
+  endRun();
+  return ordered;
 }

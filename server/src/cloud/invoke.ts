@@ -24,6 +24,27 @@ export function messageOf(err: unknown): string {
   return 'Cloud code failed.';
 }
 
+/**
+ * An answer a handler gives on purpose with its own code (a `Parse.Error` thrown by cloud code
+ * written for the incumbent, or a failed validator): the call answers that code and text.
+ */
+export class CloudAnswerError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The caller each request was built for (cloud code written for the incumbent acts as it). */
+const callers = new WeakMap<CloudRequest, Caller>();
+
+/** Who a handler's request was made for. */
+export function callerOf(request: CloudRequest): Caller | undefined {
+  return callers.get(request);
+}
+
 /** Who a handler runs for, and the request data every handler gets. */
 export interface Invocation {
   caller: Caller;
@@ -78,7 +99,7 @@ export class Invoker {
   async request(call: Invocation, extra: Partial<CloudRequest>): Promise<CloudRequest> {
     const { caller } = call;
     const ip = call.ip ?? null;
-    return {
+    const request: CloudRequest = {
       params: {},
       user: await this.userOf(caller),
       master: caller.isMaster,
@@ -89,11 +110,14 @@ export class Invoker {
       api: this.api(caller, ip),
       ...extra,
     };
+    callers.set(request, caller);
+    return request;
   }
 
   /**
    * Runs one handler one level deeper. Anything it throws becomes `code` (141 for functions,
-   * jobs and find triggers, 142 for a before-trigger's refusal) with its message.
+   * jobs and find triggers, 142 for a before-trigger's refusal) with its message; a
+   * CloudAnswerError keeps its own code.
    */
   async run(handler: Handler, request: CloudRequest, code: number): Promise<unknown> {
     const current = depth.getStore() ?? 0;
@@ -106,6 +130,7 @@ export class Invoker {
     try {
       return await depth.run(current + 1, () => handler(request));
     } catch (err) {
+      if (err instanceof CloudAnswerError) throw new BdsError(err.code, err.message);
       throw new BdsError(code, messageOf(err));
     }
   }

@@ -113,17 +113,32 @@ export interface CloudDefinitions {
   beforeSubscribe(className: string, handler: Handler): void;
 }
 
-/** In-process cloud code: what the module registered. One handler per name or class and trigger. */
+const NO_HANDLERS: readonly Handler[] = Object.freeze([]);
+
+/**
+ * In-process cloud code: what the modules registered (the option `cloud`, then the option
+ * `parseCloud`, docs/cloud.md#order-of-triggers). A function or job name is defined once over all
+ * modules; a class and trigger takes one handler per module, run in the order the modules loaded.
+ */
 export class CloudRegistry {
   readonly functions = new Map<string, { handler: Handler; rules: FunctionRules }>();
   readonly jobs = new Map<string, Handler>();
   readonly authProviders = new Map<string, AuthProviderAdapter>();
-  private readonly triggers = new Map<string, Handler>();
+  private readonly triggers = new Map<string, Handler[]>();
   /** Classes with at least one trigger: most requests ask about a class without any. */
   private readonly classesWithTriggers = new Set<string>();
 
-  trigger(className: string, name: ClassTrigger | AccountTrigger | 'beforeConnect'): Handler | undefined {
-    return this.triggers.get(`${className}.${name}`);
+  /** The handlers of one class and trigger, in running order (none: an empty list). */
+  trigger(className: string, name: ClassTrigger | AccountTrigger | 'beforeConnect'): readonly Handler[] {
+    return this.triggers.get(`${className}.${name}`) ?? NO_HANDLERS;
+  }
+
+  private addTrigger(key: string, handler: Handler, registered: Set<string>, what: string): void {
+    if (registered.has(key)) throw new Error(`${what} is registered twice.`);
+    registered.add(key);
+    const handlers = this.triggers.get(key);
+    if (handlers) handlers.push(handler);
+    else this.triggers.set(key, [handler]);
   }
 
   hasClassTriggers(className: string, names: readonly ClassTrigger[]): boolean {
@@ -147,8 +162,12 @@ export class CloudRegistry {
     };
   }
 
-  /** The registry object handed to the cloud module; a bad registration stops the start. */
+  /**
+   * The registry object handed to one cloud module; a bad registration stops the start. Each call
+   * stands for one module: its triggers run after those of the modules before it.
+   */
   definitions(): CloudDefinitions {
+    const registered = new Set<string>();
     const handlerOf = (what: string, handler: unknown): Handler => {
       if (typeof handler !== 'function') throw new Error(`${what}: the handler must be a function.`);
       return handler as Handler;
@@ -162,17 +181,15 @@ export class CloudRegistry {
       if (typeof className !== 'string' || !ANY_CLASS_NAME_PATTERN.test(className)) {
         throw new Error(`cloud.${trigger}: invalid class name ${JSON.stringify(className)}.`);
       }
-      const key = `${className}.${trigger}`;
-      if (this.triggers.has(key)) throw new Error(`cloud.${trigger}(${className}) is registered twice.`);
-      this.triggers.set(key, handlerOf(`cloud.${trigger}(${className})`, handler));
+      const what = `cloud.${trigger}(${className})`;
+      this.addTrigger(`${className}.${trigger}`, handlerOf(what, handler), registered, what);
       this.classesWithTriggers.add(className);
     };
     const onAccount =
       (trigger: AccountTrigger | 'beforeConnect', className = '_User') =>
       (handler: Handler) => {
-        const key = `${className}.${trigger}`;
-        if (this.triggers.has(key)) throw new Error(`cloud.${trigger} is registered twice.`);
-        this.triggers.set(key, handlerOf(`cloud.${trigger}`, handler));
+        const what = `cloud.${trigger}`;
+        this.addTrigger(`${className}.${trigger}`, handlerOf(what, handler), registered, what);
         this.classesWithTriggers.add(className);
       };
     return {

@@ -99,8 +99,8 @@ function queryAnswered<Q extends { className: string }>(
 }
 
 /**
- * Cloud code and webhooks as the service's triggers. For every trigger the in-process handler
- * runs first, then the webhook (both when both exist): a before-save webhook sees the object as
+ * Cloud code and webhooks as the service's triggers. For every trigger the in-process handlers
+ * run first (the option `cloud`'s, then the option `parseCloud`'s), then the webhook (both when both exist): a before-save webhook sees the object as
  * the in-process trigger left it. Before-triggers may refuse (142) or change the write; after-
  * triggers run once the write committed, in the background, and their failures are logged.
  */
@@ -128,7 +128,9 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
 
   hasBefore(className: string, op: PendingWrite['op']): boolean {
     const name = op === 'delete' ? 'beforeDelete' : 'beforeSave';
-    return Boolean(this.registry.trigger(className, name) || this.hooks().triggerUrl(className, name));
+    return (
+      this.registry.trigger(className, name).length > 0 || Boolean(this.hooks().triggerUrl(className, name))
+    );
   }
 
   async before(write: PendingWrite): Promise<Record<string, unknown> | undefined> {
@@ -146,8 +148,9 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
             ...structuredClone(body),
           };
     const request = await this.invoker.request(write, { object: objectOf(), original, triggerName });
-    const handler = this.registry.trigger(className, triggerName);
-    if (handler) {
+    // The modules' handlers in order (docs/cloud.md#order-of-triggers): each sees the object as the
+    // one before it left it.
+    for (const handler of this.registry.trigger(className, triggerName)) {
       const answer = await this.invoker.run(handler, request, ErrorCode.VALIDATION_ERROR);
       if (op !== 'delete') {
         const result = isObject(answer) ? answer : request.object;
@@ -187,14 +190,14 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
     if (event.remote || event.op === 'purge' || !event.objectId) return;
     const { className } = event;
     const triggerName: WebhookTrigger = event.op === 'delete' ? 'afterDelete' : 'afterSave';
-    const handler = this.registry.trigger(className, triggerName);
+    const handlers = this.registry.trigger(className, triggerName);
     const url = this.hooks().triggerUrl(className, triggerName);
-    if (!handler && !url) return;
+    if (!handlers.length && !url) return;
     const object = wire(className, (event.after ?? event.before)!);
     const original = event.op === 'update' && event.before ? wire(className, event.before) : undefined;
     const task = async () => {
       const request = await this.invoker.request(event, { object, original, triggerName });
-      if (handler) {
+      for (const handler of handlers) {
         try {
           await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
         } catch (err) {
@@ -232,29 +235,31 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
   }
 
   async beforeFind(ctx: Ctx, query: FindQuery): Promise<FindQuery> {
-    const handler = this.registry.trigger(query.className, 'beforeFind');
-    if (!handler) return query;
-    const request = await this.invoker.request(ctx, {
-      query: structuredClone(query),
-      triggerName: 'beforeFind',
-    });
-    const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
-    return queryAnswered('beforeFind', isObject(answer) ? answer : request.query, query.className);
+    for (const handler of this.registry.trigger(query.className, 'beforeFind')) {
+      const request = await this.invoker.request(ctx, {
+        query: structuredClone(query),
+        triggerName: 'beforeFind',
+      });
+      const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+      query = queryAnswered('beforeFind', isObject(answer) ? answer : request.query, query.className);
+    }
+    return query;
   }
 
   async afterFind(ctx: Ctx, query: FindQuery, rows: Row[]): Promise<Row[]> {
-    const handler = this.registry.trigger(query.className, 'afterFind');
-    if (!handler) return rows;
-    const request = await this.invoker.request(ctx, { query, results: rows, triggerName: 'afterFind' });
-    const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
-    const results = Array.isArray(answer) ? answer : request.results;
-    return Array.isArray(results) ? results : [];
+    for (const handler of this.registry.trigger(query.className, 'afterFind')) {
+      const request = await this.invoker.request(ctx, { query, results: rows, triggerName: 'afterFind' });
+      const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+      const results = Array.isArray(answer) ? answer : request.results;
+      rows = Array.isArray(results) ? results : [];
+    }
+    return rows;
   }
 
   // ---- realtime --------------------------------------------------------------------------------
 
   hasBeforeConnect(): boolean {
-    return this.registry.trigger(CONNECT_CLASS, 'beforeConnect') !== undefined;
+    return this.registry.trigger(CONNECT_CLASS, 'beforeConnect').length > 0;
   }
 
   /**
@@ -262,14 +267,14 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
    * text, as the incumbent answers); what it returns is ignored.
    */
   async beforeConnect(call: Invocation, details: LiveConnectDetails): Promise<void> {
-    const handler = this.registry.trigger(CONNECT_CLASS, 'beforeConnect');
-    if (!handler) return;
-    const request = await this.invoker.request(call, {
-      ...details,
-      event: 'connect',
-      triggerName: 'beforeConnect',
-    });
-    await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+    for (const handler of this.registry.trigger(CONNECT_CLASS, 'beforeConnect')) {
+      const request = await this.invoker.request(call, {
+        ...details,
+        event: 'connect',
+        triggerName: 'beforeConnect',
+      });
+      await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+    }
   }
 
   hasBeforeSubscribe(className: string): boolean {
@@ -282,28 +287,29 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
    * the subscriber's own, so it can only narrow.
    */
   async beforeSubscribe(call: Invocation, details: LiveSubscribeDetails): Promise<LiveQueryWire> {
-    const { query } = details;
-    const handler = this.registry.trigger(query.className, 'beforeSubscribe');
-    if (!handler) return query;
-    const request = await this.invoker.request(call, {
-      ...details,
-      query: structuredClone(query),
-      triggerName: 'beforeSubscribe',
-    });
-    const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
-    return queryAnswered('beforeSubscribe', isObject(answer) ? answer : request.query, query.className);
+    let { query } = details;
+    for (const handler of this.registry.trigger(query.className, 'beforeSubscribe')) {
+      const request = await this.invoker.request(call, {
+        ...details,
+        query: structuredClone(query),
+        triggerName: 'beforeSubscribe',
+      });
+      const answer = await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+      query = queryAnswered('beforeSubscribe', isObject(answer) ? answer : request.query, query.className);
+    }
+    return query;
   }
 
   // ---- accounts --------------------------------------------------------------------------------
 
   async beforeLogin(ctx: Ctx, user: Row): Promise<void> {
-    const handler = this.registry.trigger('_User', 'beforeLogin');
-    if (!handler) return;
-    const request = await this.invoker.request(ctx, {
-      object: wire('_User', user),
-      triggerName: 'beforeLogin',
-    });
-    await this.invoker.run(handler, request, ErrorCode.VALIDATION_ERROR);
+    for (const handler of this.registry.trigger('_User', 'beforeLogin')) {
+      const request = await this.invoker.request(ctx, {
+        object: wire('_User', user),
+        triggerName: 'beforeLogin',
+      });
+      await this.invoker.run(handler, request, ErrorCode.VALIDATION_ERROR);
+    }
   }
 
   afterLogin(ctx: Ctx, user: Row): void {
@@ -315,14 +321,16 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
   }
 
   private background(call: Invocation, triggerName: 'afterLogin' | 'afterLogout', object: Row): void {
-    const handler = this.registry.trigger('_User', triggerName);
-    if (!handler) return;
+    const handlers = this.registry.trigger('_User', triggerName);
+    if (!handlers.length) return;
     this.track(async () => {
       const request = await this.invoker.request(call, { object, triggerName });
-      try {
-        await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
-      } catch (err) {
-        this.log.error({ trigger: triggerName, err: messageOf(err) }, 'cloud trigger failed');
+      for (const handler of handlers) {
+        try {
+          await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+        } catch (err) {
+          this.log.error({ trigger: triggerName, err: messageOf(err) }, 'cloud trigger failed');
+        }
       }
     });
   }

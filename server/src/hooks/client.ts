@@ -87,57 +87,14 @@ export class HookClient {
     if (problem) {
       throw new HookTransportError('refused', `The webhook ${describeUrl(url)} was not called: ${problem}`);
     }
-    const target = new URL(url);
     const payload = JSON.stringify(body);
     const headers: Record<string, string | number> = {
       'Content-Type': 'application/json',
       'Content-Length': Buffer.byteLength(payload),
     };
     if (this.options.webhookKey) headers[HEADERS.webhookKey] = this.options.webhookKey;
-    const timeoutMs = this.options.hooks.timeoutMs;
     const where = describeUrl(url);
-    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const lib = target.protocol === 'https:' ? https : http;
-      const req = lib.request(
-        target,
-        {
-          method: 'POST',
-          headers,
-          agent: target.protocol === 'https:' ? this.agent : undefined,
-          signal: AbortSignal.timeout(timeoutMs),
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > MAX_ANSWER_BYTES) {
-              req.destroy();
-              reject(new HookTransportError('garbage', `The webhook ${where} answered more than 10 MB.`));
-              return;
-            }
-            chunks.push(chunk);
-          });
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }),
-          );
-          res.on('error', reject);
-        },
-      );
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.name === 'AbortError' || err.name === 'TimeoutError') {
-          reject(
-            new HookTransportError('timeout', `The webhook ${where} did not answer within ${timeoutMs} ms.`),
-          );
-        } else if (err instanceof HookTransportError) {
-          reject(err);
-        } else {
-          const reason = err.code ?? err.message;
-          reject(new HookTransportError('unreachable', `The webhook ${where} is unreachable (${reason}).`));
-        }
-      });
-      req.end(payload);
-    });
+    const { status, text } = await this.send(url, 'POST', headers, payload, `The webhook ${where}`);
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -156,6 +113,79 @@ export class HookClient {
       `The webhook ${where} answered something other than {"success": …} or {"error": "…"}.`,
       status,
     );
+  }
+
+  /**
+   * Any other outgoing call of cloud code (`Parse.Cloud.httpRequest`, docs/cloud.md): by the same
+   * rules as a webhook call (the URL rule, the CAs, the timeout, the answer's size), without the
+   * webhook key. Answers the status, headers and body; a refused URL sends nothing.
+   */
+  async request(
+    url: string,
+    method: string,
+    headers: Record<string, string | number>,
+    body: string | Buffer | undefined,
+  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+    const problem = this.urlProblem(url);
+    if (problem) {
+      throw new HookTransportError('refused', `The request to ${describeUrl(url)} was not sent: ${problem}`);
+    }
+    return this.send(url, method, headers, body, `The request to ${describeUrl(url)}`);
+  }
+
+  private send(
+    url: string,
+    method: string,
+    headers: Record<string, string | number>,
+    payload: string | Buffer | undefined,
+    who: string,
+  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+    const target = new URL(url);
+    const timeoutMs = this.options.hooks.timeoutMs;
+    return new Promise((resolve, reject) => {
+      const lib = target.protocol === 'https:' ? https : http;
+      const req = lib.request(
+        target,
+        {
+          method,
+          headers,
+          agent: target.protocol === 'https:' ? this.agent : undefined,
+          signal: AbortSignal.timeout(timeoutMs),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_ANSWER_BYTES) {
+              req.destroy();
+              reject(new HookTransportError('garbage', `${who} answered more than 10 MB.`));
+              return;
+            }
+            chunks.push(chunk);
+          });
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              text: Buffer.concat(chunks).toString(),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.name === 'AbortError' || err.name === 'TimeoutError') {
+          reject(new HookTransportError('timeout', `${who} did not answer within ${timeoutMs} ms.`));
+        } else if (err instanceof HookTransportError) {
+          reject(err);
+        } else {
+          const reason = err.code ?? err.message;
+          reject(new HookTransportError('unreachable', `${who} is unreachable (${reason}).`));
+        }
+      });
+      req.end(payload);
+    });
   }
 
   close(): void {

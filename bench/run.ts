@@ -10,7 +10,9 @@
  * BENCH_WARMUP (unrecorded seconds before each workload, default 1), BENCH_ROWS (default 100000),
  * BENCH_ONLY (comma list of workload names or prefixes, e.g. `get-by-id,create`), BENCH_PROFILE_DIR
  * (profile the service and the baseline children and write their .cpuprofile files there), BENCH_LOG_LEVEL (the
- * service's log level, default info), BENCH_ROW_CACHE_MB (the service's rowCacheMB; 0 turns it off).
+ * service's log level, default info), BENCH_ROW_CACHE_MB (the service's rowCacheMB; 0 turns it off),
+ * BENCH_AUTO_INDEX (`off`: no automatic indexes; a number: their check interval in ms, so that they
+ * are built during warm-up).
  *
  * `npm run bench -- --store postgres [--instances 2]` runs the service's REST workloads on the
  * PostgreSQL store (a fresh schema of BENCH_DATABASE_URL, default the local `test` database, dropped

@@ -44,6 +44,9 @@ async function main(): Promise<void> {
     rateLimit: [],
     // BENCH_ROW_CACHE_MB=0 measures reads by id without the embedded store's row cache.
     ...(process.env.BENCH_ROW_CACHE_MB ? { rowCacheMB: Number(process.env.BENCH_ROW_CACHE_MB) } : {}),
+    // BENCH_AUTO_INDEX=off measures without automatic indexes; a number of ms checks for them that
+    // often (the default, a minute, is longer than a workload), so they are built during warm-up.
+    ...autoIndexOption(process.env.BENCH_AUTO_INDEX),
     // `--store postgres` (bench/run.ts): the PostgreSQL store, and Redis between instances.
     ...(process.env.BENCH_DATABASE_URI ? { databaseURI: process.env.BENCH_DATABASE_URI } : {}),
     ...(process.env.BENCH_REDIS_URL
@@ -197,3 +200,12 @@ main().catch((err) => {
   send({ type: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   process.exit(1);
 });
+
+/** The service's `autoIndex` option for BENCH_AUTO_INDEX (`off`, or a check interval in ms). */
+function autoIndexOption(value: string | undefined): {
+  autoIndex?: { enabled?: boolean; checkIntervalMs?: number };
+} {
+  if (!value) return {};
+  if (value === 'off') return { autoIndex: { enabled: false } };
+  return { autoIndex: { checkIntervalMs: Number(value) } };
+}

@@ -51,7 +51,8 @@ export async function main(argv = process.argv.slice(2), extra: Record<string, u
 }
 
 const TRANSFER_USAGE =
-  'usage: npm run server -- export --out FILE [--sessions] | import --in FILE ' +
+  'usage: npm run server -- export --out FILE [--sessions] | import --in FILE | import --from-parse URL ' +
+  '--parse-app-id ID --parse-master-key KEY [--parse-postgres URL | --parse-users FILE] [--state FILE] ' +
   '[--config FILE] [--data-dir DIR] [--database-url URL]';
 
 /**
@@ -69,6 +70,12 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
     config?: string;
     'data-dir'?: string;
     'database-url'?: string;
+    'from-parse'?: string;
+    'parse-app-id'?: string;
+    'parse-master-key'?: string;
+    'parse-postgres'?: string;
+    'parse-users'?: string;
+    state?: string;
   };
   try {
     if (command !== 'export' && command !== 'import') throw new Error(TRANSFER_USAGE);
@@ -81,12 +88,42 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
         config: { type: 'string' },
         'data-dir': { type: 'string' },
         'database-url': { type: 'string' },
+        'from-parse': { type: 'string' },
+        'parse-app-id': { type: 'string' },
+        'parse-master-key': { type: 'string' },
+        'parse-postgres': { type: 'string' },
+        'parse-users': { type: 'string' },
+        state: { type: 'string' },
       },
       strict: true,
     }));
+    const fromParse = values['from-parse'] !== undefined;
+    const parseFlags = [
+      'parse-app-id',
+      'parse-master-key',
+      'parse-postgres',
+      'parse-users',
+      'state',
+    ] as const;
+    if (!fromParse && parseFlags.some((flag) => values[flag] !== undefined)) {
+      throw new Error(
+        `--${parseFlags.find((flag) => values[flag] !== undefined)} goes with import --from-parse.`,
+      );
+    }
+    if (fromParse) {
+      if (command !== 'import' || values.in || values.out || values.sessions) {
+        throw new Error('--from-parse is an import, without --in, --out or --sessions.');
+      }
+      if (!values['parse-app-id'] || !values['parse-master-key'])
+        throw new Error('import --from-parse needs --parse-app-id and --parse-master-key.');
+      if (values['parse-postgres'] && values['parse-users'])
+        throw new Error('give --parse-postgres or --parse-users, not both.');
+      if (!/^https?:\/\//.test(values['from-parse']!))
+        throw new Error('--from-parse needs the http(s) URL of parse-server.');
+    }
     if (command === 'export' && (!values.out || values.in))
       throw new Error(`export needs --out FILE. ${TRANSFER_USAGE}`);
-    if (command === 'import' && (!values.in || values.out || values.sessions)) {
+    if (command === 'import' && !fromParse && (!values.in || values.out || values.sessions)) {
       throw new Error(`import needs --in FILE (and takes no --out or --sessions). ${TRANSFER_USAGE}`);
     }
   } catch (err) {
@@ -96,12 +133,17 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
     );
     return 2;
   }
-  if (command === 'import') {
+  const readable = values['from-parse']
+    ? values['parse-users']
+    : command === 'import'
+      ? values.in
+      : undefined;
+  if (readable) {
     // Before the store is opened (which would create an empty one).
     try {
-      await access(values.in!, constants.R_OK);
+      await access(readable, constants.R_OK);
     } catch (err) {
-      console.error(`[bds] import failed: cannot read ${values.in}: ${(err as Error).message}`);
+      console.error(`[bds] import failed: cannot read ${readable}: ${(err as Error).message}`);
       return 3;
     }
   }
@@ -137,6 +179,7 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
         read: (file, start, end) => adapter.read(file, start, end),
         save: (name, type, source, limit, createdAt, fileData) =>
           adapter.save(name, type, source, limit, createdAt, fileData),
+        info: (name) => adapter.info(name),
         delete: (name) => adapter.delete(name),
         validName: isStoredName,
       };
@@ -155,6 +198,23 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
       });
       console.log(
         `[bds] exported ${s.classes} classes, ${s.rows} rows, ${s.relations} relation members and ${s.files} files (${s.lines} lines) to ${values.out}`,
+      );
+    } else if (values['from-parse']) {
+      const s = await app.importFromParse({
+        serverURL: values['from-parse'],
+        appId: values['parse-app-id']!,
+        masterKey: values['parse-master-key']!,
+        postgresURL: values['parse-postgres'],
+        usersFile: values['parse-users'],
+        stateFile: values.state ?? path.join(options.dataDir, 'from-parse-state.json'),
+        progress: ({ className, rows, done }) => {
+          if (done) console.log(`[bds] ${className}: ${rows} rows`);
+          else if (process.stdout.isTTY) process.stdout.write(`[bds] ${className}: ${rows} rows…\r`);
+        },
+      });
+      const kind = s.since ? `changes since ${s.since}` : 'a full import';
+      console.log(
+        `[bds] imported from parse-server (${kind}${s.resumed ? ', resumed' : ''}): ${s.classes} classes, ${s.rows} rows, ${s.relations} relation members, ${s.files} files and ${s.passwords} password hashes`,
       );
     } else {
       const s = await app.importFrom(values.in!);

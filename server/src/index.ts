@@ -143,8 +143,16 @@ export async function createService(
   const state: AppState = { ready: false, inFlight: 0 };
   let publicUrl = options.serverURL ?? `http://localhost:${options.port}${options.mountPath}`;
 
-  const limiter = new RateLimiter(options.rateLimit, redis ? new RedisRateLimitStore(redis) : undefined);
+  const limiter = new RateLimiter(
+    [...options.rateLimit, ...cloud.rateLimits],
+    redis ? new RedisRateLimitStore(redis) : undefined,
+  );
   const router = new Router((req) => limiter.check(req));
+  // Cloud code written for the incumbent reaches the service through the router, in-process.
+  cloud.connect({
+    dispatch: (request) => router.dispatch({ ...request, inBatch: false }),
+    sessionCaller: (sessionToken) => callers.resolve({ master: false, sessionToken }),
+  });
   const mailer = createMailAdapter(options);
   const users = new Users(data, mailer, () => publicUrl, callers, cloud.authProviders, redis);
   state.pages = accountPages(users, options.appId);

@@ -6,6 +6,8 @@ import { cloudProviderChecks } from './auth-providers.ts';
 import { Functions } from './functions.ts';
 import { Invoker } from './invoke.ts';
 import { loadCloudModule } from './load.ts';
+import { loadParseCloud, type ParseCloud } from './parse-compat/load.ts';
+import type { InProcessService } from './parse-compat/sdk.ts';
 import type { CloudRegistry } from './registry.ts';
 import { CloudTriggers } from './triggers.ts';
 
@@ -21,15 +23,31 @@ export class Cloud {
     readonly functions: Functions,
     /** The module's sign-in providers (`cloud.authProvider`), for the account rules. */
     readonly authProviders: ReadonlyMap<string, ProviderCheck>,
+    /** Cloud code written for the incumbent (option `parseCloud`), when loaded. */
+    readonly parse: ParseCloud | undefined,
   ) {}
 
+  /** Rate limits the modules' validators ask for, added to the option `rateLimit`'s rules. */
+  get rateLimits(): ParseCloud['rateLimits'] {
+    return this.parse?.rateLimits ?? [];
+  }
+
+  /** Where the `parse` SDK inside handlers sends its calls: the service's router (createService). */
+  connect(service: InProcessService): void {
+    if (this.parse) this.parse.link.service = service;
+  }
+
   /**
-   * Loads the module (option `cloud`) and the `_Hooks` rows. The triggers they make are bound into
+   * Loads the modules (option `cloud`, then option `parseCloud`) and the `_Hooks` rows. The triggers they make are bound into
    * the core's hooks by createService.
    */
   static async start(data: Data, log: Logger): Promise<Cloud> {
     const registry = await loadCloudModule(data.core.options.cloud);
     const webhooks = new Webhooks(data, log, (name) => registry.functions.has(name));
+    const { options } = data.core;
+    const parse = options.parseCloud
+      ? await loadParseCloud(options.parseCloud, registry, options, webhooks.client, log)
+      : undefined;
     await webhooks.registry.load();
     // Registered before cloud code defined the name (or by an older version): never called.
     for (const hook of webhooks.registry.listFunctions()) {
@@ -49,6 +67,7 @@ export class Cloud {
       triggers,
       new Functions(registry, webhooks, invoker),
       cloudProviderChecks(registry, invoker),
+      parse,
     );
   }
 

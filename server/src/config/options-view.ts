@@ -80,6 +80,7 @@ const OPTION_GROUPS: Record<keyof ServiceOptions, OptionGroup> = {
   maxUploadSize: 'files',
   liveQuery: 'realtime',
   cloud: 'cloud',
+  parseCloud: 'cloud',
   hooks: 'cloud',
   jobs: 'jobs',
   push: 'push',

@@ -301,6 +301,13 @@ export const optionsSchema = z
       .min(1)
       .optional()
       .describe('A JS or TS module that registers cloud code (docs/protocol.md#cloud-code-module).'),
+    parseCloud: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A module written for the incumbent's Parse.Cloud API, run unchanged (docs/cloud.md#cloud-code-written-for-the-incumbent).",
+      ),
     hooks: hooksSchema
       .default({
         allowInsecureUrls: false,
@@ -424,6 +431,7 @@ const ENV_OPTIONS: Array<[string, string, 'string' | 'number']> = [
   ['BDS_LOG_LEVEL', 'logLevel', 'string'],
   ['BDS_SERVER_URL', 'serverURL', 'string'],
   ['BDS_CLOUD', 'cloud', 'string'],
+  ['BDS_PARSE_CLOUD', 'parseCloud', 'string'],
 ];
 
 export interface LoadedOptions {

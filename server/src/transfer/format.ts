@@ -79,6 +79,8 @@ export interface TransferFiles {
     createdAt: string,
     fileData: Pick<StoredFile, 'metadata' | 'tags'>,
   ): Promise<StoredFile>;
+  /** A stored file, or undefined (the import from parse-server stores each file once). */
+  info?(name: string): Promise<StoredFile | undefined>;
   /** Removes a file an import wrote, when the import fails. */
   delete(name: string): Promise<boolean>;
   validName(name: string): boolean;

@@ -30,7 +30,7 @@ import {
 
 export type ImportSummary = ExportSummary;
 
-type Line = Record<string, unknown> & { type: string };
+export type Line = Record<string, unknown> & { type: string };
 
 /** The sections of the file in their order; a line may not go back to an earlier section. */
 const SECTION: Record<string, number> = {
@@ -106,7 +106,7 @@ function parseLine(text: string, n: number): Line {
 }
 
 /** The schema document for the pipeline's createClass/updateClass, from a `schema` line. */
-function schemaDocs(line: Line, existing: ClassSchema | undefined): Array<Record<string, unknown>> {
+export function schemaDocs(line: Line, existing: ClassSchema | undefined): Array<Record<string, unknown>> {
   const fields: Record<string, unknown> = {};
   for (const [name, def] of Object.entries(line.fields as Record<string, FieldDef>)) {
     if (name in DEFAULT_FIELDS || existing?.fields[name]) continue;
@@ -129,7 +129,7 @@ function schemaDocs(line: Line, existing: ClassSchema | undefined): Array<Record
   return docs;
 }
 
-function checkSchemaLine(data: Data, line: Line): ClassSchema {
+export function checkSchemaLine(data: Data, line: Line): ClassSchema {
   const { schemas } = data.core;
   const { className, fields, classLevelPermissions, indexes } = line;
   if (

@@ -10,6 +10,7 @@ import { SchemaRegistry } from '../schema/registry.ts';
 import { openStore } from '../storage/open.ts';
 import { type ExportOptions, exportApp } from './export.ts';
 import type { ExportSummary, TransferFiles } from './format.ts';
+import { type FromParseOptions, type FromParseSummary, importFromParse } from './from-parse.ts';
 import { type ImportSummary, importApp } from './import.ts';
 
 export interface TransferApp {
@@ -17,6 +18,8 @@ export interface TransferApp {
   /** Writes the export to `file` (through `<file>.partial`, renamed once complete). */
   exportTo(file: string, options: ExportOptions): Promise<ExportSummary>;
   importFrom(file: string): Promise<ImportSummary>;
+  /** Imports a running parse-server app (from-parse.ts). */
+  importFromParse(options: FromParseOptions): Promise<FromParseSummary>;
   close(): Promise<void>;
 }
 
@@ -42,6 +45,7 @@ export async function openTransfer(
     data,
     exportTo: (file, exportOptions) => exportToFile(data, files, file, exportOptions),
     importFrom: (file) => importApp(data, files, file),
+    importFromParse: (fromParse) => importFromParse(data, files, fromParse),
     close: () => store.close(),
   };
 }

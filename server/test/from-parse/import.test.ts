@@ -1,0 +1,337 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import ParseSDK from 'parse/node';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFileAdapter, isStoredName } from '../../src/files/service.ts';
+import type { TransferFiles } from '../../src/transfer/format.ts';
+import { type FromParseOptions, importFromParse } from '../../src/transfer/from-parse.ts';
+import { COL } from '../../src/users/shared.ts';
+import { startService, type TestService } from '../helpers/service.ts';
+import { INCUMBENT_KEYS, type Incumbent, incumbentUnavailable, startIncumbent } from './incumbent.ts';
+
+const Parse = ParseSDK as typeof ParseSDK & {
+  initialize(applicationId: string, javaScriptKey: string, masterKey?: string): void;
+};
+const MASTER = { useMasterKey: true };
+const PASSWORDS = { alice: 'alice-old-pw', bob: 'bob-old-pw', carol: 'carol-old-pw' } as const;
+
+const unavailable = await incumbentUnavailable();
+if (unavailable) console.log(`[from-parse] skipped: ${unavailable}`);
+
+/** The SDK pointed at one server (both use the same keys). */
+function use(url: string) {
+  Parse.initialize(INCUMBENT_KEYS.appId, INCUMBENT_KEYS.javascriptKey, INCUMBENT_KEYS.masterKey);
+  Parse.serverURL = url;
+  Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
+}
+
+function filesOf(t: TestService): TransferFiles {
+  const adapter = createFileAdapter(t.service.options, t.service.data);
+  return {
+    list: () => adapter.list(),
+    read: (file, start, end) => adapter.read(file, start, end),
+    save: (name, type, source, limit, createdAt, fileData) =>
+      adapter.save(name, type, source, limit, createdAt, fileData),
+    info: (name) => adapter.info(name),
+    delete: (name) => adapter.delete(name),
+    validName: isStoredName,
+  };
+}
+
+/** Seeds the incumbent through the stock SDK: every wire type, users, roles, ACLs, CLPs, files, … */
+async function seed(url: string): Promise<void> {
+  use(url);
+  const tag = new Parse.Schema('Tag');
+  tag.addString('label');
+  await tag.save();
+  const item = new Parse.Schema('Item');
+  item
+    .addString('title')
+    .addNumber('n')
+    .addBoolean('flag')
+    .addDate('when')
+    .addObject('meta')
+    .addArray('list')
+    .addPointer('owner', '_User')
+    .addFile('attachment')
+    .addGeoPoint('where')
+    .addPolygon('area')
+    .addField('raw', 'Bytes')
+    .addRelation('tags', 'Tag')
+    .addString('secret');
+  item.addIndex('n_1', { n: 1 });
+  item.setCLP({
+    find: { '*': true },
+    count: { '*': true },
+    get: { '*': true },
+    create: { '*': true },
+    update: { '*': true },
+    delete: { '*': true },
+    addField: {},
+    protectedFields: { '*': ['secret'] },
+  } as never);
+  await item.save();
+
+  const users: Record<string, ParseSDK.User> = {};
+  for (const [name, password] of Object.entries(PASSWORDS)) {
+    const user = new Parse.User();
+    user.set('username', name);
+    user.set('password', password);
+    user.set('email', `${name}@example.com`);
+    users[name] = await user.signUp();
+  }
+  const publicRead = () => {
+    const acl = new Parse.ACL();
+    acl.setPublicReadAccess(true);
+    return acl;
+  };
+  const editors = new Parse.Role('Editors', publicRead());
+  editors.getUsers().add(users.bob!);
+  await editors.save(null, MASTER);
+  const admins = new Parse.Role('Admins', publicRead());
+  admins.getUsers().add(users.alice!);
+  await admins.save(null, MASTER);
+  // Admins are Editors too: the hierarchy.
+  editors.getRoles().add(admins);
+  await editors.save(null, MASTER);
+
+  const tags = [];
+  for (const label of ['red', 'green', 'blue'])
+    tags.push(await new Parse.Object('Tag', { label }).save(null, MASTER));
+  const file = await new Parse.File(
+    'hello.txt',
+    { base64: Buffer.from('hello, world').toString('base64') },
+    'text/plain',
+  ).save(MASTER);
+
+  const editorsOnly = new Parse.ACL();
+  editorsOnly.setRoleReadAccess('Editors', true);
+  const carolOnly = new Parse.ACL(users.carol!);
+  const full: ParseSDK.Object = new Parse.Object('Item', {
+    title: 'everything',
+    n: 42.5,
+    flag: true,
+    when: new Date('2026-01-02T03:04:05.678Z'),
+    meta: { nested: { a: [1, 'two', null] } },
+    list: [1, 'x', { y: true }],
+    owner: users.alice,
+    attachment: file,
+    where: new Parse.GeoPoint(52.5, 13.4),
+    area: new Parse.Polygon([
+      [0, 0],
+      [0, 1],
+      [1, 1],
+    ]),
+    raw: { __type: 'Bytes', base64: 'AQID' },
+    secret: 'hidden',
+  });
+  full.setACL(publicRead());
+  full.relation('tags').add([tags[0]!, tags[2]!]);
+  await full.save(null, MASTER);
+  const forEditors = new Parse.Object('Item', { title: 'for editors', n: 1 });
+  forEditors.setACL(editorsOnly);
+  await forEditors.save(null, MASTER);
+  const forCarol = new Parse.Object('Item', { title: 'for carol', n: 2 });
+  forCarol.setACL(carolOnly);
+  await forCarol.save(null, MASTER);
+
+  const res = await fetch(`${url}/installations`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      'X-Parse-Application-Id': INCUMBENT_KEYS.appId,
+      'X-Parse-Master-Key': INCUMBENT_KEYS.masterKey,
+    },
+    body: JSON.stringify({
+      installationId: randomUUID(),
+      deviceType: 'ios',
+      deviceToken: 'abc123',
+      channels: ['news'],
+    }),
+  });
+  expect(res.status, await res.text()).toBe(201);
+  await Parse.Config.save({ greeting: 'hello', limit: 3 }, { limit: true });
+}
+
+/** What the stock SDK sees on one server, as each user, anonymously and as the master. */
+async function observe(url: string) {
+  use(url);
+  const seen: Record<string, unknown> = {};
+  const itemView = (o: ParseSDK.Object) => {
+    const json = o.toJSON() as Record<string, unknown>;
+    const attachment = o.get('attachment') as ParseSDK.File | undefined;
+    delete json.attachment;
+    delete json.tags;
+    return { ...json, attachment: attachment?.name() };
+  };
+  for (const [name, password] of Object.entries(PASSWORDS)) {
+    const user = await Parse.User.logIn(name, password);
+    const sessionToken = user.getSessionToken() ?? undefined;
+    const items = await new Parse.Query('Item').ascending('title').find({ sessionToken });
+    const roles = await new Parse.Query(Parse.Role)
+      .equalTo('users', user)
+      .ascending('name')
+      .find({ sessionToken });
+    seen[name] = {
+      id: user.id,
+      email: user.get('email'),
+      items: items.map(itemView),
+      roles: roles.map((r) => r.get('name')),
+    };
+  }
+  seen.anonymous = (await new Parse.Query('Item').ascending('title').find()).map(itemView);
+  const all = await new Parse.Query('Item').ascending('title').find(MASTER);
+  seen.master = all.map(itemView);
+  const full = all.find((o) => o.get('title') === 'everything')!;
+  seen.tags = (await full.relation('tags').query().ascending('label').find(MASTER)).map((t) =>
+    t.get('label'),
+  );
+  const attachment = full.get('attachment') as ParseSDK.File;
+  seen.fileBytes = await (await fetch(attachment.url()!)).text();
+  const admins = await new Parse.Query(Parse.Role).equalTo('name', 'Admins').first(MASTER);
+  seen.adminsIn = (await new Parse.Query(Parse.Role).equalTo('roles', admins).find(MASTER)).map((r) =>
+    r.get('name'),
+  );
+  const installations = await new Parse.Query(Parse.Installation).find(MASTER);
+  seen.installations = installations.map((i) => [
+    i.get('deviceType'),
+    i.get('deviceToken'),
+    i.get('channels'),
+  ]);
+  seen.config = (await Parse.Config.get()).attributes;
+  const schema = await new Parse.Schema('Item').get();
+  seen.protectedFields = (schema.classLevelPermissions as Record<string, unknown>).protectedFields;
+  seen.fieldTypes = Object.fromEntries(
+    Object.entries(schema.fields as Record<string, { type: string; targetClass?: string }>)
+      .filter(([name]) => !['objectId', 'createdAt', 'updatedAt', 'ACL'].includes(name))
+      .map(([name, def]) => [name, def.targetClass ? `${def.type}<${def.targetClass}>` : def.type]),
+  );
+  return seen;
+}
+
+/** A digest of every table of the incumbent's database: it must not change by an import. */
+async function incumbentDigest(databaseURI: string): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseURI });
+  await client.connect();
+  try {
+    const { rows: tables } = await client.query(
+      `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
+    );
+    const parts: string[] = [];
+    for (const { tablename } of tables as Array<{ tablename: string }>) {
+      const { rows } = await client.query(
+        `SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS d FROM "${tablename}" t`,
+      );
+      parts.push(`${tablename}:${rows[0].d}`);
+    }
+    return parts.join('\n');
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(unavailable !== undefined)('import --from-parse, from a running parse-server', () => {
+  let incumbent: Incumbent;
+  let before: Awaited<ReturnType<typeof observe>>;
+  const targets: TestService[] = [];
+  const dir = mkdtempSync(path.join(tmpdir(), 'bds-from-parse-'));
+
+  beforeAll(async () => {
+    incumbent = await startIncumbent();
+    await seed(incumbent.url);
+    before = await observe(incumbent.url);
+    // Rows seeded before the first run are older than its start on the incumbent's clock.
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const t of targets) await t.close();
+    await incumbent?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function target(): Promise<TestService> {
+    const t = await startService({ passwordHashCost: 12 });
+    targets.push(t);
+    return t;
+  }
+  const sourceOf = (name: string): Omit<FromParseOptions, 'progress'> => ({
+    serverURL: incumbent.url,
+    appId: INCUMBENT_KEYS.appId,
+    masterKey: INCUMBENT_KEYS.masterKey,
+    postgresURL: incumbent.databaseURI,
+    stateFile: path.join(dir, `${name}.json`),
+  });
+
+  it('a full import gives the same answers to the same SDK calls, and every user logs in with the old password', async () => {
+    const t = await target();
+    const digest = await incumbentDigest(incumbent.databaseURI);
+    const summary = await importFromParse(t.service.data, filesOf(t), sourceOf('full'));
+    expect(summary).toMatchObject({ since: null, resumed: false, files: 1, passwords: 3, relations: 5 });
+    // 3 users, 2 roles, 3 tags, 3 items, 1 installation.
+    expect(summary.rows).toBe(12);
+    expect(await incumbentDigest(incumbent.databaseURI)).toBe(digest);
+
+    const hashes = await t.service.data.lookups.internal('_User', 'username', 'alice', [COL.hash]);
+    expect(hashes[0]![COL.hash]).toMatch(/^\$2[aby]\$/);
+    const after = await observe(t.url);
+    expect(after).toEqual(before);
+    // observe logged every user in: the imported hash is replaced by the service's own.
+    const replaced = await t.service.data.lookups.internal('_User', 'username', 'alice', [COL.hash]);
+    expect(replaced[0]![COL.hash]).toMatch(/^scrypt\$/);
+    use(t.url);
+    await expect(Parse.User.logIn('alice', 'wrong')).rejects.toMatchObject({ code: 101 });
+
+    // The second run reads only what changed on the incumbent since the first started.
+    use(incumbent.url);
+    const everything = await new Parse.Query('Item').equalTo('title', 'everything').first(MASTER);
+    everything!.set('n', 43);
+    const green = await new Parse.Query('Tag').equalTo('label', 'green').first(MASTER);
+    everything!.relation('tags').add(green!);
+    await everything!.save(null, MASTER);
+    await new Parse.Object('Item', { title: 'later', n: 9 }).save(null, MASTER);
+    const changed = await observe(incumbent.url);
+    const second = await importFromParse(t.service.data, filesOf(t), sourceOf('full'));
+    expect(second.since).toMatch(/^\d{4}-/);
+    expect(second).toMatchObject({ resumed: false, rows: 2, relations: 3, files: 0 });
+    expect(await observe(t.url)).toEqual(changed);
+  }, 120_000);
+
+  it('an interrupted import goes on where it stopped; hashes from a mongoexport file of _User', async () => {
+    const t = await target();
+    // The _User collection as mongoexport writes it, from the incumbent's own rows.
+    const client = new pg.Client({ connectionString: incumbent.databaseURI });
+    await client.connect();
+    const { rows } = await client.query(`SELECT "objectId", username, "_hashed_password" FROM "_User"`);
+    await client.end();
+    const usersFile = path.join(dir, 'users.json');
+    writeFileSync(
+      usersFile,
+      rows
+        .map((r) =>
+          JSON.stringify({ _id: r.objectId, username: r.username, _hashed_password: r._hashed_password }),
+        )
+        .join('\n'),
+    );
+    const options = { ...sourceOf('resumed'), postgresURL: undefined, usersFile, pageSize: 1 };
+    let pages = 0;
+    await expect(
+      importFromParse(t.service.data, filesOf(t), {
+        ...options,
+        progress: ({ className, done }) => {
+          if (className === 'Item' && !done && ++pages === 2) throw new Error('interrupted');
+        },
+      }),
+    ).rejects.toThrow('interrupted');
+    const items = await t.request('GET', '/classes/Item', { as: 'master' });
+    expect(items.json.results).toHaveLength(2);
+    const rest = await importFromParse(t.service.data, filesOf(t), options);
+    expect(rest).toMatchObject({ since: null, resumed: true });
+    use(incumbent.url);
+    const now = await observe(incumbent.url);
+    expect(await observe(t.url)).toEqual(now);
+  }, 120_000);
+});

@@ -1,0 +1,339 @@
+import { fileURLToPath } from 'node:url';
+import ParseSDK from 'parse/node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FRAME_TIMEOUT } from '../helpers/live.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { KEYS, startService, type TestService } from '../helpers/service.ts';
+
+/**
+ * Cloud code written for the incumbent (server/test/fixtures/incumbent-cloud.cjs), loaded unchanged
+ * through the option parseCloud beside the service's own module (option cloud), driven through the
+ * stock `parse` SDK (v8) against the real service (docs/cloud.md#cloud-code-written-for-the-incumbent).
+ */
+
+const Parse = ParseSDK as typeof ParseSDK & {
+  initialize(applicationId: string, javaScriptKey: string, masterKey?: string): void;
+};
+
+const PARSE_CLOUD = fileURLToPath(new URL('../fixtures/incumbent-cloud.cjs', import.meta.url));
+const CLOUD = fileURLToPath(new URL('../fixtures/incumbent-cloud-beside.ts', import.meta.url));
+
+let t: TestService;
+let receiver: Receiver;
+const clients: any[] = [];
+
+async function signUp(username: string, fields: Record<string, unknown> = {}): Promise<ParseSDK.User> {
+  const user = new Parse.User();
+  user.set({ username, password: 'pw-123456', ...fields });
+  await user.signUp();
+  return user;
+}
+
+/** What a rejected promise rejected with: its code and text. */
+async function refusal(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
+  try {
+    await promise;
+  } catch (err) {
+    const { code, message } = err as { code: number; message: string };
+    return { code, message };
+  }
+  throw new Error('expected a refusal');
+}
+
+async function rows(className: string): Promise<ParseSDK.Object[]> {
+  await t.service.cloud.triggers.idle();
+  return new Parse.Query(className).ascending('createdAt').find({ useMasterKey: true });
+}
+
+/** A promise that fails with `what` instead of hanging when the SDK never gets there. */
+function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), FRAME_TIMEOUT);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  receiver.on('/data?q=x', () => ({ json: { answer: 42 } }));
+  t = await startService({
+    cloud: CLOUD,
+    parseCloud: PARSE_CLOUD,
+    hooks: { allowInsecureUrls: true },
+    liveQuery: { classNames: ['Note'] },
+  });
+  Parse.initialize(KEYS.appId, KEYS.javascriptKey, KEYS.masterKey);
+  Parse.serverURL = t.url;
+  Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
+  // Users write notes: the class exists (only the master key creates classes).
+  await new Parse.Schema('Note').addString('text').save();
+});
+
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  await t?.close();
+  await receiver?.close();
+});
+
+describe('functions and validators written for the incumbent', () => {
+  it('runs a function; a validator refuses with 142 and the incumbent text', async () => {
+    expect(await Parse.Cloud.run('hello', { name: 'Ann' })).toBe('Hello Ann');
+    expect(await refusal(Parse.Cloud.run('hello', {}))).toEqual({
+      code: 142,
+      message: 'Validation failed. Please specify data for name.',
+    });
+    expect(await refusal(Parse.Cloud.run('hello', { name: 5 }))).toEqual({
+      code: 142,
+      message: 'Validation failed. Invalid type for name. Expected: string',
+    });
+    expect(await Parse.Cloud.run('paint', { color: 'red' })).toBe('2 coats of red');
+    expect(await refusal(Parse.Cloud.run('paint', { color: 'green' }))).toEqual({
+      code: 142,
+      message: 'Validation failed. Invalid option for color. Expected: red, blue',
+    });
+  });
+
+  it('requireUser, requireMaster and requireUserKeys', async () => {
+    expect(await refusal(Parse.Cloud.run('members', {}))).toEqual({
+      code: 142,
+      message: 'Validation failed. Please login to continue.',
+    });
+    expect(await refusal(Parse.Cloud.run('admins', {}))).toEqual({
+      code: 142,
+      message: 'Validation failed. Master key is required to complete this request.',
+    });
+    expect(await Parse.Cloud.run('admins', {}, { useMasterKey: true })).toBe('welcome');
+    const plain = await signUp('plain-user');
+    const sessionToken = plain.getSessionToken()!;
+    expect(await Parse.Cloud.run('members', {}, { sessionToken })).toBe('welcome');
+    expect(await refusal(Parse.Cloud.run('nicknamed', {}, { sessionToken }))).toEqual({
+      code: 142,
+      message: 'Validation failed. Please set data for nickname on your account.',
+    });
+    const nick = await signUp('nick-user', { nickname: 'Nicky' });
+    expect(await Parse.Cloud.run('nicknamed', {}, { sessionToken: nick.getSessionToken()! })).toBe('Nicky');
+  });
+
+  it("a validator's rateLimit limits calls of its function (155 with its text)", async () => {
+    expect(await Parse.Cloud.run('limited', {})).toBe('ok');
+    expect(await Parse.Cloud.run('limited', {})).toBe('ok');
+    expect(await refusal(Parse.Cloud.run('limited', {}))).toEqual({
+      code: 155,
+      message: 'Too many calls of limited.',
+    });
+  });
+
+  it('a thrown Parse.Error answers its code and text; anything else 141 without a stack', async () => {
+    expect(await refusal(Parse.Cloud.run('parseError', {}))).toEqual({ code: 101, message: 'Nothing here.' });
+    expect(await refusal(Parse.Cloud.run('plainError', {}))).toEqual({ code: 141, message: 'It broke.' });
+  });
+
+  it("the request has the incumbent's shape", async () => {
+    const user = await signUp('shape-user');
+    expect(
+      await Parse.Cloud.run(
+        'whoAmI',
+        {},
+        { sessionToken: user.getSessionToken()!, installationId: 'inst-1' },
+      ),
+    ).toEqual({
+      username: 'shape-user',
+      isUser: true,
+      sessionToken: 'string',
+      master: false,
+      installationId: 'inst-1',
+      functionName: 'whoAmI',
+      hasLog: true,
+    });
+    expect(await Parse.Cloud.run('whoAmI', {}, { useMasterKey: true })).toMatchObject({
+      username: null,
+      master: true,
+    });
+  });
+
+  it("the service's own module loads beside it: its functions answer too", async () => {
+    expect(await Parse.Cloud.run('nativeHello', {})).toBe('from the service module');
+  });
+});
+
+describe('the SDK inside handlers: the one write pipeline, as the caller unless useMasterKey', () => {
+  it('saves and queries as the caller: triggers, ACLs and both modules apply', async () => {
+    const ann = await signUp('note-ann');
+    const bob = await signUp('note-bob');
+    const note = (await Parse.Cloud.run(
+      'addNote',
+      { text: 'a1' },
+      { sessionToken: ann.getSessionToken()! },
+    )) as ParseSDK.Object;
+    expect(note).toBeInstanceOf(Parse.Object);
+    expect(note.get('text')).toBe('a1');
+    expect(note.get('length')).toBe(2);
+    // The service's module ran first, then the incumbent-style one; the handler's context reached beforeSave.
+    expect(note.get('steps')).toEqual(['cloud', 'parseCloud']);
+    expect(note.get('contextFrom')).toBe('addNote');
+    await Parse.Cloud.run('addNote', { text: 'b1' }, { sessionToken: bob.getSessionToken()! });
+    expect(await Parse.Cloud.run('myNotes', {}, { sessionToken: ann.getSessionToken()! })).toEqual(['a1']);
+    expect(await Parse.Cloud.run('myNotes', {})).toEqual([]);
+    expect(await Parse.Cloud.run('countAllNotes', {})).toBe(2);
+    const log = await rows('NoteLog');
+    expect(log.map((r) => [r.get('noteId'), r.get('event'), r.get('by')])).toEqual([
+      [note.id, 'create', 'note-ann'],
+      [expect.any(String), 'create', 'note-bob'],
+    ]);
+  });
+
+  it('before-save refusals: its Parse.Error code, 141 for an Error, 142 from its validator', async () => {
+    const save = (fields: Record<string, unknown>) => new Parse.Object('Note', fields).save();
+    expect(await refusal(save({ text: 'forbidden' }))).toEqual({
+      code: 119,
+      message: 'That text is not allowed.',
+    });
+    expect(await refusal(save({ text: 'crash' }))).toEqual({ code: 141, message: 'beforeSave crashed.' });
+    expect(await refusal(save({ other: 1 }))).toEqual({
+      code: 142,
+      message: 'Validation failed. Please specify data for text.',
+    });
+  });
+
+  it('an update keeps the operations the trigger made; delete and find triggers apply', async () => {
+    const note: ParseSDK.Object<any> = await new Parse.Object('Note', { text: 'public' }).save();
+    note.set('text', 'public!');
+    await note.save();
+    await note.fetch();
+    expect(note.get('edits')).toBe(1);
+    expect(note.get('length')).toBe(7);
+    await new Parse.Object('Note', { text: 'secret', hidden: true }).save();
+    const found = await new Parse.Query('Note').find();
+    expect(found.map((n) => [n.get('text'), n.get('seenBy')])).toEqual([['public!', 'nobody']]);
+    const pinned = await new Parse.Object('Note', { text: 'pinned', pinned: true }).save();
+    expect(await refusal(pinned.destroy())).toEqual({ code: 141, message: 'A pinned note stays.' });
+    await note.destroy();
+    const log = await rows('NoteLog');
+    expect(log.filter((r) => r.get('noteId') === note.id).map((r) => r.get('event'))).toEqual([
+      'create',
+      'update',
+      'delete',
+    ]);
+  });
+
+  it('Parse.Config and a job', async () => {
+    await Parse.Config.save({ greeting: 'hi there' }, {});
+    expect(await Parse.Cloud.run('greeting', {})).toBe('hi there');
+    const jobId = await Parse.Cloud.startJob('countNotes', {});
+    await t.service.jobs.runner.idle();
+    const status = await Parse.Cloud.getJobStatus(jobId);
+    expect([status.get('status'), status.get('message')]).toEqual(['succeeded', 'counting']);
+    const [report] = await rows('JobReport');
+    expect(report!.get('count')).toBe(await new Parse.Query('Note').count({ useMasterKey: true }));
+  });
+
+  it("Parse.Cloud.httpRequest goes by the service's outgoing-call rules", async () => {
+    expect(await Parse.Cloud.run('fetch', { url: `${receiver.url}/data` })).toEqual({
+      status: 200,
+      data: { answer: 42 },
+    });
+    expect(receiver.calls.at(-1)!.path).toBe('/data?q=x');
+    expect(await refusal(Parse.Cloud.run('fetch', { url: 'ftp://example.com/file' }))).toEqual({
+      code: 141,
+      message: 'The request to ftp://example.com/file was not sent: url must use https, not ftp.',
+    });
+  });
+});
+
+describe('account and realtime triggers written for the incumbent', () => {
+  it('beforeLogin refuses with its code; afterLogin and afterLogout run', async () => {
+    await signUp('banned-user', { banned: true });
+    await Parse.User.logOut();
+    expect(await refusal(Parse.User.logIn('banned-user', 'pw-123456'))).toEqual({
+      code: 119,
+      message: 'Banned.',
+    });
+    await signUp('login-user');
+    const user = await Parse.User.logIn('login-user', 'pw-123456');
+    expect(user.getUsername()).toBe('login-user');
+    // No current user on Node: the logout is sent with the session, as the SDK's logOut sends it.
+    await Parse.CoreManager.getRESTController().request(
+      'POST',
+      'logout',
+      {},
+      {
+        sessionToken: user.getSessionToken()!,
+      },
+    );
+    const log = await rows('LoginLog');
+    expect(log.map((r) => [r.get('event'), r.get('username') ?? null, r.get('isSession') ?? null])).toEqual([
+      ['login', 'login-user', null],
+      ['logout', null, true],
+    ]);
+  });
+
+  function liveClient(options: { sessionToken?: string; installationId: string }): any {
+    const client = new Parse.LiveQueryClient({
+      applicationId: KEYS.appId,
+      serverURL: `ws://127.0.0.1:${t.port}/live`,
+      javascriptKey: KEYS.javascriptKey,
+      ...options,
+    } as any);
+    clients.push(client);
+    client.open();
+    return client;
+  }
+
+  it('beforeConnect and beforeSubscribe refuse with 141 and their text, and narrow the subscription', async () => {
+    const refused = liveClient({ installationId: 'refused-installation' });
+    await expect(
+      within(refused.subscribe(new Parse.Query('Note')).subscribePromise, 'refused'),
+    ).rejects.toMatchObject({ code: 141, message: 'Not this installation.' });
+    const anonymous = liveClient({ installationId: 'anonymous-installation' });
+    await expect(
+      within(anonymous.subscribe(new Parse.Query('Note')).subscribePromise, 'refused'),
+    ).rejects.toMatchObject({ code: 141, message: 'Log in to subscribe.' });
+    const user = await signUp('live-user');
+    const client = liveClient({ sessionToken: user.getSessionToken()!, installationId: 'live-installation' });
+    const subscription = client.subscribe(new Parse.Query('Note'));
+    await within(subscription.subscribePromise, 'subscribed');
+    const created = new Promise<any>((resolve) => subscription.on('create', resolve));
+    await new Parse.Object('Note', { text: 'not live' }).save();
+    const live = await new Parse.Object('Note', { text: 'live' }).save();
+    expect((await within(created, 'create')).id).toBe(live.id);
+  });
+});
+
+describe('loading', () => {
+  it('an ES module loads too, afresh for each service', async () => {
+    const esm = fileURLToPath(new URL('../fixtures/incumbent-cloud-esm.mjs', import.meta.url));
+    for (let i = 0; i < 2; i++) {
+      const other = await startService({ parseCloud: esm });
+      try {
+        const res = await other.request('POST', '/functions/esmHello', { as: 'js', body: { name: 'esm' } });
+        expect([res.status, res.json]).toEqual([200, { result: { hello: 'esm', count: 0 } }]);
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
+  it('a module that uses a point the service has no hook for does not start', async () => {
+    const file = fileURLToPath(new URL('../fixtures/incumbent-cloud-unsupported.cjs', import.meta.url));
+    await expect(startService({ parseCloud: file })).rejects.toThrow(
+      `Invalid option "parseCloud": ${file} failed to load: Parse.Cloud.afterLiveQueryEvent is not supported by this service yet.`,
+    );
+  });
+
+  it('a missing file stops the start', async () => {
+    await expect(startService({ parseCloud: '/no/such/main.js' })).rejects.toThrow(
+      'Invalid option "parseCloud": no such file: /no/such/main.js',
+    );
+  });
+
+  it('a function defined by both modules stops the start, naming the option', async () => {
+    const beside = fileURLToPath(new URL('../fixtures/sdk-cloud.ts', import.meta.url));
+    const clash = fileURLToPath(new URL('../fixtures/incumbent-cloud-clash.cjs', import.meta.url));
+    await expect(startService({ cloud: beside, parseCloud: clash })).rejects.toThrow(
+      `Invalid option "parseCloud": ${clash} failed to load: cloud.define: function bar is defined twice.`,
+    );
+  });
+});

@@ -181,8 +181,9 @@ export const optionsSchema = z
       .max(65536)
       .default(64)
       .describe(
-        'Memory (MB, estimated) for rows of the embedded store kept after a read by id, so that the ' +
-          'next read of the same row skips the SQL engine; 0 turns it off. The PostgreSQL store has none.',
+        'Memory (MB, estimated) for rows kept after a read by id, so that the next read of the same ' +
+          'row skips the SQL engine; 0 turns it off. On PostgreSQL a cached row is answered after one ' +
+          'shared look at the rows other instances changed (docs/architecture/storage.md).',
       ),
     autoIndex: autoIndexSchema
       .default(AUTO_INDEX_DEFAULTS)

@@ -33,11 +33,12 @@ export async function openStore(options: {
     // Loaded only for PostgreSQL: the embedded default never needs the pg package.
     const { PostgresDriver } = await import('./postgres/driver.ts');
     const driver = new PostgresDriver(databaseURI, { poolSize: options.databasePoolSize ?? 10 });
-    const store = new SqlStore(driver, auto);
+    const store = new SqlStore(driver, { rowCacheBytes: (options.rowCacheMB ?? 0) * 1024 * 1024, ...auto });
     try {
       // One instance at a time makes the functions and tables and runs the migrations.
       await driver.started(async () => {
         await store.init();
+        await driver.rowChanges.install();
         await migrate(store);
       });
       await store.performance?.start();

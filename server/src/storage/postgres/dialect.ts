@@ -1,6 +1,7 @@
 import type { FieldType } from '../../kernel/schema.ts';
 import type { Dialect, GeoBox, GeoFieldType, JsonType, NativeGeo } from '../sql/dialect.ts';
 import { indexName, sqlIdentifier, tableName } from '../sql/names.ts';
+import { rowChangeTrigger } from './row-changes.ts';
 
 const quote = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
@@ -281,6 +282,7 @@ export const postgresDialect: Dialect = {
       `CREATE INDEX IF NOT EXISTS ${quote(sqlIdentifier(`${table}:_wperm_gin`))} ON ${t} USING gin ("_wperm");`
     );
   },
+  rowChangeTrigger,
   tableTriggers: (tableParam) =>
     `SELECT tgname AS name FROM pg_trigger WHERE tgrelid = to_regclass(quote_ident(${tableParam})) AND NOT tgisinternal`,
   queryTooComplex: (err) => {

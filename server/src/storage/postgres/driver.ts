@@ -12,6 +12,7 @@ import {
 } from '../sql/driver.ts';
 import { findPostgis, postgresDialect, postgresDialectFor } from './dialect.ts';
 import { ACL_COUNT_SHARD, functionsSql } from './functions.ts';
+import { RowChangeFeed } from './row-changes.ts';
 import {
   lockOrder,
   type RowsInsert,
@@ -138,6 +139,8 @@ export class PostgresDriver implements SqlDriver {
   deadlocks = 0;
   /** Connections that took their `_ACL_COUNT` shard (functions.ts). */
   private readonly sharded = new WeakSet<pg.ClientBase>();
+  /** The committed row changes every instance's row cache catches up with (row-changes.ts). */
+  readonly rowChanges = new RowChangeFeed(this);
   /**
    * Prepared statements: each statement text gets a name, so each connection has the server parse
    * and plan it once rather than on every call. A schema change starts a new generation of names,
@@ -550,6 +553,7 @@ export class PostgresDriver implements SqlDriver {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.rowChanges.close();
     await Promise.all(this.lanes.map((lane) => lane.drain()));
     await this.pool.end();
   }

@@ -175,6 +175,11 @@ export interface Dialect {
    * inserted, deleted and have their read list changed; safe to run again.
    */
   aclCountTriggers(table: string, className: string): string;
+  /**
+   * Where other processes write the store too: the trigger (its name and DDL, safe to run again)
+   * logging the class's changed rows for the row caches (storage/postgres/row-changes.ts).
+   */
+  rowChangeTrigger?(table: string, className: string): { name: string; ddl: string } | undefined;
   /** A query answering one row `{name}` per trigger on the table named by the parameter. */
   tableTriggers(tableParam: string): string;
   /** The engine refused a query as too complex (expression depth, parser stack): the caller's where, not a fault. */

@@ -3,7 +3,7 @@ import type { SqlRow } from './driver.ts';
 /**
  * What a driver must tell the row cache to keep it exact: it is the only writer of its database
  * in this process, and can say whether uncommitted writes are open and whether another process
- * committed (the embedded SQLite store; never a shared server such as PostgreSQL).
+ * committed (the embedded SQLite store). A shared server (PostgreSQL) has a ChangeFeed instead.
  */
 export interface CacheableDriver {
   /** True while any write of this process is not committed yet (a transaction or a write group). */
@@ -11,6 +11,28 @@ export interface CacheableDriver {
   /** True when another process (or connection) committed since the last call. */
   changedElsewhere(): boolean;
 }
+
+/** What a ChangeFeed tells the cache: rows, classes, or everything changed elsewhere. */
+export interface RowForgetting {
+  forget(className: string, objectId: string): void;
+  forgetClass(className: string): void;
+  clear(): void;
+}
+
+/**
+ * The committed changes of a store that other processes write too (PostgreSQL:
+ * storage/postgres/row-changes.ts; docs/architecture/storage.md).
+ */
+export interface ChangeFeed {
+  /** Resolves once `cache` has forgotten every row changed by a commit made before the call. */
+  catchUp(cache: RowForgetting): Promise<void>;
+}
+
+/**
+ * Whether a class's rows are cached: built-in classes (users, sessions...) have caches of their
+ * own and secrets in their rows.
+ */
+export const isCachedClass = (className: string): boolean => !className.startsWith('_');
 
 /** Rough memory of a row as stored: its strings and bytes, plus a fixed cost per value and per row. */
 function sizeOf(row: SqlRow): number {
@@ -38,13 +60,15 @@ function sizeOf(row: SqlRow): number {
  * - a write removes the row at once, inside its transaction, so the old state is never answered
  *   after the write and before the commit to a read that must see it (reads inside a transaction
  *   never use the cache);
- * - a commit made by another process empties the cache (checked once per turn of the event loop).
+ * - a commit made by another process empties the cache (checked once per turn of the event loop);
+ * - on a store that other processes write too, a cached row is answered only after `catchUp`: the
+ *   changes committed before the read began are forgotten first (see ChangeFeed).
  *
  * The cache decides nothing about access: the store checks each cached row against the read's
  * whole condition (the ACL among it) with the same in-memory matcher realtime uses. It holds at
  * most `maxBytes` (estimated); the oldest rows go first.
  */
-export class RowCache {
+export class RowCache implements RowForgetting {
   private readonly rows = new Map<string, { row: SqlRow; bytes: number }>();
   private bytes = 0;
   /** Counts forgets: a read's copy may be kept only if none happened since the read began. */
@@ -52,10 +76,20 @@ export class RowCache {
   /** Whether another process's commits were looked for in this turn of the event loop. */
   private checkedThisTurn = false;
 
+  /** `feed`: the changes committed by other processes, on a store they write too. */
   constructor(
     private readonly driver: CacheableDriver,
     private readonly maxBytes: number,
+    private readonly feed?: ChangeFeed,
   ) {}
+
+  /**
+   * Undefined when rows held may be answered at once; else resolves once the changes committed
+   * elsewhere before the call are forgotten (a failed look empties the cache: reads go to the store).
+   */
+  catchUp(): Promise<void> | undefined {
+    return this.feed?.catchUp(this).catch(() => this.clear());
+  }
 
   private key(className: string, objectId: string): string {
     return `${className}\0${objectId}`;

@@ -6,7 +6,7 @@ import type { FindSpec, SchemaLookup } from '../adapter.ts';
 import type { Params } from './dialect.ts';
 import type { SqlDriver } from './driver.ts';
 import { tableName } from './names.ts';
-import type { RowCache } from './row-cache.ts';
+import { isCachedClass, type RowCache } from './row-cache.ts';
 import { ACL_COUNT_TABLE, SqlStorePart, wholeNumber } from './store-part.ts';
 import { decodeRow } from './values.ts';
 import { WhereCompiler } from './where.ts';
@@ -16,7 +16,7 @@ const BY_ID_SQL_CACHE_SIZE = 1_000;
 
 /** Reads and counts of a class's rows (aggregation and vector search: storage/sql/aggregate.ts). */
 export class SqlRowReads extends SqlStorePart {
-  /** `rowCache`: rows read by id, kept in memory (the embedded store only: see RowCache). */
+  /** `rowCache`: rows read by id, kept in memory (see RowCache). */
   constructor(
     driver: SqlDriver,
     private readonly rowCache: RowCache | undefined,
@@ -35,18 +35,23 @@ export class SqlRowReads extends SqlStorePart {
 
   async find(schema: ClassSchema, spec: FindSpec, lookup: SchemaLookup): Promise<Row[]> {
     const byId = this.byIdShape(schema, spec);
-    // Built-in classes (users, sessions...) have caches of their own and secrets in their rows. A
-    // snapshot's reads may be older than the cache's rows, and must not be kept for later reads.
+    // A snapshot's reads may be older than the cache's rows, and must not be kept for later reads.
     const cache =
       byId &&
       this.rowCache &&
-      !schema.className.startsWith('_') &&
+      isCachedClass(schema.className) &&
       !this.driver.inTransaction() &&
       !this.driver.inSnapshot()
         ? this.rowCache
         : undefined;
     if (byId && cache) {
-      const cached = cache.get(schema.className, byId.objectId);
+      let cached = cache.get(schema.className, byId.objectId);
+      const fresh = cached && cache.catchUp();
+      if (fresh) {
+        // Another process writes the store too: its changes committed before now go first.
+        await fresh;
+        cached = cache.get(schema.className, byId.objectId);
+      }
       if (cached) {
         // The same condition the SQL would apply (the ACL among it), decided by the in-memory
         // matcher that agrees with the SQL compiler on every row (query-cases, access-property).

@@ -40,6 +40,10 @@ export class SqlSchemaTables extends SqlStorePart implements SchemaStorage {
     const table = tableName(schema.className);
     const p = this.params();
     const triggers = await this.driver.all(this.dialect.tableTriggers(p.add(table)), p.values);
+    const rowChanges = this.dialect.rowChangeTrigger?.(table, schema.className);
+    // A class made before the row caches' log (storage/postgres/row-changes.ts).
+    if (rowChanges && !triggers.some((t) => t.name === rowChanges.name))
+      await this.driver.exec(rowChanges.ddl);
     if (triggers.length >= 3) return;
     await this.driver.transaction(async () => {
       await this.driver.exec(this.dialect.aclCountTriggers(table, schema.className));
@@ -184,6 +188,7 @@ export class SqlSchemaTables extends SqlStorePart implements SchemaStorage {
     ddl =
       `CREATE TABLE ${t} (${columns.join(', ')});` +
       this.dialect.aclCountTriggers(tableName(schema.className), schema.className) +
+      (this.dialect.rowChangeTrigger?.(tableName(schema.className), schema.className)?.ddl ?? '') +
       `CREATE INDEX ${this.q(indexName(schema.className, 'createdAt'))} ON ${t} (${this.q('createdAt')});` +
       `CREATE INDEX ${this.q(indexName(schema.className, 'updatedAt'))} ON ${t} (${this.q('updatedAt')});` +
       ddl;

@@ -24,11 +24,20 @@ import type { SqlDriver } from './driver.ts';
 import { SqlFileBlobs } from './files.ts';
 import { SqlInternalRows } from './internal-rows.ts';
 import { SqlRelations } from './relations.ts';
-import { type CacheableDriver, RowCache } from './row-cache.ts';
+import { type CacheableDriver, type ChangeFeed, RowCache } from './row-cache.ts';
 import { SqlRowReads } from './row-reads.ts';
 import { SqlRowWrites } from './row-writes.ts';
 import { SqlSchemaTables } from './schema-tables.ts';
 import { VectorIndexes } from './vector-index.ts';
+
+/**
+ * On a shared store the driver's own checks say nothing (its reads outside a transaction see only
+ * committed rows; other processes' commits are the feed's): the feed keeps the cache exact.
+ */
+const NO_LOCAL_CHECKS: CacheableDriver = {
+  hasUncommittedWrites: () => false,
+  changedElsewhere: () => false,
+};
 
 /**
  * The storage adapter for SQL engines: one part per role of StorageAdapter (schema-tables.ts,
@@ -58,12 +67,14 @@ export class SqlStore implements StorageAdapter {
     options: { rowCacheBytes?: number; autoIndex?: AutoIndexOptions; clock?: Clock; log?: Logger } = {},
   ) {
     this.kind = driver.dialect.name;
-    const cacheable = driver as Partial<CacheableDriver>;
-    // Rows read by id, kept in memory (the embedded store only: see RowCache).
-    const rowCache =
-      options.rowCacheBytes && cacheable.hasUncommittedWrites && cacheable.changedElsewhere
-        ? new RowCache(driver as SqlDriver & CacheableDriver, options.rowCacheBytes)
-        : undefined;
+    const cacheable = driver as Partial<CacheableDriver> & { rowChanges?: ChangeFeed };
+    // Rows read by id, kept in memory (see RowCache): exact on the embedded store by its driver's
+    // checks, on a shared store by its feed of committed changes.
+    let rowCache: RowCache | undefined;
+    if (options.rowCacheBytes && cacheable.hasUncommittedWrites && cacheable.changedElsewhere)
+      rowCache = new RowCache(driver as SqlDriver & CacheableDriver, options.rowCacheBytes);
+    else if (options.rowCacheBytes && cacheable.rowChanges)
+      rowCache = new RowCache(NO_LOCAL_CHECKS, options.rowCacheBytes, cacheable.rowChanges);
     const vectors = new VectorIndexes();
     this.schemas = new SqlSchemaTables(driver, vectors, rowCache);
     this.reads = new SqlRowReads(driver, rowCache);

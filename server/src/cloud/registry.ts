@@ -90,7 +90,12 @@ export const CLASS_TRIGGERS = [
   'beforeSubscribe',
 ] as const;
 export type ClassTrigger = (typeof CLASS_TRIGGERS)[number];
-export const ACCOUNT_TRIGGERS = ['beforeLogin', 'afterLogin', 'afterLogout'] as const;
+export const ACCOUNT_TRIGGERS = [
+  'beforeLogin',
+  'afterLogin',
+  'afterLogout',
+  'beforePasswordResetRequest',
+] as const;
 export type AccountTrigger = (typeof ACCOUNT_TRIGGERS)[number];
 /** beforeConnect is about no class: kept under this name, as the incumbent keeps it. */
 export const CONNECT_CLASS = '@Connect';
@@ -108,6 +113,7 @@ export interface CloudDefinitions {
   beforeLogin(handler: Handler): void;
   afterLogin(handler: Handler): void;
   afterLogout(handler: Handler): void;
+  beforePasswordResetRequest(handler: Handler): void;
   authProvider(name: string, adapter: AuthProviderAdapter): void;
   beforeConnect(handler: Handler): void;
   beforeSubscribe(className: string, handler: Handler): void;
@@ -212,6 +218,7 @@ export class CloudRegistry {
       beforeLogin: onAccount('beforeLogin'),
       afterLogin: onAccount('afterLogin'),
       afterLogout: onAccount('afterLogout'),
+      beforePasswordResetRequest: onAccount('beforePasswordResetRequest'),
       authProvider: (provider, adapter) => {
         const problem = typeof provider === 'string' ? providerNameProblem(provider) : 'not a string';
         if (problem)

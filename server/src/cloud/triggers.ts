@@ -312,6 +312,20 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
     }
   }
 
+  /**
+   * beforePasswordResetRequest, before a reset mail is sent: throwing sends none. The answer to
+   * the request stays `{}` either way (it never tells whether an address has an account).
+   */
+  async beforePasswordResetRequest(ctx: Ctx, user: Row): Promise<void> {
+    for (const handler of this.registry.trigger('_User', 'beforePasswordResetRequest')) {
+      const request = await this.invoker.request(ctx, {
+        object: wire('_User', user),
+        triggerName: 'beforePasswordResetRequest',
+      });
+      await this.invoker.run(handler, request, ErrorCode.VALIDATION_ERROR);
+    }
+  }
+
   afterLogin(ctx: Ctx, user: Row): void {
     this.background(ctx, 'afterLogin', wire('_User', user));
   }

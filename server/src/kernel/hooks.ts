@@ -119,7 +119,10 @@ export class FindHookChain extends HookChain<ReadTriggers> implements ReadTrigge
   }
 }
 
-/** The account events (beforeLogin may refuse a login; afterLogin and afterLogout only hear of one). */
+/**
+ * The account events (beforeLogin may refuse a login, beforePasswordResetRequest a reset mail;
+ * afterLogin and afterLogout only hear of one).
+ */
 export class AccountHookChain extends HookChain<AccountTriggers> implements AccountTriggers {
   async beforeLogin(ctx: Ctx, user: Row): Promise<void> {
     for (const hook of this.hooks) await hook.beforeLogin(ctx, user);
@@ -131,6 +134,10 @@ export class AccountHookChain extends HookChain<AccountTriggers> implements Acco
 
   afterLogout(ctx: Ctx, session: Row): void {
     for (const hook of this.hooks) hook.afterLogout(ctx, session);
+  }
+
+  async beforePasswordResetRequest(ctx: Ctx, user: Row): Promise<void> {
+    for (const hook of this.hooks) await hook.beforePasswordResetRequest?.(ctx, user);
   }
 }
 

@@ -32,4 +32,6 @@ export interface AccountTriggers {
   afterLogin(ctx: Ctx, user: Row): void;
   /** After the session is gone. */
   afterLogout(ctx: Ctx, session: Row): void;
+  /** Before a password reset mail goes to the user (without the password); throws to send none. */
+  beforePasswordResetRequest?(ctx: Ctx, user: Row): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { isObject } from '@bds/client/protocol';
 import type { Core } from '../data/core.ts';
 import type { Data } from '../data/data.ts';
 import type { MailAdapter } from '../email/mail.ts';
+import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { BackgroundWork } from './background.ts';
 import type { Lockout } from './lockout.ts';
@@ -89,12 +90,30 @@ export class MailLinks {
     });
   }
 
-  /** POST /requestPasswordReset: always `{}`; the work (and the mail) happens after the answer. */
-  requestPasswordReset(body: unknown): Record<string, never> {
+  /**
+   * POST /requestPasswordReset: always `{}`; the work (and the mail) happens after the answer. A
+   * beforePasswordResetRequest trigger that refuses (docs/cloud.md) stops the mail.
+   */
+  requestPasswordReset(body: unknown, ctx: Ctx): Record<string, never> {
     const email = emailParam(body);
     this.background.run(async () => {
       const row = (await this.data.lookups.internal('_User', 'email', email, []))[0];
       if (!row) return;
+      const triggers = this.core.hooks.account;
+      if (!triggers.isEmpty) {
+        const user = await this.data.lookups.userById(row.objectId as string);
+        if (!user) return;
+        const { password: _password, ...fields } = user;
+        try {
+          await triggers.beforePasswordResetRequest(ctx, fields);
+        } catch (err) {
+          this.core.log.info(
+            { err: err instanceof Error ? err.message : 'refused' },
+            'a beforePasswordResetRequest trigger refused a password reset: no mail sent',
+          );
+          return;
+        }
+      }
       const { token, columns } = this.mintToken('reset');
       await this.rows.writeInternal(row.objectId as string, columns);
       const link = this.appPageUrl('reset', token);

@@ -2,6 +2,7 @@ import type { CallerResolver } from '../auth/caller.ts';
 import type { Data } from '../data/data.ts';
 import type { MailAdapter } from '../email/mail.ts';
 import type { Caller } from '../kernel/caller.ts';
+import type { Ctx } from '../kernel/context.ts';
 import type { Row } from '../kernel/records.ts';
 import type { RedisLink } from '../redis/link.ts';
 import { AccountUpdates } from './account-update.ts';
@@ -129,8 +130,8 @@ export class Users {
 
   // Mail links
 
-  requestPasswordReset(body: unknown): Record<string, never> {
-    return this.mailLinks.requestPasswordReset(body);
+  requestPasswordReset(body: unknown, ctx: Ctx): Record<string, never> {
+    return this.mailLinks.requestPasswordReset(body, ctx);
   }
 
   requestVerificationEmail(body: unknown): Record<string, never> {

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import ParseSDK from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FRAME_TIMEOUT } from '../helpers/live.ts';
+import { mailbox, waitForMail } from '../helpers/mailbox.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { KEYS, startService, type TestService } from '../helpers/service.ts';
 
@@ -268,6 +269,16 @@ describe('account and realtime triggers written for the incumbent', () => {
       ['login', 'login-user', null],
       ['logout', null, true],
     ]);
+  });
+
+  it('beforePasswordResetRequest refusing stops the mail; the answer stays {}', async () => {
+    await signUp('no-reset', { email: 'no-reset@example.com', noReset: true });
+    await signUp('may-reset', { email: 'may-reset@example.com' });
+    await Parse.User.requestPasswordReset('no-reset@example.com');
+    await Parse.User.requestPasswordReset('may-reset@example.com');
+    expect((await waitForMail(t, 'may-reset@example.com')).subject).toBe(`Password reset for ${KEYS.appId}`);
+    const resets = (await mailbox(t)).filter((m) => m.subject.startsWith('Password reset'));
+    expect(resets.map((m) => m.to)).toEqual(['may-reset@example.com']);
   });
 
   function liveClient(options: { sessionToken?: string; installationId: string }): any {

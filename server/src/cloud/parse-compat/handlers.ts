@@ -21,6 +21,7 @@ export type IncumbentKind =
   | 'beforeLogin'
   | 'afterLogin'
   | 'afterLogout'
+  | 'beforePasswordResetRequest'
   | 'beforeConnect'
   | 'beforeSubscribe';
 

@@ -88,7 +88,7 @@ function addDefinitions(): void {
       }
     };
   const onAccount =
-    (kind: 'beforeLogin' | 'afterLogin' | 'afterLogout' | 'beforeConnect') =>
+    (kind: 'beforeLogin' | 'afterLogin' | 'afterLogout' | 'beforePasswordResetRequest' | 'beforeConnect') =>
     (handler: unknown, validator?: unknown) =>
       current(kind).definitions[kind](register(kind, handler, validator));
   Object.assign(Parse.Cloud, {
@@ -110,10 +110,11 @@ function addDefinitions(): void {
     afterLogin: onAccount('afterLogin'),
     afterLogout: onAccount('afterLogout'),
     beforeConnect: onAccount('beforeConnect'),
+    beforePasswordResetRequest: onAccount('beforePasswordResetRequest'),
   });
   // Points of the incumbent's API the service has no hook for yet: a module that uses one does not
   // start, rather than start without it.
-  for (const name of ['beforePasswordResetRequest', 'afterLiveQueryEvent']) {
+  for (const name of ['afterLiveQueryEvent']) {
     Parse.Cloud[name] = () => {
       throw new Error(`Parse.Cloud.${name} is not supported by this service yet.`);
     };

@@ -37,7 +37,7 @@ export function registerUserRoutes(router: Router, users: Users, data: Data, pub
     body: await users.upgradeSession(req.ctx.caller),
   }));
   router.add('POST', '/requestPasswordReset', async (req) => ({
-    body: users.requestPasswordReset(req.body),
+    body: users.requestPasswordReset(req.body, req.ctx),
   }));
   router.add('POST', '/verificationEmailRequest', async (req) => ({
     body: users.requestVerificationEmail(req.body),

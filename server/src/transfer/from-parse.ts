@@ -142,9 +142,17 @@ async function run(
     const progress = current.classes[className];
     if (progress.done) continue;
     const schema = data.core.schemas.get(className)!;
+    // The next page is read from the incumbent while this one is written here.
+    const read = (after: string | null) => {
+      const next = source.page(className, after, current.since);
+      next.catch(() => undefined); // awaited below; a write failing first must not leave it unhandled
+      return next;
+    };
+    let reading = read(progress.after);
     for (;;) {
-      const page = await source.page(className, progress.after, current.since);
+      const page = await reading;
       if (page.length === 0) break;
+      reading = read(page.at(-1)!.objectId as string);
       const written = await writePage(data, files, source, state, schema, page);
       summary.rows += page.length;
       summary.relations += written.relations;

@@ -6,7 +6,7 @@ import { cloudProviderChecks } from './auth-providers.ts';
 import { Functions } from './functions.ts';
 import { Invoker } from './invoke.ts';
 import { loadCloudModule } from './load.ts';
-import { loadParseCloud, type ParseCloud } from './parse-compat/load.ts';
+import type { ParseCloud } from './parse-compat/load.ts';
 import type { InProcessService } from './parse-compat/sdk.ts';
 import type { CloudRegistry } from './registry.ts';
 import { CloudTriggers } from './triggers.ts';
@@ -45,8 +45,15 @@ export class Cloud {
     const registry = await loadCloudModule(data.core.options.cloud);
     const webhooks = new Webhooks(data, log, (name) => registry.functions.has(name));
     const { options } = data.core;
+    // The incumbent's SDK (the `parse` package) is loaded only for a service that names such a module.
     const parse = options.parseCloud
-      ? await loadParseCloud(options.parseCloud, registry, options, webhooks.client, log)
+      ? await (await import('./parse-compat/load.ts')).loadParseCloud(
+          options.parseCloud,
+          registry,
+          options,
+          webhooks.client,
+          log,
+        )
       : undefined;
     await webhooks.registry.load();
     // Registered before cloud code defined the name (or by an older version): never called.

@@ -1,5 +1,7 @@
 import { Secret, TOTP } from 'otpauth';
 import { expect } from 'vitest';
+import { MASTER } from '../../src/kernel/caller.ts';
+import { COL } from '../../src/users/shared.ts';
 import type { TestService } from './service.ts';
 
 /** Signs `username` up with `password` and expects 201; its objectId and session token. */
@@ -33,3 +35,20 @@ export const BAD_USERNAME = refusal(200, 'bad or missing username');
 export const BAD_EMAIL = refusal(125, 'Email address format is invalid.');
 export const BAD_AUTHDATA = refusal(111, 'authData must be an object.');
 export const BAD_ANON = refusal(111, 'authData.anonymous needs an id (a client-generated UUID).');
+
+/** Replaces the stored password hash of `userId` (as a store written by another version or an import might hold it). */
+export async function storeHash(t: TestService, userId: string, hash: string): Promise<void> {
+  await t.service.data.writes.update(
+    { caller: MASTER, source: 'account', context: {} },
+    '_User',
+    userId,
+    {},
+    { internal: { [COL.hash]: hash }, touch: false },
+  );
+}
+
+/** The stored password hash of `userId`. */
+export async function storedHash(t: TestService, userId: string): Promise<string> {
+  const rows = await t.service.data.lookups.internal('_User', 'objectId', userId, [COL.hash]);
+  return rows[0]![COL.hash] as string;
+}

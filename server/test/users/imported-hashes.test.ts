@@ -1,12 +1,8 @@
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MASTER } from '../../src/kernel/caller.ts';
 import { needsRehash, verifyPassword } from '../../src/users/passwords.ts';
-import { COL } from '../../src/users/shared.ts';
 import { startService, type TestService } from '../helpers/service.ts';
-import { BAD_LOGIN, logInUser, signUpUser } from '../helpers/users.ts';
-
-const ACCOUNT = { caller: MASTER, source: 'account' as const, context: {} };
+import { BAD_LOGIN, logInUser, signUpUser, storedHash, storeHash } from '../helpers/users.ts';
 
 describe('a bcrypt hash imported from parse-server (docs/transfer.md)', () => {
   it('verifies the right password only, in each of the $2a$, $2b$ and $2y$ spellings', async () => {
@@ -33,51 +29,37 @@ describe('a bcrypt hash imported from parse-server (docs/transfer.md)', () => {
       await t?.close();
     });
 
-    async function storeHash(userId: string, hash: string) {
-      await t.service.data.writes.update(
-        ACCOUNT,
-        '_User',
-        userId,
-        {},
-        { internal: { [COL.hash]: hash }, touch: false },
-      );
-    }
-    async function storedHash(userId: string): Promise<string> {
-      const rows = await t.service.data.lookups.internal('_User', 'objectId', userId, [COL.hash]);
-      return rows[0]![COL.hash] as string;
-    }
-
     it('logs in with the old password and replaces the hash by the service own on that first login', async () => {
       const user = await signUpUser(t, 'moved', 'ignored-pw');
       const imported = bcrypt.hashSync('old-pw', 4);
-      await storeHash(user.objectId, imported);
+      await storeHash(t, user.objectId, imported);
 
       const wrong = await logInUser(t, 'moved', 'wrong-pw');
       expect(wrong.status).toBe(404);
       expect(wrong.json).toEqual(BAD_LOGIN);
-      expect(await storedHash(user.objectId)).toBe(imported);
+      expect(await storedHash(t, user.objectId)).toBe(imported);
 
       const first = await logInUser(t, 'moved', 'old-pw');
       expect(first.status, first.text).toBe(200);
       expect(first.json.objectId).toBe(user.objectId);
-      const replaced = await storedHash(user.objectId);
+      const replaced = await storedHash(t, user.objectId);
       expect(replaced).toMatch(/^scrypt\$4096\$8\$1\$/);
       expect(replaced).not.toContain(imported);
 
       // The new hash holds the same password; the old one is gone.
       expect((await logInUser(t, 'moved', 'old-pw')).status).toBe(200);
-      expect(await storedHash(user.objectId)).toBe(replaced);
+      expect(await storedHash(t, user.objectId)).toBe(replaced);
       expect((await logInUser(t, 'moved', 'ignored-pw')).status).toBe(404);
     });
 
     it('verifyPassword replaces it too (the same password check as login)', async () => {
       const user = await signUpUser(t, 'verified', 'ignored-pw');
-      await storeHash(user.objectId, bcrypt.hashSync('old-pw', 4));
+      await storeHash(t, user.objectId, bcrypt.hashSync('old-pw', 4));
       const res = await t.request('POST', '/verifyPassword', {
         body: { username: 'verified', password: 'old-pw' },
       });
       expect(res.status, res.text).toBe(200);
-      expect(await storedHash(user.objectId)).toMatch(/^scrypt\$/);
+      expect(await storedHash(t, user.objectId)).toMatch(/^scrypt\$/);
     });
   });
 });

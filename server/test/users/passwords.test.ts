@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateOptions } from '../../src/config/options.ts';
-import { MASTER } from '../../src/kernel/caller.ts';
 import { hashLoad, hashPassword, verifyPassword } from '../../src/users/passwords.ts';
-import { COL } from '../../src/users/shared.ts';
 import { KEYS, startService, type TestService } from '../helpers/service.ts';
-import { BAD_LOGIN, logInUser, signUpUser } from '../helpers/users.ts';
-
-const ACCOUNT = { caller: MASTER, source: 'account' as const, context: {} };
+import { BAD_LOGIN, logInUser, signUpUser, storedHash, storeHash } from '../helpers/users.ts';
 
 describe('password hashing', () => {
   it('hashes with scrypt and a random salt, and verifies', async () => {
@@ -65,27 +61,12 @@ describe('login against a stored hash the service cannot use', () => {
     await t?.close();
   });
 
-  /** Replaces the stored hash of `userId` (as a store written by another version might hold it). */
-  async function storeHash(userId: string, hash: string) {
-    await t.service.data.writes.update(
-      ACCOUNT,
-      '_User',
-      userId,
-      {},
-      { internal: { [COL.hash]: hash }, touch: false },
-    );
-  }
-  async function storedHash(userId: string): Promise<string> {
-    const rows = await t.service.data.lookups.internal('_User', 'objectId', userId, [COL.hash]);
-    return rows[0]![COL.hash] as string;
-  }
-
   it('an scrypt hash without its six parts refuses every password as a bad login, not a 500', async () => {
     const user = await signUpUser(t, 'truncated', 'right-pw');
-    const [scheme, n, r, p, salt] = (await storedHash(user.objectId)).split('$');
+    const [scheme, n, r, p, salt] = (await storedHash(t, user.objectId)).split('$');
     expect(scheme).toBe('scrypt');
     for (const broken of [`scrypt$${n}$${r}$${p}$${salt}`, `scrypt$${n}`, 'scrypt']) {
-      await storeHash(user.objectId, broken);
+      await storeHash(t, user.objectId, broken);
       for (const password of ['right-pw', 'wrong-pw']) {
         const res = await logInUser(t, 'truncated', password);
         expect(res.status, broken).toBe(404);
@@ -96,22 +77,23 @@ describe('login against a stored hash the service cannot use', () => {
 
   it('a six-part hash of another scheme is not read as scrypt, even with scrypt parameters and key', async () => {
     const user = await signUpUser(t, 'otherscheme', 'right-pw');
-    const parts = (await storedHash(user.objectId)).split('$');
-    await storeHash(user.objectId, ['argon2', ...parts.slice(1)].join('$'));
+    const parts = (await storedHash(t, user.objectId)).split('$');
+    await storeHash(t, user.objectId, ['argon2', ...parts.slice(1)].join('$'));
     const res = await logInUser(t, 'otherscheme', 'right-pw');
     expect(res.status, res.text).toBe(404);
     expect(res.json).toEqual(BAD_LOGIN);
-    await storeHash(user.objectId, parts.join('$'));
+    await storeHash(t, user.objectId, parts.join('$'));
     expect((await logInUser(t, 'otherscheme', 'right-pw')).status).toBe(200);
   });
 
   it('a hash of another key length refuses even the right password as a bad login, not a 500', async () => {
     const user = await signUpUser(t, 'shortkey', 'right-pw');
-    const parts = (await storedHash(user.objectId)).split('$');
+    const parts = (await storedHash(t, user.objectId)).split('$');
     const key = Buffer.from(parts[5]!, 'base64url');
     expect(key).toHaveLength(32);
     // The first 16 bytes of the right key: a prefix match is no match.
     await storeHash(
+      t,
       user.objectId,
       [...parts.slice(0, 5), key.subarray(0, 16).toString('base64url')].join('$'),
     );
@@ -119,7 +101,7 @@ describe('login against a stored hash the service cannot use', () => {
     expect(res.status, res.text).toBe(404);
     expect(res.json).toEqual(BAD_LOGIN);
     // The stored hash restored: the same password logs in (the refusal was the length).
-    await storeHash(user.objectId, parts.join('$'));
+    await storeHash(t, user.objectId, parts.join('$'));
     expect((await logInUser(t, 'shortkey', 'right-pw')).status).toBe(200);
   });
 });

@@ -476,10 +476,18 @@ describe('correct state on screen', () => {
     await notice('gone_b').waitFor();
 
     // Live mode: deleted elsewhere, the panel closes and the row leaves the grid (no faded row).
+    // Opening a row keeps the one stream: reopening it would lose the events sent meanwhile.
+    let streamsOpened = 0;
+    const countStreams = (r: { url(): string }) => {
+      if (r.url().includes('/realtime/stream')) streamsOpened++;
+    };
+    page.on('request', countStreams);
     await page.getByLabel('Live', { exact: true }).check();
     await expect.poll(() => page.getByTestId('live-status').textContent(), POLL).toBe('live');
     await cell(page, 'gone_c', 'objectId').click();
     await panel.getByRole('button', { name: 'edit label' }).waitFor();
+    page.off('request', countStreams);
+    expect(streamsOpened).toBe(1);
     await rest('DELETE', '/classes/Gone/gone_c');
     await panel.waitFor({ state: 'detached' });
     await notice('gone_c').waitFor();

@@ -3,7 +3,7 @@
  * the count while it is on. `status` says where the stream stands (connecting, live, or why not).
  */
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { Where } from '../../../lib/filter.ts';
 import { openStream } from '../../../lib/live-stream.ts';
 import type { Row } from '../../../lib/wire.ts';
@@ -26,6 +26,11 @@ export function useLiveMode({ appId, cls, where, applyToRows, moveCount, rowsDel
   const qc = useQueryClient();
   const [on, setOn] = useState(false);
   const [status, setStatus] = useState('');
+  // The stream is the subscription (app, class, filter); the handlers change with the page's
+  // state (opening a row gives a new closeRow) and are read from here, so that such a change
+  // does not close and reopen the stream, losing the events sent in between.
+  const handlers = useRef({ applyToRows, moveCount, rowsDeleted, qc });
+  handlers.current = { applyToRows, moveCount, rowsDeleted, qc };
   useEffect(() => {
     if (!on) return;
     setStatus('connecting…');
@@ -35,6 +40,7 @@ export function useLiveMode({ appId, cls, where, applyToRows, moveCount, rowsDel
         onReady: () => setStatus('live'),
         onEvent: (e) => {
           if (e.kind === 'filtered' || !e.object) return;
+          const { applyToRows, moveCount, rowsDeleted, qc } = handlers.current;
           const row = e.object as Row;
           applyToRows(e.kind, row);
           if (e.kind === 'create' || e.kind === 'enter') moveCount(1);
@@ -46,6 +52,6 @@ export function useLiveMode({ appId, cls, where, applyToRows, moveCount, rowsDel
         onFail: (error) => setStatus(error),
       },
     );
-  }, [on, appId, cls, where, applyToRows, moveCount, rowsDeleted, qc]);
+  }, [on, appId, cls, where]);
   return { on, setOn, status };
 }

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresDialect } from '../src/storage/postgres/dialect.ts';
 import { PostgresDriver } from '../src/storage/postgres/driver.ts';
+import { ACL_COUNT_SHARD } from '../src/storage/postgres/functions.ts';
 import { POSTGRES_TEST_BASE, postgresAnswers } from './helpers/postgres.ts';
 import { freshSchema, schemaURI, startService, type TestService } from './helpers/service.ts';
 
@@ -218,6 +219,29 @@ describe.skipIf(!reachable)('the `_ACL_COUNT` table of an older version', () => 
       ]);
     } finally {
       await other.end();
+      await schema.drop();
+    }
+  });
+});
+
+describe.skipIf(!reachable)('the `_ACL_COUNT` shard of a new connection', () => {
+  it('takes the lowest free number, and makes the numbers one at a time (no million-row scan per connection)', async () => {
+    const schema = await freshSchema(BASE);
+    const pool = new pg.Pool({ connectionString: schema.uri, max: 3 });
+    const clients: pg.PoolClient[] = [];
+    try {
+      for (let i = 0; i < 3; i++) clients.push(await pool.connect());
+      const shards = [];
+      for (const client of clients) shards.push((await client.query(ACL_COUNT_SHARD)).rows[0].shard);
+      expect(shards).toEqual(['1', '2', '3']);
+      // A materialized series (a Function Scan) wrote out all its numbers before the first lock.
+      const plan = await clients[0]!.query(`EXPLAIN (FORMAT JSON) ${ACL_COUNT_SHARD}`);
+      const nodes = JSON.stringify(plan.rows[0]['QUERY PLAN']);
+      expect(nodes).toContain('"Node Type":"ProjectSet"');
+      expect(nodes).not.toContain('Function Scan');
+    } finally {
+      for (const client of clients) client.release();
+      await pool.end();
       await schema.drop();
     }
   });

@@ -7,6 +7,7 @@ export * from './hooks.ts';
 export * from './installations.ts';
 export * from './names.ts';
 export * from './paths.ts';
+export * from './performance.ts';
 export * from './realtime.ts';
 export * from './scrub.ts';
 export * from './server-options.ts';

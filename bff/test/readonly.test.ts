@@ -233,6 +233,17 @@ const WRITE_ROUTES: Array<{
     path: `${A}/users/U/password`,
     body: { password: 'read-only pw' },
   },
+  {
+    method: 'POST',
+    route: '/apps/:appId/performance/classes/:className/indexes',
+    path: `${A}/performance/classes/Thing/indexes`,
+    body: { shape: 'Thing|eq:n|range:|sort:' },
+  },
+  {
+    method: 'DELETE',
+    route: '/apps/:appId/performance/classes/:className/indexes/:indexName',
+    path: `${A}/performance/classes/Thing/indexes/Thing%3Aauto%3An`,
+  },
   // The API console and evaluate let read-only users through the guard for reads; writes stay refused.
   {
     method: 'POST',

@@ -11,6 +11,7 @@ import { registerFilterRoutes } from './filters.ts';
 import { mayOpen, plain } from './http.ts';
 import { registerImportRoutes } from './imports.ts';
 import { registerPeopleRoutes } from './people.ts';
+import { registerPerformanceRoutes } from './performance.ts';
 import { registerPushRoutes } from './push.ts';
 import { registerRealtimeRoutes } from './realtime.ts';
 import { registerRoleRoutes } from './roles.ts';
@@ -50,4 +51,5 @@ export function registerApiRoutes(router: express.Router, ctx: BffContext): void
   registerPeopleRoutes(router, ctx);
   registerApiConsoleRoutes(router, ctx);
   registerServerRoutes(router, ctx);
+  registerPerformanceRoutes(router, ctx);
 }

@@ -52,7 +52,7 @@ export async function main(argv = process.argv.slice(2), extra: Record<string, u
 
 const TRANSFER_USAGE =
   'usage: npm run server -- export --out FILE [--sessions] | import --in FILE | import --from-parse URL ' +
-  '--parse-app-id ID --parse-master-key KEY [--parse-postgres URL | --parse-users FILE] [--state FILE] ' +
+  '--parse-app-id ID --parse-master-key KEY [--parse-postgres URL | --parse-users FILE] [--parse-sessions] [--state FILE] ' +
   '[--config FILE] [--data-dir DIR] [--database-url URL]';
 
 /**
@@ -75,6 +75,7 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
     'parse-master-key'?: string;
     'parse-postgres'?: string;
     'parse-users'?: string;
+    'parse-sessions'?: boolean;
     state?: string;
   };
   try {
@@ -93,6 +94,7 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
         'parse-master-key': { type: 'string' },
         'parse-postgres': { type: 'string' },
         'parse-users': { type: 'string' },
+        'parse-sessions': { type: 'boolean' },
         state: { type: 'string' },
       },
       strict: true,
@@ -103,6 +105,7 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
       'parse-master-key',
       'parse-postgres',
       'parse-users',
+      'parse-sessions',
       'state',
     ] as const;
     if (!fromParse && parseFlags.some((flag) => values[flag] !== undefined)) {
@@ -206,6 +209,7 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
         masterKey: values['parse-master-key']!,
         postgresURL: values['parse-postgres'],
         usersFile: values['parse-users'],
+        sessions: values['parse-sessions'] ?? false,
         stateFile: values.state ?? path.join(options.dataDir, 'from-parse-state.json'),
         progress: ({ className, rows, done }) => {
           if (done) console.log(`[bds] ${className}: ${rows} rows`);
@@ -214,7 +218,7 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
       });
       const kind = s.since ? `changes since ${s.since}` : 'a full import';
       console.log(
-        `[bds] imported from parse-server (${kind}${s.resumed ? ', resumed' : ''}): ${s.classes} classes, ${s.rows} rows, ${s.relations} relation members, ${s.files} files and ${s.passwords} password hashes`,
+        `[bds] imported from parse-server (${kind}${s.resumed ? ', resumed' : ''}): ${s.classes} classes, ${s.rows} rows, ${s.relations} relation members, ${s.files} files and ${s.passwords} password hashes${values['parse-sessions'] ? `, ${s.sessions} sessions` : ''}`,
       );
     } else {
       const s = await app.importFrom(values.in!);

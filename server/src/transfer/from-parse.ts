@@ -25,6 +25,8 @@ import { type ParseSchema, ParseSource, type ParseSourceOptions } from './parse-
 export interface FromParseOptions extends ParseSourceOptions {
   /** Where the progress of this import is kept between runs (resume, second runs). */
   stateFile: string;
+  /** Whether the incumbent's `_Session` rows come too, so signed-in users stay signed in. */
+  sessions?: boolean;
   /** Called after each page of a class and once the class is done. */
   progress?: (event: { className: string; rows: number; done: boolean }) => void;
 }
@@ -39,9 +41,14 @@ export interface FromParseSummary {
   relations: number;
   files: number;
   passwords: number;
+  /** `_Session` rows (only with the option `sessions`). */
+  sessions: number;
 }
 
-/** The incumbent's own classes the service has no use for (its jobs, hooks, push and graphql state). */
+/**
+ * The incumbent's own classes whose schema is not brought: its jobs, hooks, push and graphql state,
+ * which the service has no use for, and `_Session`, whose rows come only with the option `sessions`.
+ */
 const NOT_IMPORTED = new Set([
   '_Session',
   '_PushStatus',
@@ -60,6 +67,22 @@ const NOT_IMPORTED = new Set([
  * internal columns; users of another provider link it again).
  */
 const USER_FIELDS_LEFT_OUT = new Set(['password', 'authData']);
+
+/**
+ * The fields of a `_Session` row that come with it (the service's own `_Session` schema: its
+ * schema is kept, not the incumbent's); the token is the incumbent's, so it works here.
+ */
+const SESSION_FIELDS = new Set([
+  'objectId',
+  'createdAt',
+  'updatedAt',
+  'ACL',
+  'sessionToken',
+  'user',
+  'expiresAt',
+  'installationId',
+  'createdWith',
+]);
 
 interface ClassProgress {
   after: string | null;
@@ -112,6 +135,7 @@ async function run(
     relations: 0,
     files: 0,
     passwords: 0,
+    sessions: 0,
   };
   const ctx = ctxOf(MASTER, 'import');
 
@@ -136,8 +160,10 @@ async function run(
   }
   summary.classes = lines.length;
 
-  for (const line of lines) {
-    const className = line.className as string;
+  // Sessions last, after the users they point to; the service's own `_Session` schema is kept.
+  const classNames = lines.map((line) => line.className as string);
+  if (options.sessions) classNames.push('_Session');
+  for (const className of classNames) {
     current.classes[className] ??= { after: null, done: false, rows: 0 };
     const progress = current.classes[className];
     if (progress.done) continue;
@@ -154,7 +180,8 @@ async function run(
       if (page.length === 0) break;
       reading = read(page.at(-1)!.objectId as string);
       const written = await writePage(data, files, source, state, schema, page);
-      summary.rows += page.length;
+      if (className === '_Session') summary.sessions += page.length;
+      else summary.rows += page.length;
       summary.relations += written.relations;
       summary.files += written.files;
       summary.passwords += written.passwords;
@@ -218,6 +245,7 @@ async function writePage(
     const row: Row = {};
     for (const [name, value] of Object.entries(incoming)) {
       if (className === '_User' && USER_FIELDS_LEFT_OUT.has(name)) continue;
+      if (className === '_Session' && !SESSION_FIELDS.has(name)) continue;
       if (isObject(value) && value.__type === 'Relation') continue;
       row[name] = await withFilesHere(value, async (file) => {
         const [name, isNew] = await bringFile(files, source, state, file);

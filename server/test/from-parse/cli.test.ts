@@ -46,6 +46,7 @@ describe('import --from-parse: the command line', () => {
         '--from-parse is an import, without --in, --out or --sessions.',
       ],
       [['import', '--in', 'f', '--parse-users', 'u.json'], '--parse-users goes with import --from-parse.'],
+      [['import', '--in', 'f', '--parse-sessions'], '--parse-sessions goes with import --from-parse.'],
       [
         [
           'import',
@@ -118,9 +119,10 @@ describe('import --from-parse: the command line', () => {
         expect(first.out).toContain(
           '[bds] imported from parse-server (a full import): 2 classes, 0 rows, 0 relation members, 0 files and 0 password hashes',
         );
-        const second = await transfer(args);
+        const second = await transfer([...args, '--parse-sessions']);
         expect(second.code).toBe(0);
         expect(second.out).toMatch(/\(changes since \d{4}-\d\d-\d\dT[\d:.]+Z\): 2 classes, 0 rows/);
+        expect(second.out).toContain('0 files and 0 password hashes, 0 sessions');
       } finally {
         await incumbent.stop();
       }

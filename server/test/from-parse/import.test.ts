@@ -338,4 +338,62 @@ describe.skipIf(unavailable !== undefined)('import --from-parse, from a running 
     const now = await observe(incumbent.url);
     expect(await observe(t.url)).toEqual(now);
   }, 120_000);
+
+  it('with sessions, a session token of the incumbent works here (its installationId and createdWith kept); without, it does not', async () => {
+    use(incumbent.url);
+    const installationId = randomUUID();
+    const login = await fetch(`${incumbent.url}/login`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Parse-Application-Id': INCUMBENT_KEYS.appId,
+        'X-Parse-REST-API-Key': INCUMBENT_KEYS.restAPIKey,
+        'X-Parse-Installation-Id': installationId,
+      },
+      body: JSON.stringify({ username: 'bob', password: PASSWORDS.bob }),
+    });
+    expect(login.status).toBe(200);
+    const { sessionToken, objectId: bobId } = (await login.json()) as Record<string, string>;
+    expect(sessionToken).toMatch(/^r:/);
+    // A condition: without one, the incumbent's count on PostgreSQL is the planner's estimate.
+    const sessionsThere = await new Parse.Query(Parse.Session).exists('sessionToken').count(MASTER);
+    expect(sessionsThere).toBeGreaterThan(1);
+
+    const without = await target();
+    const plain = await importFromParse(without.service.data, filesOf(without), sourceOf('no-sessions'));
+    expect(plain.sessions).toBe(0);
+    const refused = await without.request('GET', '/users/me', { sessionToken });
+    expect(refused.status).toBe(400);
+    expect(refused.json).toEqual({ code: 209, error: 'Invalid session token' });
+
+    const t = await target();
+    const summary = await importFromParse(t.service.data, filesOf(t), {
+      ...sourceOf('sessions'),
+      sessions: true,
+    });
+    expect(summary.sessions).toBe(sessionsThere);
+    const me = await t.request('GET', '/users/me', { sessionToken });
+    expect(me.status, me.text).toBe(200);
+    expect(me.json).toMatchObject({ objectId: bobId, username: 'bob', sessionToken });
+    const session = await t.request('GET', '/sessions/me', { sessionToken });
+    expect(session.json).toMatchObject({
+      sessionToken,
+      installationId,
+      user: { __type: 'Pointer', className: '_User', objectId: bobId },
+      createdWith: { action: 'login', authProvider: 'password' },
+    });
+    // The incumbent's schema of _Session is not brought: the service's own is kept.
+    const schema = await t.request('GET', '/schemas/_Session', { as: 'master' });
+    expect(Object.keys(schema.json.fields).sort()).toEqual([
+      'ACL',
+      'createdAt',
+      'createdWith',
+      'expiresAt',
+      'installationId',
+      'objectId',
+      'sessionToken',
+      'updatedAt',
+      'user',
+    ]);
+  }, 120_000);
 });

@@ -22,6 +22,7 @@ const AnalyticsRoute = lazy(() => import('../features/analytics/analytics-route.
 const SecurityRoute = lazy(() => import('../features/security/security-route.tsx'));
 const ApiConsoleRoute = lazy(() => import('../features/api-console/api-console-route.tsx'));
 const ServerRoute = lazy(() => import('../features/server/server-route.tsx'));
+const PerformanceRoute = lazy(() => import('../features/performance/performance-route.tsx'));
 
 export function createRouter() {
   return createBrowserRouter([
@@ -58,6 +59,7 @@ export function createRouter() {
             { path: 'security/:tab?', element: <SecurityRoute /> },
             { path: 'api-console', element: <ApiConsoleRoute /> },
             { path: 'server', element: <ServerRoute /> },
+            { path: 'performance', element: <PerformanceRoute /> },
             ...SECTIONS.filter((s) => !s.ready).map((s) => ({
               path: s.slug,
               element: <ComingSoon slug={s.slug} />,

@@ -24,6 +24,13 @@ export const SECTIONS: Section[] = [
   { slug: 'analytics', label: 'Analytics', key: 'n', ready: true, blurb: 'Events over time.' },
   { slug: 'config', label: 'Config', key: 'c', ready: true, blurb: 'Config parameters.' },
   { slug: 'server', label: 'Server', key: 'v', ready: true, blurb: 'The options the service runs with.' },
+  {
+    slug: 'performance',
+    label: 'Performance',
+    key: 'q',
+    ready: true,
+    blurb: 'Slow query shapes and the indexes that serve them.',
+  },
   { slug: 'audit', label: 'Audit', key: 'a', ready: true, blurb: 'Who changed what, and when.' },
   { slug: 'api-console', label: 'API console', key: 'k', ready: true, blurb: 'Send raw REST calls.' },
 ];

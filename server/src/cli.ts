@@ -218,8 +218,14 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
       });
       const kind = s.since ? `changes since ${s.since}` : 'a full import';
       console.log(
-        `[bds] imported from parse-server (${kind}${s.resumed ? ', resumed' : ''}): ${s.classes} classes, ${s.rows} rows, ${s.relations} relation members, ${s.files} files and ${s.passwords} password hashes${values['parse-sessions'] ? `, ${s.sessions} sessions` : ''}`,
+        `[bds] imported from parse-server (${kind}${s.resumed ? ', resumed' : ''}): ${s.classes} classes, ${s.rows} rows, ${s.relations} relation members, ${s.files} files and ${s.passwords} password hashes${values['parse-sessions'] ? `, ${s.sessions} sessions` : ''}${s.since ? `; ${s.deleted} rows deleted here, gone there` : ''}`,
       );
+      const leftOut = Object.entries(s.authDataNotImported);
+      if (leftOut.length > 0) {
+        console.log(
+          `[bds] authData not imported, users per provider (they link it again): ${leftOut.map(([provider, users]) => `${provider} ${users}`).join(', ')}`,
+        );
+      }
     } else {
       const s = await app.importFrom(values.in!);
       console.log(

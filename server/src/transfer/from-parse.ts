@@ -5,11 +5,14 @@ import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { ctxOf } from '../kernel/context.ts';
 import { BdsError } from '../kernel/errors.ts';
+import { MATCH_ALL, type QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
 import { type ClassSchema, USER_INTERNAL_COLUMNS } from '../kernel/schema.ts';
+import { providerPayload } from '../users/providers.ts';
+import { anonymousIdOf } from '../users/shared.ts';
 import { TransferError, type TransferFiles } from './format.ts';
 import { checkSchemaLine, type Line, schemaDocs } from './import.ts';
-import { type ParseSchema, ParseSource, type ParseSourceOptions } from './parse-source.ts';
+import { type ParseSchema, ParseSource, type ParseSourceOptions, SOURCE_PAGE } from './parse-source.ts';
 
 /**
  * `import --from-parse` (docs/transfer.md, "From parse-server"): a running parse-server app read
@@ -20,13 +23,20 @@ import { type ParseSchema, ParseSource, type ParseSourceOptions } from './parse-
  * in a state file, so an interrupted import goes on where it stopped. A second run reads only the
  * rows changed since the first one started (by updatedAt, on the incumbent's clock); a row that
  * is already here is replaced (deleted and restored through the pipeline), with its relation
- * members read again.
+ * members read again; then the rows here that the incumbent no longer has are deleted (its REST API
+ * keeps no tombstones: the objectIds here are asked about page by page).
  */
 export interface FromParseOptions extends ParseSourceOptions {
   /** Where the progress of this import is kept between runs (resume, second runs). */
   stateFile: string;
   /** Whether the incumbent's `_Session` rows come too, so signed-in users stay signed in. */
   sessions?: boolean;
+  /**
+   * Whether the service takes sign-ins with a provider (besides the built-in `anonymous`): by
+   * default the providers of the option `auth`; a running service answers its own, the ones its
+   * cloud module registers included.
+   */
+  supportsProvider?: (provider: string) => boolean;
   /** Called after each page of a class and once the class is done. */
   progress?: (event: { className: string; rows: number; done: boolean }) => void;
 }
@@ -43,6 +53,14 @@ export interface FromParseSummary {
   passwords: number;
   /** `_Session` rows (only with the option `sessions`). */
   sessions: number;
+  /** Rows (sessions included) deleted here because the incumbent no longer has them (second runs). */
+  deleted: number;
+  /**
+   * Users' `authData` entries not brought, counted per provider: providers the service does not
+   * support (and the incumbent's `mfa`, whose secrets the service keeps otherwise), or a payload
+   * without the id the service needs. Those users link the provider again.
+   */
+  authDataNotImported: Record<string, number>;
 }
 
 /**
@@ -62,9 +80,9 @@ const NOT_IMPORTED = new Set([
 ]);
 
 /**
- * Fields of the incumbent's `_User` that are not values of a row here: the password (never read;
- * its hash comes as an internal column) and authData (the service keeps its providers' ids as
- * internal columns; users of another provider link it again).
+ * Fields of the incumbent's `_User` that are not values of a row as it comes: the password (never
+ * read; its hash comes as an internal column) and authData (only the entries of providers the
+ * service supports are kept, by linksOf).
  */
 const USER_FIELDS_LEFT_OUT = new Set(['password', 'authData']);
 
@@ -88,6 +106,8 @@ interface ClassProgress {
   after: string | null;
   done: boolean;
   rows: number;
+  /** Second runs: whether the rows the incumbent no longer has are deleted here. */
+  pruned?: boolean;
 }
 
 interface State {
@@ -136,7 +156,11 @@ async function run(
     files: 0,
     passwords: 0,
     sessions: 0,
+    deleted: 0,
+    authDataNotImported: {},
   };
+  const supportsProvider =
+    options.supportsProvider ?? ((provider: string) => Object.hasOwn(data.core.options.auth, provider));
   const ctx = ctxOf(MASTER, 'import');
 
   // Every schema is checked against the target's (the schema registry's own plans) before any is written.
@@ -166,33 +190,43 @@ async function run(
   for (const className of classNames) {
     current.classes[className] ??= { after: null, done: false, rows: 0 };
     const progress = current.classes[className];
-    if (progress.done) continue;
-    const schema = data.core.schemas.get(className)!;
-    // The next page is read from the incumbent while this one is written here.
-    const read = (after: string | null) => {
-      const next = source.page(className, after, current.since);
-      next.catch(() => undefined); // awaited below; a write failing first must not leave it unhandled
-      return next;
-    };
-    let reading = read(progress.after);
-    for (;;) {
-      const page = await reading;
-      if (page.length === 0) break;
-      reading = read(page.at(-1)!.objectId as string);
-      const written = await writePage(data, files, source, state, schema, page);
-      if (className === '_Session') summary.sessions += page.length;
-      else summary.rows += page.length;
-      summary.relations += written.relations;
-      summary.files += written.files;
-      summary.passwords += written.passwords;
-      progress.after = page.at(-1)!.objectId as string;
-      progress.rows += page.length;
+    if (!progress.done) {
+      const schema = data.core.schemas.get(className)!;
+      // The next page is read from the incumbent while this one is written here.
+      const read = (after: string | null) => {
+        const next = source.page(className, after, current.since);
+        next.catch(() => undefined); // awaited below; a write failing first must not leave it unhandled
+        return next;
+      };
+      let reading = read(progress.after);
+      for (;;) {
+        const page = await reading;
+        if (page.length === 0) break;
+        reading = read(page.at(-1)!.objectId as string);
+        const written = await writePage(data, files, source, state, schema, page, supportsProvider);
+        if (className === '_Session') summary.sessions += page.length;
+        else summary.rows += page.length;
+        summary.relations += written.relations;
+        summary.files += written.files;
+        summary.passwords += written.passwords;
+        for (const provider of written.authDataNotImported) {
+          summary.authDataNotImported[provider] = (summary.authDataNotImported[provider] ?? 0) + 1;
+        }
+        progress.after = page.at(-1)!.objectId as string;
+        progress.rows += page.length;
+        await saveState(options.stateFile, state);
+        options.progress?.({ className, rows: progress.rows, done: false });
+      }
+      progress.done = true;
       await saveState(options.stateFile, state);
-      options.progress?.({ className, rows: progress.rows, done: false });
+      options.progress?.({ className, rows: progress.rows, done: true });
     }
-    progress.done = true;
-    await saveState(options.stateFile, state);
-    options.progress?.({ className, rows: progress.rows, done: true });
+    if (current.since !== null && !progress.pruned) {
+      const schema = data.core.schemas.get(className)!;
+      summary.deleted += await deleteGone(data, source, schema, options.pageSize ?? SOURCE_PAGE);
+      progress.pruned = true;
+      await saveState(options.stateFile, state);
+    }
   }
   state.lastStartedAt = current.startedAt;
   state.current = null;
@@ -236,13 +270,22 @@ async function writePage(
   state: State,
   schema: ClassSchema,
   page: Record<string, unknown>[],
-): Promise<{ relations: number; files: number; passwords: number }> {
+  supportsProvider: (provider: string) => boolean,
+): Promise<{ relations: number; files: number; passwords: number; authDataNotImported: string[] }> {
   const { className } = schema;
   const ctx = ctxOf(MASTER, 'import');
   let fileCount = 0;
   const rows: Row[] = [];
+  const anonymousIds = new Map<string, string>();
+  const authDataNotImported: string[] = [];
   for (const incoming of page) {
     const row: Row = {};
+    if (className === '_User' && incoming.authData !== undefined) {
+      const links = linksOf(incoming.authData, supportsProvider);
+      if (links.authData) row.authData = links.authData;
+      if (links.anonymousId) anonymousIds.set(incoming.objectId as string, links.anonymousId);
+      authDataNotImported.push(...links.leftOut);
+    }
     for (const [name, value] of Object.entries(incoming)) {
       if (className === '_User' && USER_FIELDS_LEFT_OUT.has(name)) continue;
       if (className === '_Session' && !SESSION_FIELDS.has(name)) continue;
@@ -268,14 +311,18 @@ async function writePage(
   await data.core.store.transaction(async () => {
     for (const row of rows) {
       const objectId = row.objectId as string;
+      const internal: Record<string, string> = {};
       const hash = hashes.get(objectId);
+      if (hash) internal[USER_INTERNAL_COLUMNS.hash] = hash;
+      const anonymousId = anonymousIds.get(objectId);
+      if (anonymousId) internal[USER_INTERNAL_COLUMNS.anonymousId] = anonymousId;
       try {
         if (here.has(objectId)) await data.writes.delete(ctx, className, objectId);
         await data.writes.restore(
           ctx,
           className,
           row,
-          hash ? { [USER_INTERNAL_COLUMNS.hash]: hash } : undefined,
+          Object.keys(internal).length > 0 ? internal : undefined,
         );
       } catch (err) {
         const code = err instanceof BdsError ? 3 : 1;
@@ -289,7 +336,78 @@ async function writePage(
     relations: members.reduce((sum, m) => sum + m.relatedIds.length, 0),
     files: fileCount,
     passwords: hashes.size,
+    authDataNotImported,
   };
+}
+
+/**
+ * A user's `authData` from the incumbent as kept here (sign-up.ts keeps it so): the payloads of
+ * the providers the service supports, each with the id it finds users by, and the anonymous id
+ * also as its internal column. Answers the providers left out, too.
+ */
+function linksOf(
+  authData: unknown,
+  supportsProvider: (provider: string) => boolean,
+): { authData?: Record<string, unknown>; anonymousId?: string; leftOut: string[] } {
+  if (!isObject(authData)) return { leftOut: [] };
+  const kept: Record<string, unknown> = {};
+  const leftOut: string[] = [];
+  let anonymousId: string | undefined;
+  for (const [provider, payload] of Object.entries(authData)) {
+    if (payload === null) continue;
+    try {
+      if (provider === 'anonymous') {
+        anonymousId = anonymousIdOf(payload);
+        kept.anonymous = payload;
+        continue;
+      }
+      if (provider !== 'mfa' && supportsProvider(provider)) {
+        kept[provider] = providerPayload(provider, payload);
+        continue;
+      }
+    } catch {
+      // A payload the service would refuse (no id): left out as an unsupported one is.
+    }
+    leftOut.push(provider);
+  }
+  return { authData: Object.keys(kept).length > 0 ? kept : undefined, anonymousId, leftOut };
+}
+
+/**
+ * Deletes, through the write pipeline, the rows of a class here that the incumbent no longer has:
+ * the objectIds here read a page at a time and asked about, so memory does not grow with the class.
+ */
+async function deleteGone(
+  data: Data,
+  source: ParseSource,
+  schema: ClassSchema,
+  pageSize: number,
+): Promise<number> {
+  const { store, schemas } = data.core;
+  const { className } = schema;
+  const ctx = ctxOf(MASTER, 'import');
+  let deleted = 0;
+  let after: string | undefined;
+  for (;;) {
+    const where: QueryNode =
+      after === undefined ? MATCH_ALL : { type: 'compare', path: ['objectId'], op: 'gt', value: after };
+    const page = await store.find(
+      schema,
+      { where, order: [{ path: ['objectId'], descending: false }], limit: pageSize, skip: 0 },
+      schemas.lookup,
+    );
+    if (page.length === 0) return deleted;
+    const ids = page.map((row) => row.objectId as string);
+    const there = await source.existingIds(className, ids);
+    const gone = ids.filter((id) => !there.has(id));
+    if (gone.length > 0) {
+      await store.transaction(async () => {
+        for (const objectId of gone) await data.writes.delete(ctx, className, objectId);
+      });
+    }
+    deleted += gone.length;
+    after = ids.at(-1);
+  }
 }
 
 /** The objectIds of a page that are already here (a second run, or a page read again on resume). */

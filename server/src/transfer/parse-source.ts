@@ -33,6 +33,8 @@ export interface ParseSchema {
 
 /** Rows asked for per REST query (parse-server sets no maximum of its own by default). */
 export const SOURCE_PAGE = 1000;
+/** objectIds asked about per REST query by existingIds (a GET's URL stays under 4 KB). */
+const ID_CHECK = 100;
 
 export class ParseSource {
   private readonly base: string;
@@ -174,6 +176,33 @@ export class ParseSource {
       if (relatedIds.length > 0) answers.push({ owningId, relatedIds });
     }
     return answers;
+  }
+
+  /**
+   * Which of these objectIds of a class the incumbent still has: from its table with
+   * `--parse-postgres`, else over REST with `$in`, ID_CHECK ids per query (the ids travel in the
+   * URL of a GET).
+   */
+  async existingIds(className: string, ids: string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    if (this.options.postgresURL) {
+      const { rows } = await this.db().query(
+        `SELECT "objectId" FROM "${className.replaceAll('"', '""')}" WHERE "objectId" = ANY($1)`,
+        [ids],
+      );
+      for (const row of rows as Array<{ objectId: string }>) found.add(row.objectId);
+      return found;
+    }
+    for (let i = 0; i < ids.length; i += ID_CHECK) {
+      const chunk = ids.slice(i, i + ID_CHECK);
+      const body = await this.get(`/classes/${encodeURIComponent(className)}`, {
+        where: { objectId: { $in: chunk } },
+        keys: 'objectId',
+        limit: String(chunk.length),
+      });
+      for (const row of body.results as Array<{ objectId: string }>) found.add(row.objectId);
+    }
+    return found;
   }
 
   /** Whether password hashes can be read (`--parse-postgres` or `--parse-users`). */

@@ -122,7 +122,9 @@ describe('import --from-parse: the command line', () => {
         const second = await transfer([...args, '--parse-sessions']);
         expect(second.code).toBe(0);
         expect(second.out).toMatch(/\(changes since \d{4}-\d\d-\d\dT[\d:.]+Z\): 2 classes, 0 rows/);
-        expect(second.out).toContain('0 files and 0 password hashes, 0 sessions');
+        expect(second.out).toContain(
+          '0 files and 0 password hashes, 0 sessions; 0 rows deleted here, gone there',
+        );
       } finally {
         await incumbent.stop();
       }

@@ -9,6 +9,7 @@ import { createFileAdapter, isStoredName } from '../../src/files/service.ts';
 import type { TransferFiles } from '../../src/transfer/format.ts';
 import { type FromParseOptions, importFromParse } from '../../src/transfer/from-parse.ts';
 import { COL } from '../../src/users/shared.ts';
+import { testIssuer } from '../helpers/id-tokens.ts';
 import { startService, type TestService } from '../helpers/service.ts';
 import { INCUMBENT_KEYS, type Incumbent, incumbentUnavailable, startIncumbent } from './incumbent.ts';
 
@@ -339,6 +340,60 @@ describe.skipIf(unavailable !== undefined)('import --from-parse, from a running 
     expect(await observe(t.url)).toEqual(now);
   }, 120_000);
 
+  it("authData: users of the providers the service supports keep it and sign in with it; others' are counted per provider", async () => {
+    const signUp = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${incumbent.url}/users`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'X-Parse-Application-Id': INCUMBENT_KEYS.appId,
+          'X-Parse-REST-API-Key': INCUMBENT_KEYS.restAPIKey,
+        },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, JSON.stringify(body)).toBe(201);
+      return ((await res.json()) as { objectId: string }).objectId;
+    };
+    const anonymousId = randomUUID();
+    const anon = await signUp({ authData: { anonymous: { id: anonymousId } } });
+    const dora = await signUp({ username: 'dora', authData: { acme: { id: 'acme-dora', token: 't' } } });
+    const eve = await signUp({
+      username: 'eve',
+      password: 'eve-old-pw',
+      authData: { acme: { id: 'acme-eve' }, legacy: { id: 'legacy-eve' } },
+    });
+    const frank = await signUp({ username: 'frank', authData: { legacy: { id: 'legacy-frank' } } });
+
+    const acme = await testIssuer('https://acme.test', 'acme-app');
+    const t = await startService({
+      passwordHashCost: 12,
+      auth: { acme: { issuer: acme.issuer, audience: acme.audience, jwks: acme.jwks } },
+    });
+    targets.push(t);
+    const summary = await importFromParse(t.service.data, filesOf(t), sourceOf('auth-data'));
+    expect(summary.authDataNotImported).toEqual({ legacy: 2 });
+
+    const authDataOf = async (objectId: string) =>
+      (await t.request('GET', `/users/${objectId}`, { as: 'master' })).json.authData;
+    expect(await authDataOf(dora)).toEqual({ acme: { id: 'acme-dora', token: 't' } });
+    expect(await authDataOf(eve)).toEqual({ acme: { id: 'acme-eve' } });
+    expect(await authDataOf(frank)).toBeUndefined();
+    const signIn = async (authData: Record<string, unknown>) => {
+      const res = await t.request('POST', '/users', { body: { authData } });
+      return { status: res.status, objectId: (res.json as { objectId?: string }).objectId };
+    };
+    expect(await signIn({ anonymous: { id: anonymousId } })).toEqual({ status: 200, objectId: anon });
+    for (const [id, objectId] of [
+      ['acme-dora', dora],
+      ['acme-eve', eve],
+    ] as const) {
+      expect(await signIn({ acme: { id, id_token: await acme.token(id) } })).toEqual({
+        status: 200,
+        objectId,
+      });
+    }
+  }, 120_000);
+
   it('with sessions, a session token of the incumbent works here (its installationId and createdWith kept); without, it does not', async () => {
     use(incumbent.url);
     const installationId = randomUUID();
@@ -395,5 +450,52 @@ describe.skipIf(unavailable !== undefined)('import --from-parse, from a running 
       'updatedAt',
       'user',
     ]);
+  }, 120_000);
+
+  it('a second run deletes here the rows and sessions deleted on the incumbent since the first, a page at a time', async () => {
+    use(incumbent.url);
+    const doomed = await new Parse.Object('Item', { title: 'doomed', n: 7 }).save(null, MASTER);
+    const tag = await new Parse.Object('Tag', { label: 'doomed too' }).save(null, MASTER);
+    const carol = await Parse.User.logIn('carol', PASSWORDS.carol);
+    const sessionToken = carol.getSessionToken()!;
+    const t = await target();
+    // Pages of two: the objectIds here are asked about in several pages per class.
+    const options = { ...sourceOf('deletions'), sessions: true, pageSize: 2 };
+    const first = await importFromParse(t.service.data, filesOf(t), options);
+    expect(first.deleted).toBe(0);
+    expect((await t.request('GET', '/users/me', { sessionToken })).status).toBe(200);
+
+    await doomed.destroy(MASTER);
+    await tag.destroy(MASTER);
+    // carol's session, ended on the incumbent.
+    const logout = await fetch(`${incumbent.url}/logout`, {
+      method: 'POST',
+      headers: {
+        'X-Parse-Application-Id': INCUMBENT_KEYS.appId,
+        'X-Parse-REST-API-Key': INCUMBENT_KEYS.restAPIKey,
+        'X-Parse-Session-Token': sessionToken,
+      },
+    });
+    expect(logout.status).toBe(200);
+    // Over REST this time ($in queries), without the incumbent's database.
+    const second = await importFromParse(t.service.data, filesOf(t), { ...options, postgresURL: undefined });
+    expect(second.deleted).toBe(3);
+    const gone = await t.request('GET', `/classes/Item/${doomed.id}`, { as: 'master' });
+    expect(gone.status).toBe(404);
+    expect(gone.json).toEqual({ code: 101, error: 'Object not found.' });
+    const refused = await t.request('GET', '/users/me', { sessionToken });
+    expect(refused.json).toEqual({ code: 209, error: 'Invalid session token' });
+    const ids = async (url: string, className: string) => {
+      use(url);
+      return (await new Parse.Query(className).ascending('objectId').limit(1000).find(MASTER)).map(
+        (o) => o.id,
+      );
+    };
+    for (const className of ['Item', 'Tag', '_Session']) {
+      expect(await ids(t.url, className), className).toEqual(await ids(incumbent.url, className));
+    }
+    // A third run (from the incumbent's database) with nothing gone deletes nothing.
+    const third = await importFromParse(t.service.data, filesOf(t), options);
+    expect(third.deleted).toBe(0);
   }, 120_000);
 });

@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { requireAsIncumbent, restoreLayerParams } from '../../../bench/incumbent-router.ts';
 
+const ANY_PAYLOAD = { validateAuthData: () => Promise.resolve(), validateAppId: () => Promise.resolve() };
+
 async function main(): Promise<void> {
   const databaseURI = process.env.INCUMBENT_DATABASE_URI!;
   const keys = JSON.parse(process.env.INCUMBENT_KEYS!) as Record<string, string>;
@@ -32,6 +34,8 @@ async function main(): Promise<void> {
     logsFolder,
     silent: true,
     filesAdapter: new FilesAdapter(),
+    // Two sign-in providers that take any payload, so tests can sign users up with their authData.
+    auth: { acme: ANY_PAYLOAD, legacy: ANY_PAYLOAD },
   });
   await api.start();
   app.use('/parse', api.app);

@@ -12,10 +12,10 @@ import {
   useDropIndex,
   usePerformance,
 } from './api/performance.ts';
-import { msText } from './components/format.ts';
 import { IndexesTable } from './components/indexes-table.tsx';
 import { ShapesTable } from './components/shapes-table.tsx';
 import { useClassPerformance } from './hooks/use-class-performance.ts';
+import { msText } from './lib/report.ts';
 
 /**
  * /apps/:appId/performance: the shapes of the app's finds per class, with their counts and times

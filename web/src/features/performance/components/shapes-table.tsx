@@ -1,6 +1,6 @@
 import { Button } from '../../../components/ui/button.tsx';
 import type { ShapeReport } from '../api/performance.ts';
-import { keysText, msText } from './format.ts';
+import { keysText, msText } from '../lib/report.ts';
 
 const cell = 'px-3 py-2 align-top';
 

@@ -290,7 +290,7 @@ describe('delivery trace (master only)', () => {
       objectId: id,
       subscriptions: 3,
       delivered: 1,
-      filtered: { where: 1, acl: 1, clp: 0, kind: 0, session: 0 },
+      filtered: { where: 1, acl: 1, clp: 0, kind: 0, session: 0, cloud: 0 },
       omitted: 0,
     });
     const byUser = Object.fromEntries(

@@ -140,7 +140,7 @@ describe('realtime subscription index', () => {
     const last = trace.json.results.at(-1);
     expect(last).toMatchObject({ op: 'delete', objectId: moved.id, delivered: 2 });
     // 15 room subscriptions: 2 deliveries; alice's 5 fail the ACL; bob's 4 other rooms and master's 4 fail the where.
-    expect(last.filtered).toEqual({ where: 8, acl: 5, clp: 0, kind: 0, session: 0 });
+    expect(last.filtered).toEqual({ where: 8, acl: 5, clp: 0, kind: 0, session: 0, cloud: 0 });
     for (const c of [a, b, m]) c.close();
   });
 
@@ -177,7 +177,7 @@ describe('realtime subscription index', () => {
       const entry = trace.json.results.at(-1);
       expect(entry).toMatchObject({ objectId: id, subscriptions: 600, delivered: 30, omitted: 100 });
       // Anonymous may not read it (300: ACL); alice's on other rooms: where (270).
-      expect(entry.filtered).toEqual({ where: 270, acl: 300, clp: 0, kind: 0, session: 0 });
+      expect(entry.filtered).toEqual({ where: 270, acl: 300, clp: 0, kind: 0, session: 0, cloud: 0 });
       expect(entry.deliveries).toHaveLength(500);
     };
     // The first event decides every subscription in full (they were never seen current); the next ones do not.

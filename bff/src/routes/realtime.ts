@@ -55,7 +55,7 @@ export const realtimeTiming = {
 };
 
 const master = { useMasterKey: true } as const;
-const FILTER_REASONS = new Set(['where', 'clp', 'acl', 'kind', 'session']);
+const FILTER_REASONS = new Set(['where', 'clp', 'acl', 'kind', 'session', 'cloud']);
 
 const className = z.string().regex(ANY_CLASS_NAME_PATTERN, 'must be a class name');
 

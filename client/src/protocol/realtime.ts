@@ -20,6 +20,9 @@ export const LiveCode = {
 
 export type LiveCodeValue = (typeof LiveCode)[keyof typeof LiveCode];
 
+/** The kinds of event frames: what a subscription is told about a change (docs/protocol.md#realtime-frames). */
+export type LiveEventKind = 'create' | 'update' | 'delete' | 'enter' | 'leave';
+
 /** A subscription's id on its connection: a whole number, or a string of 1 to MAX_REQUEST_ID characters. */
 export type RequestId = number | string;
 export const MAX_REQUEST_ID = 128;

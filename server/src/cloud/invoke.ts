@@ -50,6 +50,8 @@ export interface Invocation {
   caller: Caller;
   context: Record<string, unknown>;
   ip?: string | null;
+  /** The request's headers, secrets filtered (kernel/context.ts headersOf); none outside a REST request. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Builds handler requests and runs handlers: nesting bounded, errors as protocol errors. */
@@ -105,6 +107,7 @@ export class Invoker {
       master: caller.isMaster,
       installationId: caller.installationId,
       ip,
+      headers: { ...call.headers },
       context: call.context,
       message: () => {},
       api: this.api(caller, ip),

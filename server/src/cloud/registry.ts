@@ -1,4 +1,4 @@
-import { ANY_CLASS_NAME_PATTERN, FUNCTION_NAME_PATTERN } from '@bds/client/protocol';
+import { ANY_CLASS_NAME_PATTERN, FUNCTION_NAME_PATTERN, type LiveEventKind } from '@bds/client/protocol';
 import { providerNameProblem } from '../config/options.ts';
 import type { Row } from '../kernel/records.ts';
 import type { FindQuery } from '../kernel/triggers.ts';
@@ -32,6 +32,11 @@ export interface CloudRequest {
   master: boolean;
   installationId: string | null;
   ip: string | null;
+  /**
+   * The REST request's headers: lower-case names, the values of secret headers (keys, session
+   * token, Authorization, Cookie) `[FILTERED]`; empty for realtime, account triggers and jobs.
+   */
+  headers: Record<string, string>;
   /** Shared by the before and after triggers of one request. */
   context: Record<string, unknown>;
   /** Jobs: progress, stored in `_JobStatus.message`. */
@@ -40,13 +45,22 @@ export interface CloudRequest {
   functionName?: string;
   jobName?: string;
   triggerName?: string;
-  /** Realtime triggers (the incumbent's fields): beforeConnect's `event`, `useMasterKey`, `clientKey`; both give the `sessionToken`; beforeSubscribe's `op` and `requestId`. */
-  event?: 'connect';
+  /**
+   * Realtime triggers (the incumbent's fields): beforeConnect's `event`, `useMasterKey`, `clientKey`;
+   * all give the `sessionToken`; beforeSubscribe's `op` and `requestId`; afterLiveQueryEvent's
+   * `event` (the kind of frame), `useMasterKey`, `clients`, `subscriptions` and `sendEvent`.
+   */
+  event?: 'connect' | LiveEventKind;
   useMasterKey?: boolean;
   clientKey?: string;
   sessionToken?: string;
   op?: 'subscribe' | 'update';
   requestId?: number | string;
+  /** afterLiveQueryEvent: open connections and subscriptions of this instance. */
+  clients?: number;
+  subscriptions?: number;
+  /** afterLiveQueryEvent: set to false, the event is not sent to this subscriber. */
+  sendEvent?: boolean;
 }
 
 export type Handler = (request: CloudRequest) => unknown;
@@ -88,6 +102,7 @@ export const CLASS_TRIGGERS = [
   'beforeFind',
   'afterFind',
   'beforeSubscribe',
+  'afterLiveQueryEvent',
 ] as const;
 export type ClassTrigger = (typeof CLASS_TRIGGERS)[number];
 export const ACCOUNT_TRIGGERS = [
@@ -117,6 +132,7 @@ export interface CloudDefinitions {
   authProvider(name: string, adapter: AuthProviderAdapter): void;
   beforeConnect(handler: Handler): void;
   beforeSubscribe(className: string, handler: Handler): void;
+  afterLiveQueryEvent(className: string, handler: Handler): void;
 }
 
 const NO_HANDLERS: readonly Handler[] = Object.freeze([]);
@@ -232,6 +248,7 @@ export class CloudRegistry {
       },
       beforeConnect: onAccount('beforeConnect', CONNECT_CLASS),
       beforeSubscribe: onClass('beforeSubscribe'),
+      afterLiveQueryEvent: onClass('afterLiveQueryEvent'),
     };
   }
 }

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { isObject } from '@bds/client/protocol';
+import { isObject, type LiveEventKind } from '@bds/client/protocol';
 import type { Data } from '../data/data.ts';
 import { HookTransportError } from '../hooks/client.ts';
 import type { WebhookTrigger } from '../hooks/registry.ts';
@@ -79,6 +79,21 @@ export interface LiveSubscribeDetails {
   sessionToken: string | undefined;
   query: LiveQueryWire;
 }
+
+/** What a realtime event tells afterLiveQueryEvent about one subscriber (the incumbent's request fields). */
+export interface LiveEventDetails {
+  event: LiveEventKind;
+  /** The rows the frame is built from, in wire form with their className, before presentation. */
+  object: Row;
+  original: Row | undefined;
+  useMasterKey: boolean;
+  sessionToken: string | undefined;
+  clients: number;
+  subscriptions: number;
+}
+
+/** What afterLiveQueryEvent decided: not sent, or sent built from these rows. */
+export type LiveEventAnswer = { send: false } | { send: true; object: Row; original: Row | undefined };
 
 /**
  * A find or subscribe trigger's answer as the query to run: an object with a where object; the
@@ -298,6 +313,37 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
       query = queryAnswered('beforeSubscribe', isObject(answer) ? answer : request.query, query.className);
     }
     return query;
+  }
+
+  hasAfterLiveQueryEvent(className: string): boolean {
+    return this.registry.hasClassTriggers(className, ['afterLiveQueryEvent']);
+  }
+
+  /**
+   * afterLiveQueryEvent, for each subscriber an event passed (its access already decided): each
+   * handler sees the rows as the one before it left them; `request.sendEvent = false` keeps the
+   * event from this subscriber, a changed `request.object` / `request.original` is what its frame is
+   * built from (then presented as for any event: it never shows what the subscriber may not see).
+   * The className and objectId stay the event's. Throwing answers the subscriber an error frame.
+   */
+  async afterLiveQueryEvent(call: Invocation, details: LiveEventDetails): Promise<LiveEventAnswer> {
+    const { className, objectId } = details.object;
+    let { object, original } = details;
+    for (const handler of this.registry.trigger(className as string, 'afterLiveQueryEvent')) {
+      const request = await this.invoker.request(call, {
+        ...details,
+        object: structuredClone(object),
+        original: original && structuredClone(original),
+        sendEvent: true,
+        triggerName: 'afterLiveQueryEvent',
+      });
+      await this.invoker.run(handler, request, ErrorCode.SCRIPT_FAILED);
+      if (request.sendEvent === false) return { send: false };
+      if (isObject(request.object)) object = { ...request.object, className, objectId };
+      if (original && isObject(request.original))
+        original = { ...request.original, className, objectId: original.objectId };
+    }
+    return { send: true, object, original };
   }
 
   // ---- accounts --------------------------------------------------------------------------------

@@ -97,6 +97,7 @@ export class WritePipeline {
       source: ctx.source,
       context: ctx.context,
       ip: ctx.ip ?? null,
+      headers: ctx.headers,
     };
     const { store, events } = this.core;
     if (store.inTransaction()) store.afterCommit(() => events.publish(event));
@@ -151,6 +152,7 @@ export class WritePipeline {
         source: ctx.source,
         context: ctx.context,
         ip: ctx.ip ?? null,
+        headers: ctx.headers,
       });
       return changed ?? sent;
     };

@@ -5,7 +5,7 @@ import type { CallerResolver } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
 import { anonymous, type Caller, MASTER } from '../kernel/caller.ts';
 import { clientAddressOf } from '../kernel/client-address.ts';
-import { type Ctx, ctxOf } from '../kernel/context.ts';
+import { type Ctx, ctxOf, headersOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode, toBdsError, unauthorized } from '../kernel/errors.ts';
 import { type Logger, writeRequestLine } from '../kernel/log.ts';
 import { jsonProblem } from '../kernel/validate.ts';
@@ -263,7 +263,7 @@ export function createHandler(
         // The raw form: the body streams to the upload once the caller is known.
         streaming = true;
         caller = await identify(creds);
-        const ctx = ctxOf(caller, 'rest', clientIp(req));
+        const ctx = ctxOf(caller, 'rest', clientIp(req), headersOf(req.headers));
         const waiting = limiter?.check({ method: 'POST', path, ctx });
         if (waiting) await waiting;
         await state.beforeDispatch?.(req, 'POST', path);
@@ -294,7 +294,7 @@ export function createHandler(
       // Awaited only when there is something to wait for: most requests need no lookup.
       const identified = identify(creds);
       caller = identified instanceof Promise ? await identified : identified;
-      const ctx = ctxOf(caller, 'rest', clientIp(req));
+      const ctx = ctxOf(caller, 'rest', clientIp(req), headersOf(req.headers));
       if (upload && method === 'POST') {
         // The JSON form of an upload: counted and claimed as the raw form is.
         const waiting = limiter?.check({ method, path, ctx });

@@ -26,6 +26,8 @@ export interface WriteEvent {
   context: Record<string, unknown>;
   /** The client's address, when the write came in over HTTP. */
   ip?: string | null;
+  /** The request's headers, as cloud code sees them (kernel/context.ts headersOf); never sent to other instances. */
+  headers?: Readonly<Record<string, string>>;
   /**
    * Set when the write happened on another instance and a shared bus (Redis) brought the event
    * here. Caches and realtime follow every event; what must happen once per write (after-write
@@ -85,6 +87,7 @@ export interface PendingWrite {
   /** Shared by the before and after triggers of one request. */
   context: Record<string, unknown>;
   ip?: string | null;
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**

@@ -1,12 +1,16 @@
 /**
  * Fan-out: one event to the subscriptions of its class, in the order they subscribed. The class
  * index (class-index.ts) names the candidates; each is decided (decide.ts, with the per-caller facts
- * of event-cache.ts) after the registry has refreshed it when its caller or schema moved; a
- * delivered event is presented as a find by that caller would answer it and sent corked
- * (connections.ts); every subscription's outcome goes to the delivery trace (trace.ts).
+ * of event-cache.ts) after the registry has refreshed it when its caller or schema moved; an event
+ * that passed goes through cloud code's afterLiveQueryEvent when its class has one (which may keep
+ * it from that subscriber or change its rows, never its access decision), is presented as a find by
+ * that caller would answer it and sent corked (connections.ts); every subscription's outcome goes
+ * to the delivery trace (trace.ts).
  */
 import type { Data } from '../data/data.ts';
-import type { Caller } from '../kernel/caller.ts';
+import { stripSecrets } from '../data/reads.ts';
+import { type Caller, MASTER } from '../kernel/caller.ts';
+import { BdsError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { Row } from '../kernel/records.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
@@ -14,7 +18,7 @@ import type { ClassSubscriptions } from './class-index.ts';
 import type { Connections } from './connections.ts';
 import { decideEvent } from './decide.ts';
 import { EventCache } from './event-cache.ts';
-import type { CompiledSubscription, LiveOptions, Subscription } from './model.ts';
+import type { CompiledSubscription, LiveOptions, LiveTriggers, Subscription } from './model.ts';
 import { schemaOrEmpty } from './prepare.ts';
 import type { SubscriptionRegistry } from './registry.ts';
 import type { LiveEvent } from './retention.ts';
@@ -28,6 +32,8 @@ import {
 
 export class FanOut {
   private readonly schemas: SchemaRegistry;
+  /** The counts of the event being fanned out, for afterLiveQueryEvent. */
+  private counted: { seq: number; clients: number; subscriptions: number } | undefined;
 
   constructor(
     private readonly data: Data,
@@ -36,6 +42,8 @@ export class FanOut {
     private readonly trace: DeliveryTrace,
     private readonly opts: LiveOptions,
     private readonly log: Logger,
+    /** Cloud code's afterLiveQueryEvent (none without a cloud module). */
+    private readonly triggers?: LiveTriggers,
   ) {
     this.schemas = data.core.schemas;
   }
@@ -267,33 +275,94 @@ export class FanOut {
       this.traceDelivery(entry, sub, null, decision.reason);
       return undefined;
     }
-    return this.eventFrameText(
-      sub,
-      compiled,
-      event,
-      kind,
-      decision.afterReadable,
-      decision.beforeReadable,
-      cache,
-    ).then((frame) => {
+    const rows = frameRows(event, kind, decision.afterReadable, decision.beforeReadable);
+    const send = (frame: string) => {
       if (sub.ended || !sub.active) return this.traceDelivery(entry, sub, null, 'session');
       this.clients.sendEvent(sub.conn, frame);
       this.traceDelivery(entry, sub, kind);
-    });
+    };
+    if (this.triggers?.hasAfterLiveQueryEvent(event.className)) {
+      return this.afterLiveQueryEvent(sub, compiled, event, kind, rows).then(async (answered) => {
+        if (!answered) return this.traceDelivery(entry, sub, null, 'cloud');
+        send(await this.eventFrameText(sub, compiled, event, kind, answered, cache));
+      });
+    }
+    return this.eventFrameText(sub, compiled, event, kind, rows, cache).then(send);
   }
 
-  /** The event frame, with this subscriber's own copies of the rows, presented as a find would (protectedFields, keys, include). */
+  /**
+   * Cloud code's afterLiveQueryEvent for one subscriber the event passed (its access decided): the
+   * rows its frame would be built from, as the handlers see them (without the password); the rows
+   * they leave are what its frame is built from, presented as any event's, or none when they kept
+   * the event from it. A handler that throws keeps the event from that subscriber and is logged.
+   */
+  private async afterLiveQueryEvent(
+    sub: Subscription,
+    compiled: CompiledSubscription,
+    event: LiveEvent,
+    kind: DeliveredKind,
+    rows: FrameRows,
+  ): Promise<FrameRows | undefined> {
+    const { className } = event;
+    const wire = (row: Row): Row => {
+      const copy = structuredClone(row);
+      stripSecrets(MASTER, className, [copy]);
+      return { ...copy, className };
+    };
+    const counts = this.counts(event);
+    try {
+      const answer = await this.triggers!.afterLiveQueryEvent(
+        { caller: compiled.caller, context: {}, ip: sub.conn.ip },
+        {
+          event: kind,
+          object: rows.object ? wire(rows.object.row) : { className, objectId: event.objectId },
+          original: rows.original && wire(rows.original.row),
+          useMasterKey: sub.conn.master,
+          sessionToken: sub.token ?? undefined,
+          ...counts,
+        },
+      );
+      if (!answer.send) return undefined;
+      const own = (row: Row): FrameRow => {
+        const { className: _className, ...fields } = row;
+        return { row: fields };
+      };
+      return { object: own(answer.object), original: answer.original && own(answer.original) };
+    } catch (err) {
+      if (!(err instanceof BdsError)) throw err;
+      this.log.error(
+        { className, trigger: 'afterLiveQueryEvent', code: err.code, err: err.message },
+        'cloud trigger failed',
+      );
+      return undefined;
+    }
+  }
+
+  /** Open connections and subscriptions (afterLiveQueryEvent's `clients`, `subscriptions`), counted once per event. */
+  private counts(event: LiveEvent): { clients: number; subscriptions: number } {
+    if (this.counted?.seq !== event.seq) {
+      let subscriptions = 0;
+      for (const conn of this.clients.all) subscriptions += conn.subs.size;
+      this.counted = { seq: event.seq, clients: this.clients.all.size, subscriptions };
+    }
+    return { clients: this.counted.clients, subscriptions: this.counted.subscriptions };
+  }
+
+  /**
+   * The event frame, with this subscriber's own copies of the rows, presented as a find would
+   * (protectedFields, keys, include). A side of the event is presented once per caller (the event
+   * cache); rows cloud code answered, for this subscriber only.
+   */
   private async eventFrameText(
     sub: Subscription,
     compiled: CompiledSubscription,
     event: LiveEvent,
     kind: DeliveredKind,
-    afterReadable: boolean,
-    beforeReadable: boolean,
+    rows: FrameRows,
     cache: EventCache,
   ): Promise<string> {
-    const present = (row: Row, side: 'before' | 'after'): Promise<string> =>
-      cache.presented(compiled, side, async () => {
+    const present = ({ row, side }: FrameRow): Promise<string> => {
+      const make = async () => {
         const schema = schemaOrEmpty(this.schemas, event.className);
         const [out] = await this.data.reads.present(compiled.caller, schema, [structuredClone(row)], {
           keys: compiled.request.keys,
@@ -301,28 +370,49 @@ export class FanOut {
           include: compiled.request.include,
         });
         return JSON.stringify({ className: event.className, ...out });
-      });
+      };
+      return side ? cache.presented(compiled, side, make) : make();
+    };
     // The frame as JSON.stringify writes it (op, clientId, requestId, eventId, object, original):
     // each subscriber's own text, built from the rows as its caller may see them.
-    let object: string;
-    let original: string | undefined;
-    if (kind === 'delete') {
-      object = await present(event.before!, 'before');
-    } else if (kind === 'leave') {
-      // The row as it is now only when the subscriber may still read it (it left the where);
-      // otherwise nothing of its new state is shown.
-      object = afterReadable
-        ? await present(event.after!, 'after')
-        : JSON.stringify({ className: event.className, objectId: event.objectId });
-      original = await present(event.before!, 'before');
-    } else {
-      object = await present(event.after!, 'after');
-      if (event.before && beforeReadable) original = await present(event.before, 'before');
-    }
+    const object = rows.object
+      ? await present(rows.object)
+      : JSON.stringify({ className: event.className, objectId: event.objectId });
+    const original = rows.original && (await present(rows.original));
     const { conn } = sub;
     const installation =
       conn.installationId === null ? '' : `,"installationId":${JSON.stringify(conn.installationId)}`;
     const head = `{"op":${JSON.stringify(kind)},"clientId":${conn.id}${installation},"requestId":${JSON.stringify(sub.requestId)},"eventId":${JSON.stringify(event.eventId)}`;
     return `${head},"object":${object}${original === undefined ? '' : `,"original":${original}`}}`;
   }
+}
+
+/** A row a frame is built from: a side of the event (presented once per caller), or cloud code's answer. */
+interface FrameRow {
+  row: Row;
+  side?: 'before' | 'after';
+}
+
+/** The rows of a subscriber's frame; `object` null: only its className and objectId. */
+interface FrameRows {
+  object: FrameRow | null;
+  original: FrameRow | undefined;
+}
+
+/**
+ * Which rows a frame of this kind shows: a delete the row before; a leave the row as it is now only
+ * when the subscriber may still read it (it left the where), otherwise nothing of its new state, and
+ * the row before; the others the row now, and the row before when the subscriber could read it.
+ */
+function frameRows(
+  event: LiveEvent,
+  kind: DeliveredKind,
+  afterReadable: boolean,
+  beforeReadable: boolean,
+): FrameRows {
+  const before: FrameRow | undefined = event.before ? { row: event.before, side: 'before' } : undefined;
+  const after: FrameRow | undefined = event.after ? { row: event.after, side: 'after' } : undefined;
+  if (kind === 'delete') return { object: before!, original: undefined };
+  if (kind === 'leave') return { object: afterReadable ? after! : null, original: before! };
+  return { object: after!, original: beforeReadable ? before : undefined };
 }

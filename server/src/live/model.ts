@@ -18,10 +18,15 @@ import type { SubscriptionRequest } from './frames.ts';
 
 export type LiveOptions = ServiceOptions['liveQuery'];
 
-/** The realtime triggers of cloud code (cloud/triggers.ts): beforeConnect and beforeSubscribe. */
+/** The realtime triggers of cloud code (cloud/triggers.ts): beforeConnect, beforeSubscribe and afterLiveQueryEvent. */
 export type LiveTriggers = Pick<
   CloudTriggers,
-  'hasBeforeConnect' | 'beforeConnect' | 'hasBeforeSubscribe' | 'beforeSubscribe'
+  | 'hasBeforeConnect'
+  | 'beforeConnect'
+  | 'hasBeforeSubscribe'
+  | 'beforeSubscribe'
+  | 'hasAfterLiveQueryEvent'
+  | 'afterLiveQueryEvent'
 >;
 
 export interface Connection {

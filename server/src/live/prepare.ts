@@ -62,11 +62,12 @@ export class SubscriptionCheck {
   }
 
   /**
-   * Checks a subscription for its caller: the class's beforeSubscribe first (141 when it refuses;
-   * what it answers replaces the query, which every check below then judges), then the deciders:
-   * CLP find (119), the class's beforeFind (141 when it refuses; what it answers replaces the
-   * query), a field hidden from the caller named anywhere or any invalid where or keys (4), then
-   * compiles the matchers.
+   * Checks a subscription for its caller: the class's beforeSubscribe first (141, or the code of a
+   * Parse.Error thrown by cloud code written for the incumbent, when it refuses; what it answers
+   * replaces the query, which every check below then judges), then the deciders: CLP find (119), the
+   * class's beforeFind (refusing as beforeSubscribe; what it answers replaces the query), a field
+   * hidden from the caller named anywhere or any invalid where or keys (4), then compiles the
+   * matchers.
    */
   async prepare(
     conn: Connection,
@@ -76,10 +77,8 @@ export class SubscriptionCheck {
   ): Promise<CompiledSubscription> {
     const { requestId, className } = frame;
     let session: ResolvedSession;
-    let asked: SubscriptionRequest;
     try {
       session = await this.resolveCaller(conn, token, requestId);
-      asked = await this.beforeSubscribe(conn, session.caller, token, op, frame);
     } catch (err) {
       // A session that does not resolve is refused (209) once the class's beforeSubscribe has run
       // without a user, as it runs before any check (the incumbent's order); its refusal comes first.
@@ -88,6 +87,7 @@ export class SubscriptionCheck {
       await this.beforeSubscribe(conn, anonymous, token, op, frame);
       throw err;
     }
+    const asked = await this.beforeSubscribe(conn, session.caller, token, op, frame);
     const { caller } = session;
     if (className === '_Session' && !caller.isMaster) {
       throw new FrameError(LiveCode.PERMISSION, LiveText.sessionClass, requestId);
@@ -158,9 +158,9 @@ export class SubscriptionCheck {
       );
       return narrowedBy(request, answered);
     } catch (err) {
-      if (err instanceof BdsError && err.code === ErrorCode.SCRIPT_FAILED) {
-        throw new FrameError(LiveCode.SCRIPT_FAILED, err.message, request.requestId);
-      }
+      // The trigger's refusal: 141, or the code of a Parse.Error thrown by cloud code written for
+      // the incumbent (CloudAnswerError), as the incumbent answers it.
+      if (err instanceof BdsError) throw new FrameError(err.code, err.message, request.requestId);
       throw err;
     }
   }
@@ -178,9 +178,8 @@ export class SubscriptionCheck {
         this.findParams(request),
       );
     } catch (err) {
-      if (err instanceof BdsError && err.code === ErrorCode.SCRIPT_FAILED) {
-        throw new FrameError(LiveCode.SCRIPT_FAILED, err.message, request.requestId);
-      }
+      // Answered as REST answers the find: 141, or the code the trigger answered.
+      if (err instanceof BdsError) throw new FrameError(err.code, err.message, request.requestId);
       throw err;
     }
   }

@@ -103,7 +103,7 @@ export class LiveQuery {
       this.queue,
       log,
     );
-    this.fanOut = new FanOut(data, this.registry, this.clients, this.trace, this.opts, log);
+    this.fanOut = new FanOut(data, this.registry, this.clients, this.trace, this.opts, log, triggers);
     this.wss = new WebSocketServer({
       noServer: true,
       // Frames up to 16x the limit are read and answered 155; larger ones close the socket (1009).

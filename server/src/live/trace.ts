@@ -3,12 +3,12 @@
  * class, what every subscription got, delivered or filtered and why; counts for all of them, a
  * list for the first `MAX_TRACED`.
  */
-import type { RequestId } from '@bds/client/protocol';
+import type { LiveEventKind, RequestId } from '@bds/client/protocol';
 
 /** Why a subscription did not receive an event (docs/architecture/realtime.md#delivery-trace). */
-export type FilterReason = 'where' | 'clp' | 'acl' | 'kind' | 'session';
+export type FilterReason = 'where' | 'clp' | 'acl' | 'kind' | 'session' | 'cloud';
 
-export type DeliveredKind = 'create' | 'update' | 'delete' | 'enter' | 'leave';
+export type DeliveredKind = LiveEventKind;
 
 export interface TraceDelivery {
   clientId: number;
@@ -60,7 +60,7 @@ export class DeliveryTrace {
       at: new Date(at).toISOString(),
       subscriptions,
       delivered: 0,
-      filtered: { where: 0, clp: 0, acl: 0, kind: 0, session: 0 },
+      filtered: { where: 0, clp: 0, acl: 0, kind: 0, session: 0, cloud: 0 },
       deliveries: [],
       omitted: 0,
     };

@@ -67,7 +67,8 @@ interface Commands {
  * in it) travels empty: only the after-triggers read it, and they run where the write happened.
  */
 export function encodeEvent(event: WriteEvent): Buffer {
-  const { remote: _remote, ...plain } = event;
+  // The request's headers are for the after-triggers too, which run only where the write happened.
+  const { remote: _remote, headers: _headers, ...plain } = event;
   try {
     return serialize(plain);
   } catch {

@@ -64,13 +64,28 @@ beforeAll(async () => {
     cloud: CLOUD,
     parseCloud: PARSE_CLOUD,
     hooks: { allowInsecureUrls: true },
-    liveQuery: { classNames: ['Note'] },
+    liveQuery: { classNames: ['Note', 'Chat'] },
   });
   Parse.initialize(KEYS.appId, KEYS.javascriptKey, KEYS.masterKey);
   Parse.serverURL = t.url;
   Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
   // Users write notes: the class exists (only the master key creates classes).
   await new Parse.Schema('Note').addString('text').save();
+  const open = { '*': true };
+  await new Parse.Schema('Chat')
+    .addString('text')
+    .addString('secret')
+    .setCLP({
+      find: open,
+      get: open,
+      count: open,
+      create: open,
+      update: open,
+      delete: open,
+      addField: {},
+      protectedFields: { '*': ['secret'] },
+    } as any)
+    .save();
 });
 
 afterAll(async () => {
@@ -293,15 +308,25 @@ describe('account and realtime triggers written for the incumbent', () => {
     return client;
   }
 
-  it('beforeConnect and beforeSubscribe refuse with 141 and their text, and narrow the subscription', async () => {
+  it("beforeConnect and beforeSubscribe refuse with a thrown Parse.Error's code and text, else 141; they narrow the subscription", async () => {
     const refused = liveClient({ installationId: 'refused-installation' });
     await expect(
       within(refused.subscribe(new Parse.Query('Note')).subscribePromise, 'refused'),
     ).rejects.toMatchObject({ code: 141, message: 'Not this installation.' });
+    const forbidden = liveClient({ installationId: 'forbidden-installation' });
+    await expect(
+      within(forbidden.subscribe(new Parse.Query('Note')).subscribePromise, 'forbidden'),
+    ).rejects.toMatchObject({ code: 119, message: 'This installation may not connect.' });
     const anonymous = liveClient({ installationId: 'anonymous-installation' });
     await expect(
       within(anonymous.subscribe(new Parse.Query('Note')).subscribePromise, 'refused'),
-    ).rejects.toMatchObject({ code: 141, message: 'Log in to subscribe.' });
+    ).rejects.toMatchObject({ code: 119, message: 'Log in to subscribe.' });
+    // Another thrown error: 141 with its message, without a stack.
+    const closed = anonymous.subscribe(new Parse.Query('Chat').equalTo('room', 'closed'));
+    await expect(within(closed.subscribePromise, 'closed room')).rejects.toMatchObject({
+      code: 141,
+      message: 'The room is closed.',
+    });
     const user = await signUp('live-user');
     const client = liveClient({ sessionToken: user.getSessionToken()!, installationId: 'live-installation' });
     const subscription = client.subscribe(new Parse.Query('Note'));
@@ -310,6 +335,153 @@ describe('account and realtime triggers written for the incumbent', () => {
     await new Parse.Object('Note', { text: 'not live' }).save();
     const live = await new Parse.Object('Note', { text: 'live' }).save();
     expect((await within(created, 'create')).id).toBe(live.id);
+  });
+
+  /** The events a subscription receives, in order: [kind, object]. */
+  function record(subscription: any): Array<[string, any]> {
+    const seen: Array<[string, any]> = [];
+    for (const kind of ['create', 'update', 'enter', 'leave', 'delete']) {
+      subscription.on(kind, (object: any) => seen.push([kind, object]));
+    }
+    return seen;
+  }
+
+  async function untilCount(list: unknown[], n: number, what: string): Promise<void> {
+    await within(
+      (async () => {
+        while (list.length < n) await new Promise((r) => setTimeout(r, 10));
+      })(),
+      what,
+    );
+  }
+
+  it('afterLiveQueryEvent runs for each subscriber the event passed, with the incumbent request; it may change or withhold the event, never widen it', async () => {
+    const ann = await signUp('chat-ann');
+    const bob = await signUp('chat-bob');
+    const annClient = liveClient({ sessionToken: ann.getSessionToken()!, installationId: 'chat-ann' });
+    const annSub = annClient.subscribe(new Parse.Query('Chat'));
+    await within(annSub.subscribePromise, 'ann subscribed');
+    const masterClient: any = new Parse.LiveQueryClient({
+      applicationId: KEYS.appId,
+      serverURL: `ws://127.0.0.1:${t.port}/live`,
+      javascriptKey: KEYS.javascriptKey,
+      masterKey: KEYS.masterKey,
+    } as any);
+    clients.push(masterClient);
+    masterClient.open();
+    const masterSub = masterClient.subscribe(new Parse.Query('Chat'));
+    await within(masterSub.subscribePromise, 'master subscribed');
+    const annSeen = record(annSub);
+    const masterSeen = record(masterSub);
+
+    const chat: ParseSDK.Object<any> = await new Parse.Object('Chat', { text: 'hello', secret: 's1' }).save(
+      null,
+      { useMasterKey: true },
+    );
+    await untilCount(annSeen, 1, 'ann: create');
+    await untilCount(masterSeen, 1, 'master: create');
+    const [kind, object] = annSeen[0]!;
+    expect([kind, object.id, object.get('text')]).toEqual(['create', chat.id, 'hello']);
+    // The service's own module ran first, then the incumbent-style one.
+    expect(object.get('steps')).toEqual(['cloud', 'parseCloud']);
+    expect(object.get('seen')).toEqual({
+      event: 'create',
+      isObject: true,
+      original: null,
+      user: 'chat-ann',
+      isUser: true,
+      sessionToken: 'string',
+      useMasterKey: false,
+      master: false,
+      installationId: 'chat-ann',
+      clients: 'number',
+      subscriptions: 'number',
+      sawSecret: true,
+    });
+    // Cloud code saw the protected field; ann's frame does not carry it, the master's does.
+    expect(object.has('secret')).toBe(false);
+    expect(masterSeen[0]![1].get('secret')).toBe('s1');
+    expect(masterSeen[0]![1].get('seen')).toMatchObject({ user: null, useMasterKey: true, master: true });
+
+    chat.set('text', 'hello again');
+    await chat.save(null, { useMasterKey: true });
+    await untilCount(annSeen, 2, 'ann: update');
+    expect([annSeen[1]![0], annSeen[1]![1].get('seen').event, annSeen[1]![1].get('seen').original]).toEqual([
+      'update',
+      'update',
+      'hello',
+    ]);
+
+    // request.sendEvent = false: nobody gets it; a throw: that subscriber gets nothing (logged);
+    // a row only bob may read: the hook never runs for ann. What cloud code sets on a protected
+    // field is stripped as any protected field. Each subscriber's next event is the next one.
+    chat.set('text', 'muted');
+    await chat.save(null, { useMasterKey: true });
+    chat.set('text', 'crash');
+    await chat.save(null, { useMasterKey: true });
+    const hidden = new Parse.Object('Chat', { text: 'for bob' });
+    hidden.setACL(new Parse.ACL(bob));
+    await hidden.save(null, { useMasterKey: true });
+    chat.set('text', 'reveal');
+    await chat.save(null, { useMasterKey: true });
+    await chat.destroy({ useMasterKey: true });
+    await untilCount(annSeen, 4, 'ann: reveal and delete');
+    await untilCount(masterSeen, 5, 'master: the rest');
+    const texts = (list: Array<[string, any]>) => list.map(([k, o]) => [k, o.get('text')]);
+    expect(texts(annSeen)).toEqual([
+      ['create', 'hello'],
+      ['update', 'hello again'],
+      ['update', 'reveal'],
+      ['delete', 'reveal'],
+    ]);
+    expect(texts(masterSeen)).toEqual([
+      ['create', 'hello'],
+      ['update', 'hello again'],
+      ['create', 'for bob'],
+      ['update', 'reveal'],
+      ['delete', 'reveal'],
+    ]);
+    expect(annSeen[2]![1].has('secret')).toBe(false);
+    expect(masterSeen[3]![1].get('secret')).toBe('set by cloud code');
+    expect(annSeen[3]![1].get('seen')).toMatchObject({ event: 'delete', original: null });
+
+    // The delivery trace says why: `cloud` for each subscriber cloud code withheld the event from.
+    const trace = await t.request('GET', '/live/trace/Chat', { as: 'master' });
+    const filtered = (trace.json.results as Array<{ filtered: Record<string, number> }>).map(
+      (entry) => entry.filtered.cloud,
+    );
+    expect(filtered).toEqual([0, 0, 2, 2, 0, 0, 0]);
+  });
+});
+
+describe('request.headers', () => {
+  it("are the request's headers with lower-case names; secret headers are [FILTERED]", async () => {
+    const user = await signUp('headers-user');
+    Parse.CoreManager.set('REQUEST_HEADERS', {
+      'X-Sent-By': 'sdk-test',
+      'X-Parse-Session-Token': user.getSessionToken()!,
+    });
+    try {
+      const headers = (await Parse.Cloud.run('headers', {})) as Record<string, string>;
+      expect(headers['x-sent-by']).toBe('sdk-test');
+      expect(headers['x-parse-session-token']).toBe('[FILTERED]');
+      expect(JSON.stringify(headers)).not.toContain(user.getSessionToken()!);
+      // Triggers get them too: the before-save and after-save of a write.
+      const note: ParseSDK.Object<any> = await new Parse.Object('Note', { text: 'with headers' }).save();
+      await note.fetch({ useMasterKey: true });
+      expect(note.get('sentBy')).toBe('sdk-test');
+      const log = await rows('NoteLog');
+      expect(log.find((r) => r.get('noteId') === note.id)!.get('sentBy')).toBe('sdk-test');
+    } finally {
+      Parse.CoreManager.set('REQUEST_HEADERS', {});
+    }
+    const res = await t.request('POST', '/functions/headers', { as: 'master', body: {} });
+    expect(res.status).toBe(200);
+    expect(res.json.result['x-parse-master-key'] ?? res.json.result['x-backend-master-key']).toBe(
+      '[FILTERED]',
+    );
+    expect(JSON.stringify(res.json)).not.toContain(KEYS.masterKey);
+    expect(Object.keys(res.json.result).every((name) => name === name.toLowerCase())).toBe(true);
   });
 });
 
@@ -325,13 +497,6 @@ describe('loading', () => {
         await other.close();
       }
     }
-  });
-
-  it('a module that uses a point the service has no hook for does not start', async () => {
-    const file = fileURLToPath(new URL('../fixtures/incumbent-cloud-unsupported.cjs', import.meta.url));
-    await expect(startService({ parseCloud: file })).rejects.toThrow(
-      `Invalid option "parseCloud": ${file} failed to load: Parse.Cloud.afterLiveQueryEvent is not supported by this service yet.`,
-    );
   });
 
   it('a missing file stops the start', async () => {

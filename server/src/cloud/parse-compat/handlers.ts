@@ -23,7 +23,8 @@ export type IncumbentKind =
   | 'afterLogout'
   | 'beforePasswordResetRequest'
   | 'beforeConnect'
-  | 'beforeSubscribe';
+  | 'beforeSubscribe'
+  | 'afterLiveQueryEvent';
 
 /** Fields of a row the service assigns: never part of what a before-save trigger answers. */
 const ASSIGNED = new Set(['className', 'objectId', 'createdAt', 'updatedAt']);
@@ -104,7 +105,7 @@ export function wrapHandler(
       user,
       installationId: native.installationId ?? undefined,
       ip: native.ip ?? undefined,
-      headers: {},
+      headers: native.headers,
       context: native.context,
       params: native.params,
       log: logFor(log, { trigger: native.triggerName ?? native.functionName ?? native.jobName }),
@@ -127,8 +128,18 @@ export function wrapHandler(
         clientKey: native.clientKey,
       });
     }
-    if (kind === 'beforeConnect' || kind === 'beforeSubscribe') request.sessionToken = native.sessionToken;
+    if (kind === 'beforeConnect' || kind === 'beforeSubscribe' || kind === 'afterLiveQueryEvent')
+      request.sessionToken = native.sessionToken;
     if (kind === 'beforeSubscribe') Object.assign(request, { op: native.op, requestId: native.requestId });
+    if (kind === 'afterLiveQueryEvent') {
+      Object.assign(request, {
+        event: native.event,
+        useMasterKey: native.useMasterKey,
+        clients: native.clients,
+        subscriptions: native.subscriptions,
+        sendEvent: true,
+      });
+    }
     const call = { caller, context: native.context, ip: native.ip };
     let answer: unknown;
     try {
@@ -137,11 +148,7 @@ export function wrapHandler(
         return handler(request);
       });
     } catch (err) {
-      const error = answerError(err);
-      // Realtime refusals answer 141 with the text: the realtime layer answers only that code for a trigger.
-      if (kind === 'beforeConnect' || kind === 'beforeSubscribe')
-        throw new CloudAnswerError(ErrorCode.SCRIPT_FAILED, error.message);
-      throw error;
+      throw answerError(err);
     }
     switch (kind) {
       case 'function':
@@ -156,6 +163,12 @@ export function wrapHandler(
         const objects = Array.isArray(answer) ? answer : request.objects;
         return objects.map((o: unknown) => (o instanceof Parse.Object ? (o as any).toJSON() : o));
       }
+      case 'afterLiveQueryEvent':
+        // What is sent: the objects as the handler left them (changed in place or replaced), or nothing.
+        native.sendEvent = request.sendEvent !== false;
+        if (request.object instanceof Parse.Object) native.object = request.object.toJSON() as Row;
+        if (request.original instanceof Parse.Object) native.original = request.original.toJSON() as Row;
+        return undefined;
       default:
         return undefined;
     }

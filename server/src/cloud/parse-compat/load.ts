@@ -77,7 +77,8 @@ function addDefinitions(): void {
         | 'afterDelete'
         | 'beforeFind'
         | 'afterFind'
-        | 'beforeSubscribe',
+        | 'beforeSubscribe'
+        | 'afterLiveQueryEvent',
     ) =>
     (given: unknown, handler: unknown, validator?: unknown) => {
       const className = classNameOf(given);
@@ -106,19 +107,13 @@ function addDefinitions(): void {
     beforeFind: onClass('beforeFind'),
     afterFind: onClass('afterFind'),
     beforeSubscribe: onClass('beforeSubscribe'),
+    afterLiveQueryEvent: onClass('afterLiveQueryEvent'),
     beforeLogin: onAccount('beforeLogin'),
     afterLogin: onAccount('afterLogin'),
     afterLogout: onAccount('afterLogout'),
     beforeConnect: onAccount('beforeConnect'),
     beforePasswordResetRequest: onAccount('beforePasswordResetRequest'),
   });
-  // Points of the incumbent's API the service has no hook for yet: a module that uses one does not
-  // start, rather than start without it.
-  for (const name of ['afterLiveQueryEvent']) {
-    Parse.Cloud[name] = () => {
-      throw new Error(`Parse.Cloud.${name} is not supported by this service yet.`);
-    };
-  }
 }
 
 /**

@@ -43,6 +43,7 @@ export const REASONS: Record<string, string> = {
   acl: 'the row’s ACL does not let this viewpoint read it',
   kind: 'this event kind is not delivered to the subscription',
   session: 'the subscription’s session ended',
+  cloud: 'cloud code’s afterLiveQueryEvent kept it from this subscription',
 };
 
 export const KINDS = ['create', 'update', 'delete', 'enter', 'leave', 'filtered'] as const;

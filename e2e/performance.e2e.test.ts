@@ -164,6 +164,10 @@ describe('the Performance page', () => {
       ['admin', 'index.drop', `Game.${SUGGESTED_INDEX}`],
       ['admin', 'index.build', `Game.${SUGGESTED_INDEX}`],
     ]);
+    // No key reached the browser.
+    const seen = [await page.content(), ...(await admin.responses()).map((r) => r.body.toString('utf8'))];
+    for (const secret of Object.values(product.secrets))
+      for (const text of seen) expect(text.includes(secret), 'a key reached the browser').toBe(false);
     expect(admin.problems).toEqual([]);
   });
 

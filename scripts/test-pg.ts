@@ -7,7 +7,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import pg from 'pg';
+import { storeTests } from './store-tests.ts';
 
 const url = process.env.BDS_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -49,20 +51,17 @@ if (!(await reachable())) {
   console.error(`PostgreSQL not reachable at ${url.replace(/\/\/[^@/]*@/, '//***@')}`);
   process.exit(1);
 }
-const files = args.filter((a) => a !== '--if-reachable');
+const named = args.filter((a) => a !== '--if-reachable');
+const files = named.length
+  ? named
+  : storeTests().filter((file) => !SQLITE_ONLY.includes(path.basename(file, '.test.ts')));
 // Each service's schema is dropped when it closes; a test that fails before closing one leaves it,
 // and these are dropped after the run (by the run's name, so no other run's schemas).
 const run = randomBytes(4).toString('hex');
-const vitest = spawnSync(
-  'npx',
-  [
-    'vitest',
-    'run',
-    ...(files.length ? files : ['server/test']),
-    ...SQLITE_ONLY.flatMap((name) => ['--exclude', `server/test/${name}.test.ts`]),
-  ],
-  { stdio: 'inherit', env: { ...process.env, BDS_TEST_DATABASE_URL: url, BDS_TEST_RUN: run } },
-);
+const vitest = spawnSync('npx', ['vitest', 'run', ...files], {
+  stdio: 'inherit',
+  env: { ...process.env, BDS_TEST_DATABASE_URL: url, BDS_TEST_RUN: run },
+});
 await dropLeftovers();
 process.exit(vitest.status ?? 1);
 

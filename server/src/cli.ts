@@ -169,24 +169,13 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
     console.error(`[bds] export failed: there is no store at ${sqliteFile}.`);
     return 2;
   }
-  const { openTransfer } = await import('./transfer/open.ts');
-  const { createFileAdapter, isStoredName } = await import('./files/service.ts');
+  const { openTransfer, transferFiles } = await import('./transfer/open.ts');
   const { SERVER_VERSION } = await import('./http/routes/misc.ts');
   const { TransferError } = await import('./transfer/format.ts');
+  const { FROM_PARSE_STATE_FILE } = await import('./transfer/from-parse.ts');
   let app: Awaited<ReturnType<typeof openTransfer>>;
   try {
-    app = await openTransfer(options, (data) => {
-      const adapter = createFileAdapter(options, data);
-      return {
-        list: () => adapter.list(),
-        read: (file, start, end) => adapter.read(file, start, end),
-        save: (name, type, source, limit, createdAt, fileData) =>
-          adapter.save(name, type, source, limit, createdAt, fileData),
-        info: (name) => adapter.info(name),
-        delete: (name) => adapter.delete(name),
-        validName: isStoredName,
-      };
-    });
+    app = await openTransfer(options, (data) => transferFiles(options, data));
   } catch (err) {
     console.error(
       `[bds] ${command} failed: cannot open the store: ${err instanceof Error ? err.message : err}`,
@@ -210,7 +199,7 @@ export async function runTransfer(argv: string[], env: NodeJS.ProcessEnv = proce
         postgresURL: values['parse-postgres'],
         usersFile: values['parse-users'],
         sessions: values['parse-sessions'] ?? false,
-        stateFile: values.state ?? path.join(options.dataDir, 'from-parse-state.json'),
+        stateFile: values.state ?? path.join(options.dataDir, FROM_PARSE_STATE_FILE),
         progress: ({ className, rows, done }) => {
           if (done) console.log(`[bds] ${className}: ${rows} rows`);
           else if (process.stdout.isTTY) process.stdout.write(`[bds] ${className}: ${rows} rows…\r`);

@@ -24,6 +24,7 @@ import { registerCloudRoutes } from './http/routes/cloud.ts';
 import { registerConfigRoutes } from './http/routes/config.ts';
 import { registerEmailRoutes } from './http/routes/email.ts';
 import { registerFileRoutes } from './http/routes/files.ts';
+import { registerFromParseRoutes } from './http/routes/from-parse.ts';
 import { registerHookRoutes } from './http/routes/hooks.ts';
 import { registerLiveRoutes } from './http/routes/live.ts';
 import { registerMiscRoutes } from './http/routes/misc.ts';
@@ -44,6 +45,8 @@ import { followRemoteSchemas, RedisEventBus } from './redis/event-bus.ts';
 import { RedisLink } from './redis/link.ts';
 import { SchemaRegistry } from './schema/registry.ts';
 import { openStore } from './storage/open.ts';
+import { FromParseRuns } from './transfer/from-parse-runs.ts';
+import { transferFiles } from './transfer/open.ts';
 import { Users } from './users/service.ts';
 
 export type { CloudDefinitions, CloudRequest, DataApi, FunctionRules, Handler } from './cloud/index.ts';
@@ -192,6 +195,13 @@ export async function createService(
   registerLiveRoutes(router, live);
   registerSecurityRoutes(router, data, callers);
   registerPerformanceRoutes(router, store.performance);
+  const fromParse = new FromParseRuns(
+    data,
+    transferFiles(options, data),
+    log,
+    (provider) => Object.hasOwn(options.auth, provider) || cloud.authProviders.has(provider),
+  );
+  registerFromParseRoutes(router, fromParse);
   // Events were lost between instances (one was away longer than the stream keeps them): every
   // cache that follows events starts over.
   forgetAll = () => {
@@ -283,6 +293,7 @@ export async function createService(
           const deadline = Date.now() + options.shutdownGraceMs;
           while (state.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         }
+        await fromParse.close();
         await jobs.close(options.shutdownGraceMs);
         await cloud.close();
         await push.close();

@@ -2,6 +2,7 @@ export * from './audit.ts';
 export * from './errors.ts';
 export * from './fields.ts';
 export * from './files.ts';
+export * from './from-parse.ts';
 export * from './headers.ts';
 export * from './hooks.ts';
 export * from './installations.ts';

@@ -113,6 +113,7 @@ const SURFACE_NAMES = {
   restore: 'restoring rows from an export',
   serverOptions: "reading the service's options",
   performance: 'reading query performance or changing automatic indexes',
+  importFromParse: 'importing an app from parse-server',
 } as const;
 
 export type MasterSurface = keyof typeof SURFACE_NAMES;

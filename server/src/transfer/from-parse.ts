@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { isObject } from '@bds/client/protocol';
+import { type FromParseCounts, isObject } from '@bds/client/protocol';
 import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { ctxOf } from '../kernel/context.ts';
@@ -37,31 +37,18 @@ export interface FromParseOptions extends ParseSourceOptions {
    * cloud module registers included.
    */
   supportsProvider?: (provider: string) => boolean;
-  /** Called after each page of a class and once the class is done. */
-  progress?: (event: { className: string; rows: number; done: boolean }) => void;
+  /**
+   * Called when a class starts (with the rows the incumbent counts for this run), after each of
+   * its pages and once it is done.
+   */
+  progress?: (event: { className: string; rows: number; total?: number; done: boolean }) => void;
 }
 
-export interface FromParseSummary {
-  /** Whether this run was a second one (only rows changed since `since`). */
-  since: string | null;
-  /** Whether it went on from an interrupted run. */
-  resumed: boolean;
-  classes: number;
-  rows: number;
-  relations: number;
-  files: number;
-  passwords: number;
-  /** `_Session` rows (only with the option `sessions`). */
-  sessions: number;
-  /** Rows (sessions included) deleted here because the incumbent no longer has them (second runs). */
-  deleted: number;
-  /**
-   * Users' `authData` entries not brought, counted per provider: providers the service does not
-   * support (and the incumbent's `mfa`, whose secrets the service keeps otherwise), or a payload
-   * without the id the service needs. Those users link the provider again.
-   */
-  authDataNotImported: Record<string, number>;
-}
+/** The state file's name in the data dir, unless named (the CLI's `--state`). */
+export const FROM_PARSE_STATE_FILE = 'from-parse-state.json';
+
+/** What a run brought (client/src/protocol/from-parse.ts, which the console reads too). */
+export type FromParseSummary = FromParseCounts;
 
 /**
  * The incumbent's own classes whose schema is not brought: its jobs, hooks, push and graphql state,
@@ -192,6 +179,8 @@ async function run(
     const progress = current.classes[className];
     if (!progress.done) {
       const schema = data.core.schemas.get(className)!;
+      const total = await source.count(className, current.since);
+      options.progress?.({ className, rows: progress.rows, total, done: false });
       // The next page is read from the incumbent while this one is written here.
       const read = (after: string | null) => {
         const next = source.page(className, after, current.since);

@@ -5,6 +5,7 @@ import type { ServiceOptions } from '../config/options.ts';
 import { createCore } from '../data/core.ts';
 import { Data } from '../data/data.ts';
 import { InProcessEventBus } from '../data/events.ts';
+import { createFileAdapter, isStoredName } from '../files/service.ts';
 import { createLogger } from '../kernel/log.ts';
 import { SchemaRegistry } from '../schema/registry.ts';
 import { openStore } from '../storage/open.ts';
@@ -47,6 +48,20 @@ export async function openTransfer(
     importFrom: (file) => importApp(data, files, file),
     importFromParse: (fromParse) => importFromParse(data, files, fromParse),
     close: () => store.close(),
+  };
+}
+
+/** The file adapter the options name, as the export and imports use it. */
+export function transferFiles(options: ServiceOptions, data: Data): TransferFiles {
+  const adapter = createFileAdapter(options, data);
+  return {
+    list: () => adapter.list(),
+    read: (file, start, end) => adapter.read(file, start, end),
+    save: (name, type, source, limit, createdAt, fileData) =>
+      adapter.save(name, type, source, limit, createdAt, fileData),
+    info: (name) => adapter.info(name),
+    delete: (name) => adapter.delete(name),
+    validName: isStoredName,
   };
 }
 

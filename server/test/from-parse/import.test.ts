@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { FROM_PARSE_PATH, type FromParseRun } from '@bds/client/protocol';
 import ParseSDK from 'parse/node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -326,8 +327,10 @@ describe.skipIf(unavailable !== undefined)('import --from-parse, from a running 
     await expect(
       importFromParse(t.service.data, filesOf(t), {
         ...options,
-        progress: ({ className, done }) => {
-          if (className === 'Item' && !done && ++pages === 2) throw new Error('interrupted');
+        progress: ({ className, total, done }) => {
+          // After the second page (the class's start, with its total, is no page).
+          if (className === 'Item' && !done && total === undefined && ++pages === 2)
+            throw new Error('interrupted');
         },
       }),
     ).rejects.toThrow('interrupted');
@@ -497,5 +500,124 @@ describe.skipIf(unavailable !== undefined)('import --from-parse, from a running 
     // A third run (from the incumbent's database) with nothing gone deletes nothing.
     const third = await importFromParse(t.service.data, filesOf(t), options);
     expect(third.deleted).toBe(0);
+  }, 120_000);
+
+  it("the service's endpoint (master only) runs the same import in the background: progress per class, the summary, never the key", async () => {
+    const t = await target();
+    const start = (body: unknown, as: 'master' | 'rest' = 'master') =>
+      t.request('POST', FROM_PARSE_PATH, { as, body });
+    const valid = {
+      serverURL: incumbent.url,
+      appId: INCUMBENT_KEYS.appId,
+      masterKey: INCUMBENT_KEYS.masterKey,
+      postgresURL: incumbent.databaseURI,
+      sessions: true,
+    };
+    const notMaster = await start(valid, 'rest');
+    expect(notMaster.status).toBe(403);
+    expect(notMaster.json).toEqual({ code: 119, error: 'unauthorized: master key is required' });
+    const refusals: Array<[unknown, string]> = [
+      [[], 'The body must be a JSON object.'],
+      [{ ...valid, serverURL: 'old.example.com' }, 'serverURL must be the http(s) URL of parse-server.'],
+      [{ ...valid, appId: '' }, 'appId must be the application id of parse-server.'],
+      [{ ...valid, masterKey: 3 }, 'masterKey must be the master key of parse-server.'],
+      [
+        { ...valid, postgresURL: 'mysql://x' },
+        'postgresURL must be a postgres:// URL of the database of parse-server.',
+      ],
+      [{ ...valid, sessions: 'yes' }, 'sessions must be true or false.'],
+      [
+        { ...valid, stateFile: '/tmp/x' },
+        'Unknown field stateFile: an import takes serverURL, appId, masterKey, postgresURL, sessions.',
+      ],
+    ];
+    for (const [body, error] of refusals) {
+      const res = await start(body);
+      expect(res.status, error).toBe(400);
+      expect(res.json).toEqual({ code: 107, error });
+    }
+
+    const started = await start(valid);
+    expect(started.status).toBe(202);
+    expect(started.json).toMatchObject({
+      status: 'running',
+      serverURL: incumbent.url,
+      appId: INCUMBENT_KEYS.appId,
+      sessions: true,
+      postgres: true,
+      summary: null,
+      error: null,
+    });
+    const id = started.json.id as string;
+    // One at a time.
+    const second = await start(valid);
+    expect(second.status).toBe(409);
+    expect(second.json).toEqual({
+      code: 119,
+      error: `An import from parse-server is running (${id}); start another once it ends.`,
+    });
+    let run = started.json as FromParseRun;
+    const answers: string[] = [started.text];
+    for (let i = 0; i < 600 && run.status === 'running'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const res = await t.request('GET', `${FROM_PARSE_PATH}/${id}`, { as: 'master' });
+      expect(res.status).toBe(200);
+      answers.push(res.text);
+      run = res.json as FromParseRun;
+    }
+    expect(run.status).toBe('done');
+    expect(run.error).toBeNull();
+    expect(run.finishedAt).toMatch(/^\d{4}-/);
+    use(incumbent.url);
+    const items = await new Parse.Query('Item').exists('objectId').count(MASTER);
+    expect(run.classes.find((c) => c.className === 'Item')).toEqual({
+      className: 'Item',
+      rows: items,
+      total: items,
+      done: true,
+    });
+    expect(run.classes.at(-1)!.className).toBe('_Session');
+    for (const c of run.classes) expect(c.rows, c.className).toBe(c.total);
+    expect(run.summary).toMatchObject({
+      since: null,
+      resumed: false,
+      passwords: expect.any(Number),
+      deleted: 0,
+    });
+    expect(run.summary!.rows).toBe(
+      run.classes.filter((c) => c.className !== '_Session').reduce((n, c) => n + c.rows, 0),
+    );
+    // The key and the database URL are in no answer and not in the state file.
+    const stateFile = readFileSync(path.join(t.dataDir, 'from-parse-state.json'), 'utf8');
+    for (const text of [...answers, stateFile]) {
+      expect(text).not.toContain(INCUMBENT_KEYS.masterKey);
+      expect(text).not.toContain(incumbent.databaseURI);
+    }
+    // The same state file as the CLI's default: the next run reads only the changes.
+    const next = await start(valid);
+    expect(next.status).toBe(202);
+    const unknown = await t.request('GET', `${FROM_PARSE_PATH}/nope`, { as: 'master' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json).toEqual({ code: 101, error: 'No import from parse-server nope.' });
+    run = next.json as FromParseRun;
+    for (let i = 0; i < 600 && run.status === 'running'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = (await t.request('GET', `${FROM_PARSE_PATH}/${next.json.id}`, { as: 'master' }))
+        .json as FromParseRun;
+    }
+    expect(run.summary!.since).toMatch(/^\d{4}-/);
+
+    // A refusal of the incumbent ends the run as failed, with the answer named and no key.
+    const wrong = await start({ ...valid, masterKey: 'not-the-master-key', postgresURL: undefined });
+    expect(wrong.status).toBe(202);
+    run = wrong.json as FromParseRun;
+    for (let i = 0; i < 600 && run.status === 'running'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = (await t.request('GET', `${FROM_PARSE_PATH}/${wrong.json.id}`, { as: 'master' }))
+        .json as FromParseRun;
+    }
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/^parse-server answered 403 to GET \/schemas: /);
+    expect(run.error).not.toContain('not-the-master-key');
   }, 120_000);
 });

@@ -244,6 +244,12 @@ const WRITE_ROUTES: Array<{
     route: '/apps/:appId/performance/classes/:className/indexes/:indexName',
     path: `${A}/performance/classes/Thing/indexes/Thing%3Aauto%3An`,
   },
+  {
+    method: 'POST',
+    route: '/apps/:appId/transfer/parse',
+    path: `${A}/transfer/parse`,
+    body: { serverURL: 'http://127.0.0.1:9/parse', appId: 'a', masterKey: 'k' },
+  },
   // The API console and evaluate let read-only users through the guard for reads; writes stay refused.
   {
     method: 'POST',

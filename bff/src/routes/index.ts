@@ -8,6 +8,7 @@ import { registerConfigRoutes } from './config.ts';
 import { registerConsoleRoutes } from './console.ts';
 import { registerFileRoutes } from './files.ts';
 import { registerFilterRoutes } from './filters.ts';
+import { registerFromParseRoutes } from './from-parse.ts';
 import { mayOpen, plain } from './http.ts';
 import { registerImportRoutes } from './imports.ts';
 import { registerPeopleRoutes } from './people.ts';
@@ -52,4 +53,5 @@ export function registerApiRoutes(router: express.Router, ctx: BffContext): void
   registerApiConsoleRoutes(router, ctx);
   registerServerRoutes(router, ctx);
   registerPerformanceRoutes(router, ctx);
+  registerFromParseRoutes(router, ctx);
 }

@@ -14,8 +14,8 @@ export function registerFromParseRoutes(router: Router, runs: FromParseRuns): vo
     return { status: 202, body: runs.start(req.body) };
   });
 
-  router.add('GET', `${FROM_PARSE_PATH}/:id`, async (req) => {
+  router.add('GET', `${FROM_PARSE_PATH}/:name`, async (req) => {
     demandMaster(req.ctx.caller, 'importFromParse');
-    return { body: runs.get(req.params.id!) };
+    return { body: runs.get(req.params.name!) };
   });
 }

@@ -2,8 +2,10 @@ import { useState } from 'react';
 import { useParams } from 'react-router';
 import { QueryState } from '../../components/query-state.tsx';
 import { Input } from '../../components/ui/input.tsx';
+import { useCanWrite } from '../../lib/session.ts';
 import { type AuthProvider, type OptionGroup, useServerOptions } from './api/server-options.ts';
 import { OptionsTable } from './components/options-table.tsx';
+import { ParseImport } from './components/parse-import.tsx';
 import { type IdTokenConfig, ProvidersTable } from './components/providers-table.tsx';
 import { filterGroups, filterProviders } from './lib/options.ts';
 
@@ -12,6 +14,7 @@ export default function ServerRoute() {
   const { appId = '' } = useParams();
   const options = useServerOptions(appId);
   const [filter, setFilter] = useState('');
+  const canWrite = useCanWrite();
 
   return (
     <div className="mx-auto max-w-6xl p-6">
@@ -31,6 +34,7 @@ export default function ServerRoute() {
           />
         )}
       </QueryState>
+      <ParseImport appId={appId} canWrite={canWrite} />
     </div>
   );
 }

@@ -6,9 +6,8 @@ import { FROM_PARSE_PATH, type FromParseRun } from '@bds/client/protocol';
 import ParseSDK from 'parse/node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFileAdapter, isStoredName } from '../../src/files/service.ts';
-import type { TransferFiles } from '../../src/transfer/format.ts';
 import { type FromParseOptions, importFromParse } from '../../src/transfer/from-parse.ts';
+import { transferFiles } from '../../src/transfer/open.ts';
 import { COL } from '../../src/users/shared.ts';
 import { testIssuer } from '../helpers/id-tokens.ts';
 import { startService, type TestService } from '../helpers/service.ts';
@@ -30,18 +29,7 @@ function use(url: string) {
   Parse.CoreManager.set('REQUEST_ATTEMPT_LIMIT', 1);
 }
 
-function filesOf(t: TestService): TransferFiles {
-  const adapter = createFileAdapter(t.service.options, t.service.data);
-  return {
-    list: () => adapter.list(),
-    read: (file, start, end) => adapter.read(file, start, end),
-    save: (name, type, source, limit, createdAt, fileData) =>
-      adapter.save(name, type, source, limit, createdAt, fileData),
-    info: (name) => adapter.info(name),
-    delete: (name) => adapter.delete(name),
-    validName: isStoredName,
-  };
-}
+const filesOf = (t: TestService) => transferFiles(t.service.options, t.service.data);
 
 /** Seeds the incumbent through the stock SDK: every wire type, users, roles, ACLs, CLPs, files, … */
 async function seed(url: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import {
+  FILTERED,
   type FromParseClassProgress,
   type FromParseRun,
   type FromParseStart,
@@ -22,7 +23,6 @@ import { FROM_PARSE_STATE_FILE, importFromParse } from './from-parse.ts';
 
 /** Finished runs kept for GET (the oldest forgotten first). */
 const RUNS_KEPT = 20;
-const FILTERED = '[FILTERED]';
 
 export class FromParseRuns {
   private readonly runs = new Map<string, FromParseRun>();

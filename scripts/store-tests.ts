@@ -2,17 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * The server's test files that reach a store of the test database: those whose static or dynamic
- * relative imports lead, at any depth, to the test service (helpers/service.ts) or to the store's
- * opening (src/storage/open.ts), and those that read the database's URL themselves. The others
- * (the CLI's child processes on SQLite, the lint of layers, pure functions) would run the very
- * same test a second time.
+ * The server's test files that can reach a store of the test database: those whose static or
+ * dynamic relative imports lead, at any depth, to the test service (helpers/service.ts, which puts
+ * each service it starts in a fresh schema of that database), and those that read the database's
+ * URL themselves. The others run the very same test in both runs: the CLI's child processes, the
+ * services a test starts itself with createService (on SQLite), the lint of layers, pure functions.
  */
 export function storeTests(root = process.cwd()): string[] {
-  const doors = new Set([
-    path.resolve(root, 'server/test/helpers/service.ts'),
-    path.resolve(root, 'server/src/storage/open.ts'),
-  ]);
+  const doors = new Set([path.resolve(root, 'server/test/helpers/service.ts')]);
   const importsOf = new Map<string, string[]>();
   const imports = (file: string): string[] => {
     let found = importsOf.get(file);

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
+import { KEYS } from './helpers/keys.ts';
 import { runScenarios, type Scenario, type ScenarioContext } from './helpers/scenarios.ts';
-import { KEYS } from './helpers/service.ts';
 
 /** docs/protocol.md#credentials: keys, X-Parse- aliases, the "POST with _method" form, master-only surfaces. */
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentialHeaders, KEYS } from './helpers/service.ts';
+import { credentialHeaders, KEYS } from './helpers/keys.ts';
 
 const MB = 1024 * 1024;
 /** The size of the measured transfer, each way. */

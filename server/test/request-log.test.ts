@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateOptions } from '../src/config/options.ts';
 import { createService } from '../src/index.ts';
 import { createLogger, type LogLevel, writeRequestLine } from '../src/kernel/log.ts';
-import { KEYS } from './helpers/service.ts';
+import { KEYS } from './helpers/keys.ts';
 
 /** The request log: one structured line per request, what it holds and hides, and its level. */
 

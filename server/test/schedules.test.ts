@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService, type Service } from '../src/index.ts';
 import { FakeClock } from './helpers/clock.ts';
 import { CLOUD_MODULE } from './helpers/cloud.ts';
-import { credentialHeaders, KEYS } from './helpers/service.ts';
+import { credentialHeaders, KEYS } from './helpers/keys.ts';
 
 const at = (iso: string) => Date.parse(iso);
 const date = (iso: string) => ({ __type: 'Date', iso });

@@ -23,14 +23,17 @@ describe('the test files of the PostgreSQL run', () => {
     return root;
   }
 
-  it('takes files that reach the test service or the store at any depth, and those that read its URL', () => {
+  it('takes files that reach the test service at any depth, and those that read the database URL', () => {
     const root = project({
       'server/test/helpers/service.ts': 'export const startService = 1;',
       'server/test/helpers/world.ts': "import { startService } from './service.ts';",
       'server/test/direct.test.ts': "import { startService } from './helpers/service.ts';",
       'server/test/deep/through-helper.test.ts': "import { x } from '../helpers/world.ts';",
       'server/test/dynamic.test.ts': "const m = await import('./helpers/world.ts');",
-      'server/test/store.test.ts': "import { openStorage } from '../src/storage/open.ts';",
+      'server/test/helpers/keys.ts': 'export const KEYS = 1;',
+      'server/test/own-service.test.ts':
+        "import { createService } from '../src/index.ts';\nimport { KEYS } from './helpers/keys.ts';",
+      'server/src/index.ts': "import { openStorage } from './storage/open.ts';",
       'server/src/storage/open.ts': '',
       'server/test/url.test.ts': 'const url = process.env.BDS_TEST_DATABASE_URL;',
       'server/test/pure.test.ts': "import { parse } from '../src/query/parse.ts';",
@@ -43,12 +46,11 @@ describe('the test files of the PostgreSQL run', () => {
       'server/test/deep/through-helper.test.ts',
       'server/test/direct.test.ts',
       'server/test/dynamic.test.ts',
-      'server/test/store.test.ts',
       'server/test/url.test.ts',
     ]);
   });
 
-  it('in this project: the integration suites are in, the CLI, the layer lint and pure functions are out', () => {
+  it('in this project: the integration suites are in; the CLI, services on SQLite, the layer lint and pure functions are out', () => {
     const chosen = storeTests(fileURLToPath(new URL('../..', import.meta.url)));
     expect(chosen).toEqual(
       expect.arrayContaining(['server/test/records.test.ts', 'server/test/batch.test.ts']),

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService, type Service } from '../src/index.ts';
 import { CLOUD_MODULE } from './helpers/cloud.ts';
+import { credentialHeaders, KEYS, type TestResponse } from './helpers/keys.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
-import { credentialHeaders, KEYS, type TestResponse } from './helpers/service.ts';
 
 /**
  * The rules of `_Hooks` rows hold for every writer, not only the /hooks routes (143, the routes'

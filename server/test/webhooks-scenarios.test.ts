@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService, type Service } from '../src/index.ts';
 import { createLogger } from '../src/kernel/log.ts';
+import { credentialHeaders, KEYS, type TestResponse } from './helpers/keys.ts';
 import { type Receiver, startReceiver } from './helpers/receiver.ts';
-import { credentialHeaders, KEYS, type TestResponse } from './helpers/service.ts';
 
 /** Scenario tests of the /hooks routes and of webhook calls, against a real HTTPS receiver. */
 

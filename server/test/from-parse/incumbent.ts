@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freshPostgresDatabase } from '../../../bench/common.ts';
-import { KEYS } from '../helpers/service.ts';
+import { KEYS } from '../helpers/keys.ts';
 
 const INCUMBENT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 

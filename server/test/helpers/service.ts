@@ -4,33 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Clock, createService, type Service } from '../../src/index.ts';
 import type { SqlDriver } from '../../src/storage/sql/driver.ts';
+import { credentialHeaders, KEYS, type RequestOptions, type TestResponse } from './keys.ts';
 
-export const KEYS = {
-  appId: 'test-app',
-  masterKey: 'test-master-key-0123456789',
-  restAPIKey: 'test-rest-key',
-  javascriptKey: 'test-js-key',
-};
-
-export type Credential = 'master' | 'rest' | 'js' | 'app' | 'none';
-
-export interface RequestOptions {
-  as?: Credential;
-  sessionToken?: string;
-  headers?: Record<string, string>;
-  /** JSON body; ignored when `rawBody` is given. */
-  body?: unknown;
-  rawBody?: string | Buffer;
-  /** Query parameters; objects are JSON-encoded (as `where` is). */
-  query?: Record<string, unknown>;
-}
-
-export interface TestResponse {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-}
+export { type Credential, credentialHeaders, KEYS, type RequestOptions, type TestResponse } from './keys.ts';
 
 export interface TestService {
   service: Service;
@@ -42,21 +18,6 @@ export interface TestService {
   schema?: string;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   close(): Promise<void>;
-}
-
-export function credentialHeaders(as: Credential = 'rest'): Record<string, string> {
-  switch (as) {
-    case 'none':
-      return {};
-    case 'app':
-      return { 'X-Backend-Application-Id': KEYS.appId };
-    case 'master':
-      return { 'X-Backend-Application-Id': KEYS.appId, 'X-Backend-Master-Key': KEYS.masterKey };
-    case 'js':
-      return { 'X-Backend-Application-Id': KEYS.appId, 'X-Backend-JavaScript-Key': KEYS.javascriptKey };
-    default:
-      return { 'X-Backend-Application-Id': KEYS.appId, 'X-Backend-REST-API-Key': KEYS.restAPIKey };
-  }
 }
 
 /**

@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = promisify(execFile);
 
-/** `npm run lint`'s layer check, on the source tree as it is, and with one upward import added. */
+/**
+ * `npm run lint`'s layer check (which `npm test` runs on the whole tree first) on one file and the
+ * modules it imports directly: enough to see a rule catch an upward import.
+ */
 async function depcruise(target: string): Promise<{ code: number; output: string }> {
   try {
     const { stdout } = await run(
@@ -18,6 +21,8 @@ async function depcruise(target: string): Promise<{ code: number; output: string
         target,
         '--config',
         '.dependency-cruiser.cjs',
+        '--max-depth',
+        '1',
       ],
       { cwd: ROOT },
     );
@@ -29,21 +34,16 @@ async function depcruise(target: string): Promise<{ code: number; output: string
 }
 
 describe('layers import downward only', () => {
-  it('the service as it is has no upward import', async () => {
-    const { code, output } = await depcruise('server/src');
-    expect(output).toContain('no dependency violations found');
-    expect(code).toBe(0);
-  });
-
   it('an upward import fails, naming the file and the rule', async () => {
     const probe = path.join(ROOT, 'server/src/access/zz-upward-probe.ts');
     writeFileSync(probe, "import type { Core } from '../data/core.ts';\nexport type Probe = Core;\n");
     try {
-      const { code, output } = await depcruise('server/src');
+      const { code, output } = await depcruise('server/src/access/zz-upward-probe.ts');
       expect(code).not.toBe(0);
       expect(output).toContain('layer-access');
       expect(output).toContain('server/src/access/zz-upward-probe.ts');
       expect(output).toContain('server/src/data/core.ts');
+      expect(output).toContain('1 dependency violations');
     } finally {
       rmSync(probe, { force: true });
     }

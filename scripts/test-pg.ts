@@ -22,7 +22,8 @@ const url = process.env.BDS_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:
  *   `bds_regexp` calls, that `$regex` runs on readable rows only; on PostgreSQL `$regex` runs in
  *   the server's own engine (`~`), which no test in the process can observe.
  * - row-cache: the embedded store's cache of rows read by id, kept exact by SQLite's data_version;
- *   the PostgreSQL store has none.
+ *   the PostgreSQL store's cache, kept exact by its log of row changes, has its own tests
+ *   (postgres-row-cache).
  * Single tests of SQLite's own settings, catalog or limits skip themselves (`ON_POSTGRES`).
  */
 const SQLITE_ONLY = ['sqlite-reads', 'where-index', 'durability', 'regex-attack', 'row-cache'];

@@ -17,6 +17,13 @@ export const HEADERS = {
 export type CredentialName = keyof typeof HEADERS;
 
 /**
+ * The trace id of one request (docs/protocol.md#request-ids), on every answer: the one a trusted
+ * proxy sent (option `trustProxy`), else one the service made. Not `HEADERS.requestId`, which is
+ * the caller's idempotency key.
+ */
+export const TRACE_HEADER = 'X-Request-Id';
+
+/**
  * Headers the service sets on answers. Each is also sent with the prefix `X-Parse-` (the name the
  * stock Parse SDKs read), and both are listed in `Access-Control-Expose-Headers`.
  */

@@ -98,6 +98,7 @@ export class WritePipeline {
       context: ctx.context,
       ip: ctx.ip ?? null,
       headers: ctx.headers,
+      requestId: ctx.requestId,
     };
     const { store, events } = this.core;
     if (store.inTransaction()) store.afterCommit(() => events.publish(event));

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isObject } from '@bds/client/protocol';
+import { isObject, TRACE_HEADER } from '@bds/client/protocol';
 import express from 'express';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
@@ -8,6 +8,7 @@ import { clientAddressOf } from '../kernel/client-address.ts';
 import { type Ctx, ctxOf, headersOf } from '../kernel/context.ts';
 import { BdsError, ErrorCode, toBdsError, unauthorized } from '../kernel/errors.ts';
 import { type Logger, writeRequestLine } from '../kernel/log.ts';
+import { traceIdOf } from '../kernel/trace.ts';
 import { jsonProblem } from '../kernel/validate.ts';
 import { answerAtEndOfTurn } from './answers.ts';
 import { CORS_ANSWER_HEADERS, CORS_PREFLIGHT_HEADERS } from './cors.ts';
@@ -201,6 +202,8 @@ export function createHandler(
   /** The client's address (kernel/client-address.ts, option `trustProxy`). */
   const clientIp = (req: IncomingMessage) =>
     addressOf(req.socket.remoteAddress, req.headers['x-forwarded-for']);
+  /** The request's trace id (kernel/trace.ts): a trusted proxy's `X-Request-Id`, else a new one. */
+  const traceOf = traceIdOf(core.options.trustProxy);
 
   /**
    * Who a request served without keys (a page, a download) is for the rate limits: the master
@@ -226,7 +229,12 @@ export function createHandler(
     });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, written: string): Promise<Outcome> {
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    written: string,
+    requestId: string,
+  ): Promise<Outcome> {
     const url = req.url ?? '/';
     if (req.method === 'OPTIONS') {
       res.writeHead(204, CORS_PREFLIGHT_HEADERS);
@@ -263,7 +271,7 @@ export function createHandler(
         // The raw form: the body streams to the upload once the caller is known.
         streaming = true;
         caller = await identify(creds);
-        const ctx = ctxOf(caller, 'rest', clientIp(req), headersOf(req.headers));
+        const ctx = ctxOf(caller, 'rest', clientIp(req), headersOf(req.headers), requestId);
         const waiting = limiter?.check({ method: 'POST', path, ctx });
         if (waiting) await waiting;
         await state.beforeDispatch?.(req, 'POST', path);
@@ -294,7 +302,7 @@ export function createHandler(
       // Awaited only when there is something to wait for: most requests need no lookup.
       const identified = identify(creds);
       caller = identified instanceof Promise ? await identified : identified;
-      const ctx = ctxOf(caller, 'rest', clientIp(req), headersOf(req.headers));
+      const ctx = ctxOf(caller, 'rest', clientIp(req), headersOf(req.headers), requestId);
       if (upload && method === 'POST') {
         // The JSON form of an upload: counted and claimed as the raw form is.
         const waiting = limiter?.check({ method, path, ctx });
@@ -337,8 +345,11 @@ export function createHandler(
     const q = url.indexOf('?');
     // The path only, as written: a query string may carry a password (GET /login).
     const path = q < 0 ? url : url.slice(0, q);
+    const requestId = traceOf(req.socket.remoteAddress, req.headers['x-request-id']);
+    // Set before anything answers, so every answer carries it (errors, pages, downloads included).
+    res.setHeader(TRACE_HEADER, requestId);
     try {
-      const outcome = await handle(req, res, path);
+      const outcome = await handle(req, res, path, requestId);
       writeRequestLine(log, {
         method: req.method,
         path,

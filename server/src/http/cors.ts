@@ -1,4 +1,10 @@
-import { compatHeader, HEADERS, RESPONSE_HEADER_NAMES, SDK_UPLOAD_HEADERS } from '@bds/client/protocol';
+import {
+  compatHeader,
+  HEADERS,
+  RESPONSE_HEADER_NAMES,
+  SDK_UPLOAD_HEADERS,
+  TRACE_HEADER,
+} from '@bds/client/protocol';
 
 /**
  * Cross-origin access: any page may call the service (the keys, not the origin, say who calls) and
@@ -8,7 +14,7 @@ import { compatHeader, HEADERS, RESPONSE_HEADER_NAMES, SDK_UPLOAD_HEADERS } from
 /** What every answer carries, so that a browser hands the page the answer and these headers. */
 export const CORS_ANSWER_HEADERS: Readonly<Record<string, string>> = {
   'Access-Control-Allow-Origin': '*',
-  'Access-Control-Expose-Headers': [...RESPONSE_HEADER_NAMES, 'Location'].join(', '),
+  'Access-Control-Expose-Headers': [...RESPONSE_HEADER_NAMES, 'Location', TRACE_HEADER].join(', '),
 };
 
 const CREDENTIAL_HEADERS = Object.entries(HEADERS)

@@ -69,6 +69,16 @@ function trustedBy(option: TrustProxy): Trusted {
 }
 
 /**
+ * Whether the socket's peer is a proxy the option trusts: only then are the headers it adds about
+ * the request (X-Forwarded-For, X-Request-Id: kernel/trace.ts) believed.
+ */
+export function trustedPeer(option: TrustProxy): (socketAddress: string | undefined) => boolean {
+  if (option === false || option === 0) return () => false;
+  const trusted = trustedBy(option);
+  return (socketAddress) => socketAddress !== undefined && trusted(socketAddress, 0);
+}
+
+/**
  * The one rule for the client's address (REST requests, and so cloud code's `request.ip` and the
  * rate limits' `ip` key). The chain is the socket's address, then X-Forwarded-For's addresses from
  * right to left (several headers are one list, in order); the client is the first address in it

@@ -15,6 +15,8 @@ export interface Ctx {
   readonly ip?: string | null;
   /** The request's headers as cloud code sees them (`request.headers`): see `headersOf`. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** The request's trace id (kernel/trace.ts, `X-Request-Id`), when it came in over HTTP. */
+  readonly requestId?: string;
 }
 
 export function ctxOf(
@@ -22,10 +24,12 @@ export function ctxOf(
   source: WriteSource = 'rest',
   ip?: string,
   headers?: Readonly<Record<string, string>>,
+  requestId?: string,
 ): Ctx {
   const ctx: { -readonly [K in keyof Ctx]: Ctx[K] } = { caller, source, context: {} };
   if (ip !== undefined) ctx.ip = ip;
   if (headers !== undefined) ctx.headers = headers;
+  if (requestId !== undefined) ctx.requestId = requestId;
   return ctx;
 }
 

@@ -28,6 +28,8 @@ export interface WriteEvent {
   ip?: string | null;
   /** The request's headers, as cloud code sees them (kernel/context.ts headersOf); never sent to other instances. */
   headers?: Readonly<Record<string, string>>;
+  /** The trace id of the request that made the write (Ctx.requestId, `X-Request-Id`), when it came in over HTTP. */
+  requestId?: string;
   /**
    * Set when the write happened on another instance and a shared bus (Redis) brought the event
    * here. Caches and realtime follow every event; what must happen once per write (after-write

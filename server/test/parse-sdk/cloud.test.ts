@@ -152,7 +152,7 @@ describe('cloud code, jobs and push over REST', () => {
     for (const res of [job, push]) {
       expect(res.headers.get('Access-Control-Allow-Origin')).toBe('*');
       expect(res.headers.get('Access-Control-Expose-Headers')).toBe(
-        'X-Backend-Job-Status-Id, X-Parse-Job-Status-Id, X-Backend-Push-Status-Id, X-Parse-Push-Status-Id, Location',
+        'X-Backend-Job-Status-Id, X-Parse-Job-Status-Id, X-Backend-Push-Status-Id, X-Parse-Push-Status-Id, Location, X-Request-Id',
       );
     }
     await t.service.jobs.runner.idle();

@@ -23,7 +23,7 @@ const NOT_DELETED = { code: 153, error: 'Could not delete file.' };
 const CORS_ANSWER = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers':
-    'X-Backend-Job-Status-Id, X-Parse-Job-Status-Id, X-Backend-Push-Status-Id, X-Parse-Push-Status-Id, Location',
+    'X-Backend-Job-Status-Id, X-Parse-Job-Status-Id, X-Backend-Push-Status-Id, X-Parse-Push-Status-Id, Location, X-Request-Id',
 };
 /** A 1x1 PNG. */
 const PNG =

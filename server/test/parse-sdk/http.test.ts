@@ -31,7 +31,7 @@ const queue = () =>
   ).EventuallyQueue;
 
 const EXPOSED =
-  'X-Backend-Job-Status-Id, X-Parse-Job-Status-Id, X-Backend-Push-Status-Id, X-Parse-Push-Status-Id, Location';
+  'X-Backend-Job-Status-Id, X-Parse-Job-Status-Id, X-Backend-Push-Status-Id, X-Parse-Push-Status-Id, Location, X-Request-Id';
 const ORIGIN = 'https://app.example.com';
 
 let t: TestService;

@@ -1,0 +1,31 @@
+import { type TrustProxy, trustedPeer } from './client-address.ts';
+import { newObjectId } from './ids.ts';
+
+/**
+ * A request's trace id (docs/protocol.md#request-ids): sent back as `X-Request-Id` on every answer,
+ * written on its request log line and on the lines cloud code and webhooks write while serving it.
+ * Not the idempotency request id (`X-Backend-Request-Id`), which the caller chooses for a write.
+ */
+
+/** What a trace id taken from a proxy may be: 1 to 128 characters, letters, digits and `._:-`. */
+export const TRACE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Length of the ids the service makes (random, [A-Za-z0-9]). */
+export const TRACE_ID_LENGTH = 16;
+
+export const newTraceId = (): string => newObjectId(TRACE_ID_LENGTH);
+
+/**
+ * The rule for a request's trace id: the `X-Request-Id` a trusted proxy (option `trustProxy`) sent,
+ * when it is one header of safe characters and bounded length; otherwise a new one. A client that
+ * is not a trusted proxy cannot choose the id its request is logged under.
+ */
+export function traceIdOf(
+  option: TrustProxy,
+): (socketAddress: string | undefined, given: string | string[] | undefined) => string {
+  const trusted = trustedPeer(option);
+  return (socketAddress, given) =>
+    typeof given === 'string' && trusted(socketAddress) && TRACE_ID_PATTERN.test(given)
+      ? given
+      : newTraceId();
+}

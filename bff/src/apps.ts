@@ -1,4 +1,5 @@
 import { type Client, createClient } from '@bds/client';
+import { consoleCallerFetch } from './console-caller.ts';
 import type { AppRegistry, AppSummary } from './context.ts';
 import type { AppConfig } from './options.ts';
 
@@ -18,6 +19,8 @@ export function createAppRegistry(apps: AppConfig[]): AppRegistry {
       javaScriptKey: app.javascriptKey,
       clientKey: app.clientKey,
       silenceVersionWarning: true,
+      // Names the console user on master-key calls (console-caller.ts).
+      fetch: consoleCallerFetch,
     });
     entries.set(app.id, {
       summary: { id: app.id, name: app.name ?? app.id, serverURL: app.serverURL },

@@ -6,6 +6,7 @@ import type { NextFunction, Request, RequestHandler, Response, Router } from 'ex
 import { getIronSession, type IronSession } from 'iron-session';
 import { Secret, TOTP } from 'otpauth';
 import { z } from 'zod';
+import { asConsoleUser } from './console-caller.ts';
 import { ConsoleUserDirectory } from './console-users.ts';
 import { type ConsoleSessions, type ConsoleUser, consoleUserOf } from './context.ts';
 import { sendError } from './errors.ts';
@@ -301,7 +302,8 @@ export function createSessions(
     const user = await current(req, res);
     if (typeof user === 'string') return sendError(res, 401, ErrorCode.OPERATION_FORBIDDEN, user);
     (req as Request & { consoleUser?: ConsoleUser }).consoleUser = user;
-    next();
+    // Every service call of the request (and of what it starts) names this console user.
+    asConsoleUser(user.username, next);
   };
 
   const login = async (req: Request, res: Response, _next: NextFunction) => {

@@ -11,9 +11,10 @@ import { type Product, startProduct } from './helpers/product.ts';
 
 /**
  * The Server page's "Import from parse-server" in Chromium, against a real parse-server (the
- * from-parse tests' incumbent): every control of the form, the progress bar per class, the
- * summary, a refusal shown, the one audit entry per import, and neither the incumbent's master key
- * nor its database URL in any answer the browser got. A read-only user gets no form.
+ * from-parse tests' incumbent), configured in the bff as an import source: every control of the
+ * form, the progress bar per class, the summary, a failed run shown, the one audit entry per
+ * import, and neither the incumbent's master key nor its database URL in any answer the browser
+ * got. A read-only user gets no form; an app without sources says how to configure one.
  */
 
 const unavailable = await incumbentUnavailable();
@@ -43,7 +44,18 @@ describe.skipIf(unavailable !== undefined)('import from parse-server in the cons
     incumbent = await startIncumbent();
     for (const title of ['one', 'two', 'three']) await incumbentPost('/classes/Item', { title });
     await incumbentPost('/users', { username: 'pat', password: 'pat-old-pw' });
-    product = await startProduct();
+    product = await startProduct({
+      parseSources: [
+        {
+          name: 'incumbent',
+          serverURL: incumbent.url,
+          appId: INCUMBENT_KEYS.appId,
+          masterKey: INCUMBENT_KEYS.masterKey,
+          postgresURL: incumbent.databaseURI,
+        },
+        { name: 'gone', serverURL: 'http://127.0.0.1:9/parse', appId: 'gone', masterKey: 'gone-master-key' },
+      ],
+    });
     browser = await launchBrowser();
   }, 120_000);
 
@@ -54,40 +66,48 @@ describe.skipIf(unavailable !== undefined)('import from parse-server in the cons
     await incumbent?.stop();
   });
 
-  async function session(username: string): Promise<Session> {
+  async function session(username: string, app = product.appId): Promise<Session> {
     const s = await openSession(browser, product);
     sessions.push(s);
     await login(s.page, username);
-    await s.page.goto(`/apps/${product.appId}/server`);
+    await s.page.goto(`/apps/${app}/server`);
     await s.page.getByRole('heading', { name: 'Import from parse-server', level: 2 }).waitFor();
     return s;
   }
 
   const form = (page: Page) => page.getByRole('form', { name: 'Import from parse-server' });
 
-  it('an admin starts an import, follows it per class and reads its summary; the Audit section has one entry', async () => {
+  it('an admin starts an import, follows it per class and reads its summary; the Audit section has one entry per import', async () => {
     const admin = await session('admin');
     const { page } = admin;
     const f = form(page);
 
-    // A refusal of the service is shown, and nothing starts.
-    await f.getByLabel('Server URL').fill('ftp://old.example.com/parse');
-    await f.getByLabel('Application id').fill(INCUMBENT_KEYS.appId);
-    await f.getByLabel('Master key').fill(INCUMBENT_KEYS.masterKey);
-    await f.getByRole('button', { name: 'Start import' }).click();
-    await expect
-      .poll(() => f.getByRole('alert').textContent())
-      .toBe('Error 107: serverURL must be the http(s) URL of parse-server.');
-    expect(await page.getByTestId('parse-import-run').count()).toBe(0);
+    // The sources come from the console's configuration, by name and URL only.
+    const source = f.getByLabel('Source');
+    expect(await source.locator('option').allTextContents()).toEqual([
+      `incumbent: ${incumbent.url} (${INCUMBENT_KEYS.appId})`,
+      'gone: http://127.0.0.1:9/parse (gone)',
+    ]);
+    expect(await f.getByTestId('parse-import-source').textContent()).toBe(
+      'Its database is configured: users keep their passwords, and relations are read from its tables.',
+    );
 
-    await f.getByLabel('Server URL').fill(incumbent.url);
-    await f.getByLabel("Database URL (optional: its users' password hashes)").fill(incumbent.databaseURI);
-    await f.getByLabel('Sessions too (signed-in users stay signed in)').check();
+    // A source nobody answers at: the run fails, and says why.
+    await source.selectOption('gone');
+    expect(await f.getByTestId('parse-import-source').textContent()).toBe(
+      'No database is configured: users will have to reset their passwords.',
+    );
     await f.getByRole('button', { name: 'Start import' }).click();
     const run = page.getByTestId('parse-import-run');
+    await expect.poll(() => run.getAttribute('data-status'), { timeout: 30_000 }).toBe('failed');
+    expect(await run.getByRole('alert').textContent()).toMatch(
+      /^cannot reach parse-server at http:\/\/127\.0\.0\.1:9\/parse: /,
+    );
+
+    await source.selectOption('incumbent');
+    await f.getByLabel('Sessions too (signed-in users stay signed in)').check();
+    await f.getByRole('button', { name: 'Start import' }).click();
     await expect.poll(() => run.getAttribute('data-status'), { timeout: 60_000 }).toBe('done');
-    // The key fields are emptied once the import started.
-    expect(await f.getByLabel('Master key').inputValue()).toBe('');
     const item = run.getByRole('listitem').filter({ hasText: /^Item/ });
     expect(await item.textContent()).toBe('Item3 / 3');
     const bar = item.getByRole('progressbar', { name: 'Item progress' });
@@ -120,8 +140,12 @@ describe.skipIf(unavailable !== undefined)('import from parse-server in the cons
       .poll(async () => (await rows.first().getByTestId('audit-action').textContent()) ?? '')
       .toBe('app.importFromParse');
     expect(await rows.first().getByTestId('audit-target').textContent()).toBe(incumbent.url);
-    const actions = await rows.getByTestId('audit-action').allTextContents();
-    expect(actions.filter((a) => a === 'app.importFromParse')).toHaveLength(1);
+    // One entry per import: the failed one, then this one.
+    const targets = await rows
+      .filter({ has: page.getByTestId('audit-action').getByText('app.importFromParse', { exact: true }) })
+      .getByTestId('audit-target')
+      .allTextContents();
+    expect(targets).toEqual([incumbent.url, 'http://127.0.0.1:9/parse']);
     await rows
       .first()
       .getByRole('button', { name: /Show changes/ })
@@ -129,6 +153,7 @@ describe.skipIf(unavailable !== undefined)('import from parse-server in the cons
     const diff = (await page.getByTestId('audit-diff').textContent()) ?? '';
     // What was asked (no key) and how it ended, in one entry.
     for (const part of [
+      '"source": "incumbent"',
       '"status": "done"',
       '"rows": 4',
       '"passwords": 1',
@@ -141,6 +166,7 @@ describe.skipIf(unavailable !== undefined)('import from parse-server in the cons
     for (const text of seen) {
       expect(text.includes(INCUMBENT_KEYS.masterKey), 'the master key reached the browser').toBe(false);
       expect(text.includes(incumbent.databaseURI), 'the database URL reached the browser').toBe(false);
+      expect(text.includes('gone-master-key'), 'a master key reached the browser').toBe(false);
     }
     expect(admin.problems).toEqual([]);
   });
@@ -150,5 +176,14 @@ describe.skipIf(unavailable !== undefined)('import from parse-server in the cons
     expect(await form(viewer.page).count()).toBe(0);
     expect(await viewer.page.getByText('Read-only console users cannot start an import.').count()).toBe(1);
     expect(viewer.problems).toEqual([]);
+  });
+
+  it('an app without sources says how to configure one', async () => {
+    const admin = await session('admin', 'second-app');
+    expect(await form(admin.page).count()).toBe(0);
+    expect(await admin.page.getByTestId('parse-import-no-sources').textContent()).toBe(
+      "No parse-server is configured for this app. Add one to the console's configuration under apps[].parseSources (its URL, application id, master key and, for password hashes, its database URL): its keys stay on the console's server.",
+    );
+    expect(admin.problems).toEqual([]);
   });
 });

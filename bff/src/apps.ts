@@ -1,14 +1,17 @@
 import { type Client, createClient } from '@bds/client';
 import { consoleCallerFetch } from './console-caller.ts';
 import type { AppRegistry, AppSummary } from './context.ts';
-import type { AppConfig } from './options.ts';
+import type { AppConfig, ParseSourceConfig } from './options.ts';
 
 /**
  * One client library instance per configured app, holding its master key. Keys never leave this
  * module except through `secrets()` (leak scans and log redaction).
  */
 export function createAppRegistry(apps: AppConfig[]): AppRegistry {
-  const entries = new Map<string, { summary: AppSummary; client: Client }>();
+  const entries = new Map<
+    string,
+    { summary: AppSummary; client: Client; parseSources: ParseSourceConfig[] }
+  >();
   const secrets = new Set<string>();
   for (const app of apps) {
     const client = createClient({
@@ -25,9 +28,14 @@ export function createAppRegistry(apps: AppConfig[]): AppRegistry {
     entries.set(app.id, {
       summary: { id: app.id, name: app.name ?? app.id, serverURL: app.serverURL },
       client,
+      parseSources: app.parseSources,
     });
     for (const key of [app.masterKey, app.restAPIKey, app.javascriptKey, app.clientKey, app.webhookKey]) {
       if (key) secrets.add(key);
+    }
+    for (const source of app.parseSources) {
+      secrets.add(source.masterKey);
+      if (source.postgresURL) secrets.add(source.postgresURL);
     }
   }
   return {
@@ -38,6 +46,7 @@ export function createAppRegistry(apps: AppConfig[]): AppRegistry {
       if (!entry) throw new Error(`unknown app "${appId}"`);
       return entry.client;
     },
+    parseSources: (appId) => entries.get(appId)?.parseSources ?? [],
     secrets: () => [...secrets],
   };
 }

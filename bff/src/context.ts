@@ -4,6 +4,7 @@ import type { AuditEntry } from '@bds/client/protocol';
 export type { AuditEntry } from '@bds/client/protocol';
 
 import type { Request } from 'express';
+import type { ParseSourceConfig } from './options.ts';
 
 /**
  * The contract between the bff's foundation (options, console users, sessions, security
@@ -31,6 +32,8 @@ export interface AppRegistry {
   /** A client library instance holding that app's master key (server-side only). */
   clientFor(appId: string): Client;
   has(appId: string): boolean;
+  /** The parse-servers this app may import from, keys included (server-side only). */
+  parseSources(appId: string): ParseSourceConfig[];
   /** Every configured secret (master, REST, JavaScript, client, webhook keys): for leak scans and log scrubbing. */
   secrets(): string[];
 }

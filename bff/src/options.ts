@@ -12,6 +12,19 @@ export class OptionError extends Error {
   }
 }
 
+/**
+ * A running parse-server an app may import from (docs/transfer.md, "From the console"). Its master
+ * key and database URL stay in the bff: the console picks a source by name and never sees them.
+ */
+const parseSourceSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, "_", "." or "-"'),
+  serverURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+  appId: z.string().min(1),
+  masterKey: z.string().min(1),
+  /** postgres://… of its database, for its users' password hashes and relation tables. */
+  postgresURL: z.string().min(1).optional(),
+});
+
 const appSchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"'),
   name: z.string().min(1).optional(),
@@ -23,6 +36,7 @@ const appSchema = z.strictObject({
   javascriptKey: z.string().min(1).optional(),
   clientKey: z.string().min(1).optional(),
   webhookKey: z.string().min(1).optional(),
+  parseSources: z.array(parseSourceSchema).default([]),
 });
 
 /** One console user entry, as the config file holds it and `console:user add` prints it. */
@@ -103,6 +117,16 @@ const optionsSchema = z
       if (ids.has(app.id))
         ctx.addIssue({ code: 'custom', path: ['apps', i, 'id'], message: 'is a duplicate' });
       ids.add(app.id);
+      const sources = new Set<string>();
+      app.parseSources.forEach((source, j) => {
+        if (sources.has(source.name))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['apps', i, 'parseSources', j, 'name'],
+            message: 'is a duplicate',
+          });
+        sources.add(source.name);
+      });
     });
     for (const problem of consoleUserProblems(o.consoleUsers, ids)) {
       ctx.addIssue({ code: 'custom', path: ['consoleUsers', ...problem.path], message: problem.message });
@@ -119,6 +143,7 @@ const optionsSchema = z
 export type BffOptionsInput = z.input<typeof optionsSchema>;
 export type BffOptions = z.output<typeof optionsSchema>;
 export type AppConfig = z.output<typeof appSchema>;
+export type ParseSourceConfig = z.output<typeof parseSourceSchema>;
 export type ConsoleUserConfig = z.output<typeof consoleUserSchema>;
 
 /** Validates options; throws an OptionError naming the first bad option. */

@@ -173,7 +173,13 @@ describe('bulk create when a whole /batch segment fails', () => {
       close: () => {},
     };
     const ctx: BffContext = {
-      apps: { list: () => [], clientFor: () => client, has: () => true, secrets: () => [] },
+      apps: {
+        list: () => [],
+        clientFor: () => client,
+        has: () => true,
+        parseSources: () => [],
+        secrets: () => [],
+      },
       audit: log,
       filters: {} as never,
     };

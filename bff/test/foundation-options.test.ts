@@ -73,6 +73,7 @@ describe('bff options', () => {
         appId: 'env-app',
         masterKey: 'env-master-key',
         restAPIKey: 'env-rest-key',
+        parseSources: [],
       },
     ]);
     const file = path.join(tmp, 'console.json');
@@ -132,5 +133,35 @@ describe('bff options', () => {
     expect(registry.secrets().sort()).toEqual(['hook-key-1', 'master-key-123', 'rest-key-1']);
     expect(() => registry.clientFor('nope')).toThrow();
     expect(registry.clientFor('a1')).toBeDefined();
+  });
+
+  it('parse-server import sources: checked at start, kept per app, their keys counted as secrets', () => {
+    const source = {
+      name: 'old',
+      serverURL: 'http://old:1337/parse',
+      appId: 'old',
+      masterKey: 'old-master-1',
+    };
+    expect(() =>
+      validateBffOptions({ apps: [{ ...app, parseSources: [{ ...source, serverURL: 'ftp://old/parse' }] }] }),
+    ).toThrow('option "apps.0.parseSources.0.serverURL": must be an http(s) URL');
+    expect(() => validateBffOptions({ apps: [{ ...app, parseSources: [source, source] }] })).toThrow(
+      'option "apps.0.parseSources.1.name": is a duplicate',
+    );
+    expect(() =>
+      validateBffOptions({ apps: [{ ...app, parseSources: [{ ...source, name: 'a b' }] }] }),
+    ).toThrow('option "apps.0.parseSources.0.name": must be 1-64 letters, digits, "_", "." or "-"');
+    const withDb = { ...source, name: 'db', postgresURL: 'postgres://u:pw-4411@db/parse' };
+    const registry = createAppRegistry(
+      validateBffOptions({ apps: [{ ...app, parseSources: [source, withDb] }] }).apps,
+    );
+    expect(registry.parseSources('a1')).toEqual([source, withDb]);
+    expect(registry.parseSources('nope')).toEqual([]);
+    expect(JSON.stringify(registry.list())).not.toContain('old-master-1');
+    expect(registry.secrets().sort()).toEqual([
+      'master-key-123',
+      'old-master-1',
+      'postgres://u:pw-4411@db/parse',
+    ]);
   });
 });

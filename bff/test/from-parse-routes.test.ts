@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BffFetch, type StartedBff, startBff } from './helpers/bff.ts';
 
 /**
- * The console's import from parse-server through the bff (POST /bff/apps/<app>/transfer/parse,
- * GET .../transfer/parse/<id>): the body checked, the service's refusals passed on, and ONE audit
- * entry per import, written when the bff sees it end, without the master key or database URL.
+ * The console's import from parse-server through the bff (GET /bff/apps/<app>/transfer/parse-sources,
+ * POST /bff/apps/<app>/transfer/parse, GET .../transfer/parse/<id>): the sources listed without
+ * their keys, only a configured source started, and ONE audit entry per import, written when the
+ * bff sees it end, without the master key or database URL.
  * An incumbent nobody listens on makes the run fail at once; the real incumbent is driven by
  * server/test/from-parse and e2e/parse-import.e2e.test.ts.
  */
@@ -14,9 +15,32 @@ let admin: BffFetch;
 const P = '/bff/apps/test-app/transfer/parse';
 const MASTER_KEY = 'incumbent-master-key-3f9a';
 const DATABASE_URL = 'postgres://parse:db-password-77c1@127.0.0.1:9/parse';
+const SERVER_URL = 'http://127.0.0.1:9/parse';
 
 beforeAll(async () => {
-  t = await startBff();
+  t = await startBff({
+    apps: [
+      {
+        id: 'test-app',
+        parseSources: [
+          {
+            name: 'old',
+            serverURL: SERVER_URL,
+            appId: 'old-app',
+            masterKey: MASTER_KEY,
+            postgresURL: DATABASE_URL,
+          },
+          {
+            name: 'bare',
+            serverURL: 'http://127.0.0.1:9/other',
+            appId: 'other-app',
+            masterKey: 'other-key-9d1e',
+          },
+        ],
+      },
+      { id: 'second-app' },
+    ],
+  });
   admin = await t.login('admin');
 });
 
@@ -25,20 +49,47 @@ afterAll(async () => {
 });
 
 describe('import from parse-server through the bff', () => {
-  it('refuses a bad body (its own check, then the service’s) and starts nothing', async () => {
-    const missing = await admin(P, { method: 'POST', body: { serverURL: 'http://x/parse', appId: 'a' } });
-    expect(missing.status).toBe(400);
-    expect(missing.json).toEqual({
+  it('lists the configured sources without their keys, to read-only users too', async () => {
+    const expected = {
+      results: [
+        { name: 'old', serverURL: SERVER_URL, appId: 'old-app', postgres: true },
+        { name: 'bare', serverURL: 'http://127.0.0.1:9/other', appId: 'other-app', postgres: false },
+      ],
+    };
+    const listed = await admin.get('/bff/apps/test-app/transfer/parse-sources');
+    expect(listed.status).toBe(200);
+    expect(listed.json).toEqual(expected);
+    const viewer = await t.login('viewer');
+    expect((await viewer.get('/bff/apps/test-app/transfer/parse-sources')).json).toEqual(expected);
+    const other = await admin.get('/bff/apps/second-app/transfer/parse-sources');
+    expect(other.json).toEqual({ results: [] });
+  });
+
+  it('starts only a configured source, and a read-only user none', async () => {
+    const oldShape = await admin(P, {
+      method: 'POST',
+      body: { serverURL: 'http://x/parse', appId: 'a', masterKey: MASTER_KEY },
+    });
+    expect(oldShape.status).toBe(400);
+    expect(oldShape.json).toEqual({
       code: 107,
       error:
-        'Invalid import from parse-server: masterKey: Invalid input: expected string, received undefined',
+        'Invalid import from parse-server: source: Invalid input: expected string, received undefined; Unrecognized keys: "serverURL", "appId", "masterKey"',
     });
-    const badUrl = await admin(P, {
+    const unknownSource = await admin(P, { method: 'POST', body: { source: 'nope' } });
+    expect(unknownSource.status).toBe(404);
+    expect(unknownSource.json).toEqual({ code: 101, error: 'No import source nope is configured.' });
+    // Sources belong to their app: the second app has none.
+    const elsewhere = await admin('/bff/apps/second-app/transfer/parse', {
       method: 'POST',
-      body: { serverURL: 'ftp://x/parse', appId: 'a', masterKey: MASTER_KEY },
+      body: { source: 'old' },
     });
-    expect(badUrl.status).toBe(400);
-    expect(badUrl.json).toEqual({ code: 107, error: 'serverURL must be the http(s) URL of parse-server.' });
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.json).toEqual({ code: 101, error: 'No import source old is configured.' });
+    const viewer = await t.login('viewer');
+    const refused = await viewer(P, { method: 'POST', body: { source: 'old' } });
+    expect(refused.status).toBe(403);
+    expect(refused.json).toEqual({ code: 119, error: 'Read-only console users cannot change anything.' });
     const unknown = await admin.get(`${P}/nope`);
     expect(unknown.status).toBe(404);
     expect(unknown.json).toEqual({ code: 101, error: 'No import from parse-server nope.' });
@@ -46,11 +97,8 @@ describe('import from parse-server through the bff', () => {
   });
 
   it('follows a run to its end and audits it once, without the key or the database URL', async () => {
-    const serverURL = 'http://127.0.0.1:9/parse';
-    const started = await admin(P, {
-      method: 'POST',
-      body: { serverURL, appId: 'old-app', masterKey: MASTER_KEY, postgresURL: DATABASE_URL, sessions: true },
-    });
+    const serverURL = SERVER_URL;
+    const started = await admin(P, { method: 'POST', body: { source: 'old', sessions: true } });
     expect(started.status).toBe(202);
     expect(started.json).toMatchObject({ status: 'running', serverURL, appId: 'old-app', postgres: true });
     await expect.poll(async () => (await admin.get(`${P}/${started.json.id}`)).json.status).toBe('failed');
@@ -63,6 +111,7 @@ describe('import from parse-server through the bff', () => {
       target: serverURL,
       before: null,
       after: {
+        source: 'old',
         serverURL,
         appId: 'old-app',
         sessions: true,

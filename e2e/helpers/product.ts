@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Secret, TOTP } from 'otpauth';
 import { type Bff, type BffOptionsInput, createBff } from '../../bff/src/index.ts';
+import type { ParseSourceConfig } from '../../bff/src/options.ts';
 import { hashPassword } from '../../bff/src/passwords.ts';
 import { createService, type Service } from '../../server/src/index.ts';
 
@@ -56,7 +57,12 @@ function ensureBuilt(): void {
 
 /** Starts the real service and the bff (serving the built SPA) on free ports with a fresh data dir. */
 export async function startProduct(
-  opts: { bff?: Partial<BffOptionsInput>; service?: Record<string, unknown> } = {},
+  opts: {
+    bff?: Partial<BffOptionsInput>;
+    service?: Record<string, unknown>;
+    /** The parse-servers the first app may import from (bff option `apps[].parseSources`). */
+    parseSources?: ParseSourceConfig[];
+  } = {},
 ): Promise<Product> {
   ensureBuilt();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bds-e2e-'));
@@ -84,7 +90,14 @@ export async function startProduct(
       host: '127.0.0.1',
       dataDir: path.join(dataDir, 'console'),
       apps: [
-        { id: APP_ID, name: 'E2E app', serverURL: serviceUrl, appId: serviceAppId, ...secrets },
+        {
+          id: APP_ID,
+          name: 'E2E app',
+          serverURL: serviceUrl,
+          appId: serviceAppId,
+          ...secrets,
+          ...(opts.parseSources ? { parseSources: opts.parseSources } : {}),
+        },
         { id: 'second-app', name: 'Second app', serverURL: serviceUrl, appId: serviceAppId, ...secrets },
       ],
       consoleUsers: [

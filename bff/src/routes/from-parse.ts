@@ -1,4 +1,10 @@
-import { ErrorCode, FROM_PARSE_PATH, type FromParseRun } from '@bds/client/protocol';
+import {
+  ErrorCode,
+  FROM_PARSE_PATH,
+  type FromParseRun,
+  type FromParseStart,
+  type ParseImportSource,
+} from '@bds/client/protocol';
 import type express from 'express';
 import { z } from 'zod';
 import type { BffContext } from '../context.ts';
@@ -8,10 +14,13 @@ import { type AppScope, appRoute, BffError, bodyOf, errorAnswer, param, parse, u
  * Imports from a running parse-server (docs/transfer.md, "From the console"): the service's
  * master-only routes proxied, and ONE audit entry per import (`app.importFromParse`, the incumbent's
  * URL as target) holding what was asked and how it ended. The bff follows each import it started
- * to its end, so the entry is written whether or not a console stays open. The incumbent's master
- * key and database URL pass through to the service and are kept nowhere here.
+ * to its end, so the entry is written whether or not a console stays open. The incumbents come
+ * from the bff's option `apps[].parseSources`: the console names one, and its master key and
+ * database URL go from here to the service only, so no browser ever holds them (and a console user
+ * cannot point the service at an arbitrary URL).
  *
- *   POST /apps/:appId/transfer/parse          start (202, the run)
+ *   GET  /apps/:appId/transfer/parse-sources   the configured sources, without keys
+ *   POST /apps/:appId/transfer/parse           start from a source (202, the run)
  *   GET  /apps/:appId/transfer/parse/:name     its progress per class, then its summary
  */
 
@@ -21,10 +30,7 @@ export const FOLLOW_MS = 1000;
 const FOLLOW_FAILURES = 30;
 
 const startBody = z.strictObject({
-  serverURL: z.string().min(1).max(2000),
-  appId: z.string().min(1).max(200),
-  masterKey: z.string().min(1).max(1000),
-  postgresURL: z.string().min(1).max(2000).optional(),
+  source: z.string().min(1).max(64),
   sessions: z.boolean().optional(),
 });
 
@@ -33,14 +39,43 @@ const runPath = (id: string) => `${FROM_PARSE_PATH}/${encodeURIComponent(id)}`;
 export function registerFromParseRoutes(router: express.Router, ctx: BffContext): void {
   const base = '/apps/:appId/transfer/parse';
 
+  router.get(
+    '/apps/:appId/transfer/parse-sources',
+    appRoute(ctx, {}, async (s) => ({
+      results: ctx.apps.parseSources(s.appId).map(
+        (source): ParseImportSource => ({
+          name: source.name,
+          serverURL: source.serverURL,
+          appId: source.appId,
+          postgres: source.postgresURL !== undefined,
+        }),
+      ),
+    })),
+  );
+
   router.post(
     base,
     appRoute(ctx, { write: true, status: 202 }, async (s) => {
-      const body = parse(startBody, bodyOf(s.req), 'import from parse-server');
+      const asked = parse(startBody, bodyOf(s.req), 'import from parse-server');
+      const source = ctx.apps.parseSources(s.appId).find((c) => c.name === asked.source);
+      if (!source) {
+        throw new BffError(
+          404,
+          ErrorCode.OBJECT_NOT_FOUND,
+          `No import source ${asked.source} is configured.`,
+        );
+      }
+      const body: FromParseStart = {
+        serverURL: source.serverURL,
+        appId: source.appId,
+        masterKey: source.masterKey,
+        ...(source.postgresURL !== undefined ? { postgresURL: source.postgresURL } : {}),
+        ...(asked.sessions !== undefined ? { sessions: asked.sessions } : {}),
+      };
       const run = unwrap(
         await s.client.request<FromParseRun>('POST', FROM_PARSE_PATH, { useMasterKey: true, body }),
       );
-      follow(s, run);
+      follow(s, source.name, run);
       return run;
     }),
   );
@@ -56,8 +91,9 @@ export function registerFromParseRoutes(router: express.Router, ctx: BffContext)
 }
 
 /** Asks the service about a run until it ends, then records its one audit entry. */
-function follow(s: AppScope, started: FromParseRun): void {
+function follow(s: AppScope, source: string, started: FromParseRun): void {
   const asked = {
+    source,
     serverURL: started.serverURL,
     appId: started.appId,
     sessions: started.sessions,

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { KEYS, startService, type TestService } from '../../../server/test/helpers/service.ts';
 import { type Bff, type BffDeps, createBff } from '../../src/index.ts';
-import type { BffOptionsInput } from '../../src/options.ts';
+import type { BffOptionsInput, ParseSourceConfig } from '../../src/options.ts';
 import { hashPassword } from '../../src/passwords.ts';
 
 /**
@@ -36,6 +36,8 @@ export const TEST_USERS: TestUser[] = [
 export interface TestApp {
   id: string;
   name?: string;
+  /** The parse-servers the app may import from (bff option `apps[].parseSources`). */
+  parseSources?: ParseSourceConfig[];
 }
 
 export interface StartBffOptions {
@@ -147,6 +149,7 @@ export async function startBff(opts: StartBffOptions = {}): Promise<StartedBff> 
     restAPIKey: KEYS.restAPIKey,
     javascriptKey: KEYS.javascriptKey,
     webhookKey: WEBHOOK_KEY,
+    ...(a.parseSources ? { parseSources: a.parseSources } : {}),
     // A service started with a client key gets it in the console's app too (and in the leak scan).
     ...(typeof opts.service?.clientKey === 'string' ? { clientKey: opts.service.clientKey } : {}),
   }));

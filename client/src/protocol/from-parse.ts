@@ -62,3 +62,21 @@ export interface FromParseRun {
   /** Why a failed run stopped. */
   error: string | null;
 }
+
+/**
+ * A parse-server the console may import from, as the bff lists it (`GET /bff/apps/<app>/transfer/
+ * parse-sources`): the bff's option `apps[].parseSources` without its master key or database URL.
+ */
+export interface ParseImportSource {
+  name: string;
+  serverURL: string;
+  appId: string;
+  /** Whether a database URL is configured (never the URL). */
+  postgres: boolean;
+}
+
+/** What the console sends to start an import: a configured source, by name. */
+export interface ConsoleParseImportStart {
+  source: string;
+  sessions?: boolean;
+}

@@ -1,44 +1,36 @@
 import { type FormEvent, useState } from 'react';
 import { Button } from '../../../components/ui/button.tsx';
-import { Input } from '../../../components/ui/input.tsx';
+import { Select } from '../../../components/ui/input.tsx';
 import { errorText } from '../../../lib/api.ts';
-import { type FromParseRun, useParseImport, useStartParseImport } from '../api/parse-import.ts';
+import {
+  type FromParseRun,
+  useParseImport,
+  useParseImportSources,
+  useStartParseImport,
+} from '../api/parse-import.ts';
 
 /**
- * The Server page's "Import from parse-server" section: the incumbent's URL, application id and
- * master key (optionally its database URL and its sessions) start the service's import; a progress
- * bar per class, then the summary. The key is sent once and kept in no state after the start.
+ * The Server page's "Import from parse-server" section: one of the parse-servers the console is
+ * configured with (the bff's option `apps[].parseSources`, docs/transfer.md) starts the service's
+ * import; a progress bar per class, then the summary. The incumbent's master key and database URL
+ * stay in the bff: this page only ever sees a source's name and URL.
  */
 export function ParseImport({ appId, canWrite }: { appId: string; canWrite: boolean }) {
-  const [serverURL, setServerURL] = useState('');
-  const [parseAppId, setParseAppId] = useState('');
-  const [masterKey, setMasterKey] = useState('');
-  const [postgresURL, setPostgresURL] = useState('');
+  const sources = useParseImportSources(appId);
+  const [chosen, setChosen] = useState('');
   const [sessions, setSessions] = useState(false);
   const [runId, setRunId] = useState<string | null>(null);
   const start = useStartParseImport(appId);
   const run = useParseImport(appId, runId);
   const current = run.data ?? start.data;
   const running = start.isPending || current?.status === 'running';
+  const list = sources.data?.results ?? [];
+  const source = list.find((s) => s.name === chosen) ?? list[0];
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    start.mutate(
-      {
-        serverURL: serverURL.trim(),
-        appId: parseAppId.trim(),
-        masterKey,
-        ...(postgresURL.trim() ? { postgresURL: postgresURL.trim() } : {}),
-        sessions,
-      },
-      {
-        onSuccess: (started) => {
-          setRunId(started.id);
-          setMasterKey('');
-          setPostgresURL('');
-        },
-      },
-    );
+    if (!source) return;
+    start.mutate({ source: source.name, sessions }, { onSuccess: (started) => setRunId(started.id) });
   };
 
   return (
@@ -49,61 +41,58 @@ export function ParseImport({ appId, canWrite }: { appId: string; canWrite: bool
       <p className="mb-3 text-sm text-slate-500 dark:text-slate-400">
         Brings a running parse-server app here: schemas, rows, relations, roles, files and config, read with
         its master key (nothing is written to it). Start it again later to bring only what changed and delete
-        what is gone there. The key is used by this import only and kept nowhere.
+        what is gone there.
       </p>
-      {canWrite ? (
-        <form onSubmit={submit} aria-label="Import from parse-server" className="grid max-w-2xl gap-2">
-          <label className="grid gap-1 text-sm">
-            Server URL
-            <Input
-              value={serverURL}
-              onChange={(e) => setServerURL(e.target.value)}
-              placeholder="https://old.example.com/parse"
-              required
-            />
-          </label>
-          <label className="grid gap-1 text-sm">
-            Application id
-            <Input value={parseAppId} onChange={(e) => setParseAppId(e.target.value)} required />
-          </label>
-          <label className="grid gap-1 text-sm">
-            Master key
-            <Input
-              type="password"
-              autoComplete="off"
-              value={masterKey}
-              onChange={(e) => setMasterKey(e.target.value)}
-              required
-            />
-          </label>
-          <label className="grid gap-1 text-sm">
-            Database URL (optional: its users' password hashes)
-            <Input
-              type="password"
-              autoComplete="off"
-              value={postgresURL}
-              onChange={(e) => setPostgresURL(e.target.value)}
-              placeholder="postgres://user@host:5432/parse"
-            />
-          </label>
-          <label className="flex items-center gap-2 text-sm">
-            <input type="checkbox" checked={sessions} onChange={(e) => setSessions(e.target.checked)} />
-            Sessions too (signed-in users stay signed in)
-          </label>
-          <div>
-            <Button type="submit" variant="primary" disabled={running}>
-              {running ? 'Importing…' : 'Start import'}
-            </Button>
-          </div>
-          {start.isError && (
-            <p role="alert" className="text-sm text-red-700 dark:text-red-300">
-              {errorText(start.error)}
-            </p>
-          )}
-        </form>
-      ) : (
-        <p className="text-sm text-slate-500">Read-only console users cannot start an import.</p>
+      {sources.isError && (
+        <p role="alert" className="text-sm text-red-700 dark:text-red-300">
+          {errorText(sources.error)}
+        </p>
       )}
+      {sources.isSuccess && list.length === 0 && (
+        <p className="text-sm text-slate-500" data-testid="parse-import-no-sources">
+          No parse-server is configured for this app. Add one to the console's configuration under{' '}
+          <code>apps[].parseSources</code> (its URL, application id, master key and, for password hashes, its
+          database URL): its keys stay on the console's server.
+        </p>
+      )}
+      {list.length > 0 &&
+        (canWrite ? (
+          <form onSubmit={submit} aria-label="Import from parse-server" className="grid max-w-2xl gap-2">
+            <label className="grid gap-1 text-sm">
+              Source
+              <Select value={source?.name ?? ''} onChange={(e) => setChosen(e.target.value)}>
+                {list.map((s) => (
+                  <option key={s.name} value={s.name}>
+                    {`${s.name}: ${s.serverURL} (${s.appId})`}
+                  </option>
+                ))}
+              </Select>
+            </label>
+            {source && (
+              <p className="text-sm text-slate-500" data-testid="parse-import-source">
+                {source.postgres
+                  ? 'Its database is configured: users keep their passwords, and relations are read from its tables.'
+                  : 'No database is configured: users will have to reset their passwords.'}
+              </p>
+            )}
+            <label className="flex items-center gap-2 text-sm">
+              <input type="checkbox" checked={sessions} onChange={(e) => setSessions(e.target.checked)} />
+              Sessions too (signed-in users stay signed in)
+            </label>
+            <div>
+              <Button type="submit" variant="primary" disabled={running}>
+                {running ? 'Importing…' : 'Start import'}
+              </Button>
+            </div>
+            {start.isError && (
+              <p role="alert" className="text-sm text-red-700 dark:text-red-300">
+                {errorText(start.error)}
+              </p>
+            )}
+          </form>
+        ) : (
+          <p className="text-sm text-slate-500">Read-only console users cannot start an import.</p>
+        ))}
       {current && <RunView run={current} />}
     </section>
   );

@@ -2,7 +2,8 @@ import { isObject } from '@bds/client/protocol';
 import { aclGrant } from '../kernel/acl.ts';
 import type { Comparison, QueryNode, WireValue } from '../kernel/query.ts';
 import type { WireAcl } from '../kernel/records.ts';
-import type { ClassSchema } from '../kernel/schema.ts';
+import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
+import { ELEMENT, ELEMENT_SCHEMA, type ElementCondition, elementCondition } from './elements.ts';
 import {
   arrayEqualityOnly,
   checkArrayField,
@@ -104,6 +105,8 @@ export function replaceNodes(
  * a plain Error when an unresolved node is left (see `unresolvedNodes`).
  */
 export function compileMatcher(node: QueryNode, schema: ClassSchema): RowMatcher {
+  const elements = elementCondition(schema, node);
+  if (elements) return elementMatcher(elements);
   switch (node.type) {
     case 'and': {
       const children = node.children.map((child) => compileMatcher(child, schema));
@@ -216,6 +219,16 @@ export function compileMatcher(node: QueryNode, schema: ClassSchema): RowMatcher
           'replace it by an `in` list from a store lookup first (unresolvedNodes, replaceNodes).',
       );
   }
+}
+
+/** A condition on the elements of an Array field (a dot path into it; see elements.ts). */
+function elementMatcher({ field, all, terms }: ElementCondition): RowMatcher {
+  const tests = terms.map(({ none, test }) => {
+    const inner = compileMatcher(test, ELEMENT_SCHEMA);
+    const some = (row: WireRow) => elementsOf(own(row, field)).some((e) => inner({ [ELEMENT]: e }));
+    return none ? (row: WireRow) => !some(row) : some;
+  });
+  return all ? (row) => tests.every((t) => t(row)) : (row) => tests.some((t) => t(row));
 }
 
 const always: RowMatcher = () => true;
@@ -402,26 +415,42 @@ function compareArray(get: Getter, op: Comparison, value: WireValue): RowMatcher
  */
 function inList(resolved: ResolvedPath, values: readonly WireValue[], not: boolean): RowMatcher {
   const get = getter(resolved);
-  const type = resolved.def?.type;
   const includesNull = values.includes(null);
-  const nonNull = values.filter((v) => v !== null);
-  let matchesValue: (value: unknown) => boolean;
-  if (type === 'Array') {
-    const wanted = new Set(nonNull.map((v) => identity(keyOf(v))));
-    wanted.delete(undefined);
-    matchesValue = (value) => elementsOf(value).some((e) => wanted.has(identity(keyOf(e))));
-  } else if (type === 'GeoPoint' || type === 'Polygon' || type === 'Object') {
-    const wanted = new Set(nonNull.map(structuralKey));
-    matchesValue = (value) => wanted.has(structuralKey(value));
-  } else {
-    const dateField = type === 'Date';
-    const wanted = new Set(nonNull.map((v) => identity(keyOf(v, dateField))));
-    wanted.delete(undefined);
-    matchesValue = (value) => wanted.has(identity(keyOf(value, dateField)));
-  }
+  const { listed, held } = membershipKeys(resolved.def);
+  const wanted = new Set(values.filter((v) => v !== null).map(listed));
+  wanted.delete(undefined);
   const matches = (row: WireRow) => {
     const value = get(row);
-    return absent(value) ? includesNull : matchesValue(value);
+    return absent(value) ? includesNull : held(value).some((k) => wanted.has(k));
   };
   return not ? (row) => !matches(row) : matches;
 }
+
+/**
+ * How `$in` compares on a field of type `def` (`undefined`: a key below an Object): `listed` is the
+ * key of one value of the list (`undefined`: it equals nothing), `held` the keys a stored value
+ * holds (an Array field: one per element). A present value matches when it holds a listed key.
+ * `$lookup` joins by these keys too (data/aggregate.ts), so it answers what `$in` answers.
+ */
+export function membershipKeys(def: FieldDef | undefined): {
+  listed: (value: unknown) => string | undefined;
+  held: (value: unknown) => string[];
+} {
+  const type = def?.type;
+  if (type === 'Array') {
+    return {
+      listed: (value) => identity(keyOf(value)),
+      held: (value) => definedIds(elementsOf(value).map((e) => identity(keyOf(e)))),
+    };
+  }
+  if (type === 'GeoPoint' || type === 'Polygon' || type === 'Object') {
+    return { listed: structuralKey, held: (value) => [structuralKey(value)] };
+  }
+  const dateField = type === 'Date';
+  return {
+    listed: (value) => identity(keyOf(value, dateField)),
+    held: (value) => definedIds([identity(keyOf(value, dateField))]),
+  };
+}
+
+const definedIds = (ids: Array<string | undefined>): string[] => ids.filter((id) => id !== undefined);

@@ -2,6 +2,7 @@ import { invalidQuery } from '../../kernel/errors.ts';
 import type { Path, QueryNode, TextSearch } from '../../kernel/query.ts';
 import type { OrderKey } from '../../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../../kernel/schema.ts';
+import { ELEMENT, ELEMENT_SCHEMA, type ElementCondition, elementCondition } from '../../query/elements.ts';
 import {
   checkArrayField,
   checkRegexField,
@@ -40,6 +41,8 @@ export class WhereCompiler extends WhereSubqueries {
 
   compile(node: QueryNode, schema: ClassSchema, alias: string): string {
     const q = (s: string) => this.dialect.quote(s);
+    const elements = elementCondition(schema, node);
+    if (elements) return this.elementsHold(schema, alias, elements);
     switch (node.type) {
       case 'and':
         if (node.children.length === 0) return TRUE;
@@ -120,6 +123,26 @@ export class WhereCompiler extends WhereSubqueries {
       case 'intersectsPoint':
         return this.intersectsPoint(schema, alias, node);
     }
+  }
+
+  /**
+   * A condition on the elements of an Array field (a dot path into it; query/elements.ts): each
+   * term an EXISTS over the elements, each element read as an Object field `ELEMENT` when it is an
+   * object (NULL otherwise), so that its keys are compared as keys below an Object are.
+   */
+  private elementsHold(schema: ClassSchema, alias: string, condition: ElementCondition): string {
+    const array = this.operand(schema, alias, [condition.field]);
+    const parts = condition.terms.map(({ none, test }) => {
+      const el = this.dialect.jsonElements(array.column, this.nextAlias('e'));
+      const row = this.nextAlias('e');
+      const objects =
+        `(SELECT CASE WHEN ${this.dialect.jsonTypeIn(el.type, ['object'])} THEN ${el.json} END ` +
+        `AS ${this.dialect.quote(ELEMENT)} FROM ${el.from}) AS ${row}`;
+      const some = `EXISTS (SELECT 1 FROM ${objects} WHERE ${this.compile(test, ELEMENT_SCHEMA, row)})`;
+      return none ? `NOT ${some}` : some;
+    });
+    if (parts.length === 0) return condition.all ? TRUE : FALSE;
+    return parts.map((p) => `(${p})`).join(condition.all ? ' AND ' : ' OR ');
   }
 
   /** Rows whose relation holds one of the related ids (`not`: none of them), read from its join table. */

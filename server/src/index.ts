@@ -28,6 +28,7 @@ import { registerFromParseRoutes } from './http/routes/from-parse.ts';
 import { registerHookRoutes } from './http/routes/hooks.ts';
 import { registerLiveRoutes } from './http/routes/live.ts';
 import { registerMiscRoutes } from './http/routes/misc.ts';
+import { registerOpenApiRoute } from './http/routes/openapi.ts';
 import { registerPerformanceRoutes } from './http/routes/performance.ts';
 import { registerPushRoutes } from './http/routes/push.ts';
 import { registerSchemaRoutes } from './http/routes/schemas.ts';
@@ -190,6 +191,15 @@ export async function createService(
   registerPushRoutes(router, push);
   await push.resume();
   registerCloudRoutes(router, cloud, jobs);
+  registerOpenApiRoute(
+    router,
+    data,
+    () => [
+      ...cloud.registry.describe().functions,
+      ...cloud.webhooks.registry.listFunctions().map((f) => f.functionName),
+    ],
+    () => publicUrl,
+  );
   registerHookRoutes(router, cloud.webhooks);
   const live = new LiveQuery(data, callers, clock, cloud.triggers);
   registerLiveRoutes(router, live);

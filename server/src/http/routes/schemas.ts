@@ -19,6 +19,17 @@ function bodyObject(req: ApiRequest): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+/** The classes GET /schemas lists (schema/registry.ts `listedClass`), GET /openapi.json too. */
+export async function listedSchemas(data: Data): Promise<ClassSchema[]> {
+  const { schemas, store } = data.core;
+  /** Whether a class holds a row (any row: the master key's view). */
+  const holdsRows = async (schema: ClassSchema) =>
+    (await store.find(schema, { where: MATCH_ALL, order: [], limit: 1, skip: 0 }, schemas.lookup)).length > 0;
+  const all = schemas.all();
+  const listed = await Promise.all(all.map((s) => listedClass(s.className, () => holdsRows(s))));
+  return all.filter((_, i) => listed[i]);
+}
+
 /** /schemas: master-only class schema management. */
 export function registerSchemaRoutes(router: Router, data: Data): void {
   const { schemas, store } = data.core;
@@ -28,14 +39,9 @@ export function registerSchemaRoutes(router: Router, data: Data): void {
     ...schemaDocument(schema),
     estimatedCount: await store.estimateCount(schema),
   });
-  /** Whether a class holds a row (any row: the master key's view). */
-  const holdsRows = async (schema: ClassSchema) =>
-    (await store.find(schema, { where: MATCH_ALL, order: [], limit: 1, skip: 0 }, schemas.lookup)).length > 0;
   router.add('GET', '/schemas', async (req) => {
     requireMaster(req);
-    const all = schemas.all();
-    const listed = await Promise.all(all.map((s) => listedClass(s.className, () => holdsRows(s))));
-    return { body: { results: await Promise.all(all.filter((_, i) => listed[i]).map(withEstimate)) } };
+    return { body: { results: await Promise.all((await listedSchemas(data)).map(withEstimate)) } };
   });
   router.add('GET', '/schemas/:className', async (req) => {
     requireMaster(req);

@@ -10,6 +10,12 @@ const MAX_CACHED = 10_000;
 
 export const invalidSession = () => new BdsError(ErrorCode.INVALID_SESSION_TOKEN, 'Invalid session token');
 
+/** When a `_Session` row (wire form) stops counting, in ms; a row without `expiresAt` never does. */
+export function sessionRowExpiresAt(row: Readonly<Record<string, unknown>>): number {
+  const iso = (row.expiresAt as { iso?: string } | undefined)?.iso;
+  return iso ? Date.parse(iso) : Number.POSITIVE_INFINITY;
+}
+
 /**
  * The one rule of a session's validity, asked by REST (the resolver below) and realtime alike: a
  * session is live at `now` when it is known (not revoked or deleted: `undefined` otherwise) and has
@@ -121,8 +127,7 @@ export class CallerResolver {
     const row = await this.data.lookups.sessionByToken(token);
     const userId = (row?.user as { objectId?: string } | undefined)?.objectId;
     if (!row || !userId) return undefined;
-    const iso = (row.expiresAt as { iso?: string } | undefined)?.iso;
-    const session = { userId, expiresAt: iso ? Date.parse(iso) : Number.POSITIVE_INFINITY };
+    const session = { userId, expiresAt: sessionRowExpiresAt(row) };
     if (generation === this.generation) {
       if (this.sessions.size >= MAX_CACHED) this.sessions.clear();
       this.sessions.set(token, session);

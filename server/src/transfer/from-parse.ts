@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { type FromParseCounts, isObject } from '@bds/client/protocol';
+import { sessionIsLive, sessionRowExpiresAt } from '../auth/caller.ts';
 import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import { ctxOf } from '../kernel/context.ts';
@@ -192,9 +193,17 @@ async function run(
         const page = await reading;
         if (page.length === 0) break;
         reading = read(page.at(-1)!.objectId as string);
-        const written = await writePage(data, files, source, state, schema, page, supportsProvider);
-        if (className === '_Session') summary.sessions += page.length;
-        else summary.rows += page.length;
+        // An expired session of the incumbent signs nobody in: it stays there.
+        const rows =
+          className === '_Session'
+            ? page.filter((row) => sessionIsLive({ expiresAt: sessionRowExpiresAt(row) }, Date.now()))
+            : page;
+        const written =
+          rows.length > 0
+            ? await writePage(data, files, source, state, schema, rows, supportsProvider)
+            : { relations: 0, files: 0, passwords: 0, authDataNotImported: [] };
+        if (className === '_Session') summary.sessions += rows.length;
+        else summary.rows += rows.length;
         summary.relations += written.relations;
         summary.files += written.files;
         summary.passwords += written.passwords;

@@ -385,7 +385,7 @@ describe.skipIf(unavailable !== undefined)('import --from-parse, from a running 
     }
   }, 120_000);
 
-  it('with sessions, a session token of the incumbent works here (its installationId and createdWith kept); without, it does not', async () => {
+  it('with sessions, a session token of the incumbent works here (its installationId and createdWith kept), an expired one does not come; without, none does', async () => {
     use(incumbent.url);
     const installationId = randomUUID();
     const login = await fetch(`${incumbent.url}/login`, {
@@ -401,9 +401,28 @@ describe.skipIf(unavailable !== undefined)('import --from-parse, from a running 
     expect(login.status).toBe(200);
     const { sessionToken, objectId: bobId } = (await login.json()) as Record<string, string>;
     expect(sessionToken).toMatch(/^r:/);
+    // A second session of bob's, expired there (in the incumbent's own table): it does not come.
+    const second = await fetch(`${incumbent.url}/login`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Parse-Application-Id': INCUMBENT_KEYS.appId,
+        'X-Parse-REST-API-Key': INCUMBENT_KEYS.restAPIKey,
+      },
+      body: JSON.stringify({ username: 'bob', password: PASSWORDS.bob }),
+    });
+    const expiredToken = ((await second.json()) as Record<string, string>).sessionToken!;
+    const db = new pg.Client({ connectionString: incumbent.databaseURI });
+    await db.connect();
+    const expired = await db.query(
+      `UPDATE "_Session" SET "expiresAt" = now() - interval '1 day' WHERE "sessionToken" = $1`,
+      [expiredToken],
+    );
+    await db.end();
+    expect(expired.rowCount).toBe(1);
     // A condition: without one, the incumbent's count on PostgreSQL is the planner's estimate.
     const sessionsThere = await new Parse.Query(Parse.Session).exists('sessionToken').count(MASTER);
-    expect(sessionsThere).toBeGreaterThan(1);
+    expect(sessionsThere).toBeGreaterThan(2);
 
     const without = await target();
     const plain = await importFromParse(without.service.data, filesOf(without), sourceOf('no-sessions'));
@@ -417,7 +436,10 @@ describe.skipIf(unavailable !== undefined)('import --from-parse, from a running 
       ...sourceOf('sessions'),
       sessions: true,
     });
-    expect(summary.sessions).toBe(sessionsThere);
+    expect(summary.sessions).toBe(sessionsThere - 1);
+    const stale = await t.request('GET', '/users/me', { sessionToken: expiredToken });
+    expect(stale.status).toBe(400);
+    expect(stale.json).toEqual({ code: 209, error: 'Invalid session token' });
     const me = await t.request('GET', '/users/me', { sessionToken });
     expect(me.status, me.text).toBe(200);
     expect(me.json).toMatchObject({ objectId: bobId, username: 'bob', sessionToken });

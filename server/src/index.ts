@@ -231,7 +231,7 @@ export async function createService(
   const app = buildApp(handler);
   hooks.seal();
   state.ready = true;
-  jobs.start(options.jobs.runSchedules);
+  jobs.start(options.jobs);
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
 

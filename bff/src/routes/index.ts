@@ -2,6 +2,7 @@ import express from 'express';
 import type { BffContext } from '../context.ts';
 import { registerAnalyticsRoutes } from './analytics.ts';
 import { registerApiConsoleRoutes } from './api-console.ts';
+import { registerApiDocsRoutes } from './api-docs.ts';
 import { registerAuditRoutes } from './audit.ts';
 import { registerCloudRoutes } from './cloud.ts';
 import { registerConfigRoutes } from './config.ts';
@@ -51,6 +52,7 @@ export function registerApiRoutes(router: express.Router, ctx: BffContext): void
   registerSecurityRoutes(router, ctx);
   registerPeopleRoutes(router, ctx);
   registerApiConsoleRoutes(router, ctx);
+  registerApiDocsRoutes(router, ctx);
   registerServerRoutes(router, ctx);
   registerPerformanceRoutes(router, ctx);
   registerFromParseRoutes(router, ctx);

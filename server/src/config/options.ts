@@ -7,6 +7,7 @@ import { randomSecret } from '../kernel/ids.ts';
 import { LOG_LEVELS } from '../kernel/log.ts';
 import { accountLockoutSchema, authSchema, emailSchema } from './account-options.ts';
 import { hooksSchema } from './hook-options.ts';
+import { JOBS_DEFAULTS, jobsSchema } from './job-options.ts';
 import { byteSize, secret } from './option-values.ts';
 import { AUTO_INDEX_DEFAULTS, autoIndexSchema } from './performance-options.ts';
 import { pushSchema } from './push-options.ts';
@@ -320,15 +321,8 @@ export const optionsSchema = z
       .describe(
         'Webhooks ({hook_url}): HTTPS only unless allowInsecureUrls; calls time out; after-hooks retry.',
       ),
-    jobs: z
-      .object({
-        runSchedules: z
-          .boolean()
-          .default(true)
-          .describe('This instance runs the `_JobSchedule` rows when due (false: other instances do).'),
-      })
-      .strict()
-      .default({ runSchedules: true })
+    jobs: jobsSchema
+      .default({ ...JOBS_DEFAULTS })
       .describe('Jobs and their schedules.'),
     files: z
       .object({

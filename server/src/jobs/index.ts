@@ -1,4 +1,5 @@
 import type { Cloud } from '../cloud/index.ts';
+import type { JobsOptions } from '../config/job-options.ts';
 import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import type { Clock } from '../kernel/clock.ts';
@@ -52,11 +53,20 @@ export class Jobs {
     return { in_use: [...inUse], jobs: [...this.cloud.registry.jobs.keys()] };
   }
 
-  start(runSchedules: boolean): void {
-    if (runSchedules) this.scheduler.start();
+  /**
+   * Looks for runs left by a stopped instance (now, then every lease) and, with `runSchedules`,
+   * runs the schedules under the catch-up policy.
+   */
+  start(options: JobsOptions): void {
+    this.runner.watchLeases();
+    this.scheduler.catchUp = { catchUp: options.catchUp, catchUpMax: options.catchUpMax };
+    if (options.runSchedules) this.scheduler.start();
   }
 
-  /** Stops the scheduler and waits for running jobs, at most `graceMs` (a job past it is left running). */
+  /**
+   * Stops the scheduler and waits for running jobs, at most `graceMs`. A job past it is left
+   * running, its row no longer written: its lease passes and an instance marks it failed.
+   */
   async close(graceMs: number): Promise<void> {
     await this.scheduler.stop();
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -65,5 +75,6 @@ export class Jobs {
     });
     await Promise.race([this.runner.idle(), grace]);
     clearTimeout(timer);
+    this.runner.close();
   }
 }

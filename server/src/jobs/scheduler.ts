@@ -1,4 +1,5 @@
 import { messageOf } from '../cloud/invoke.ts';
+import { JOBS_DEFAULTS, type JobsOptions } from '../config/job-options.ts';
 import type { Data } from '../data/data.ts';
 import { MASTER } from '../kernel/caller.ts';
 import type { Clock } from '../kernel/clock.ts';
@@ -9,7 +10,7 @@ import type { Row } from '../kernel/records.ts';
 import { parseWhere } from '../query/parse.ts';
 import type { RedisLink } from '../redis/link.ts';
 import type { JobRunner } from './runner.ts';
-import { nextTick } from './schedules.ts';
+import { nextTick, ticksToRun } from './schedules.ts';
 
 /** The longest the scheduler sleeps: it then looks again (for schedules changed by another instance). */
 export const MAX_SLEEP_MS = 60_000;
@@ -22,12 +23,23 @@ const dateOf = (value: unknown): number | undefined => {
 };
 
 /**
+ * What a claim does besides moving the schedule on: the tick it records as `lastRunAt` (when the
+ * claim runs one; else `lastRunAt` stays) and the runs' `_JobStatus` rows, written in the same
+ * transaction as the claim, so no claimed tick is without its record.
+ */
+export interface ClaimWork {
+  /** The tick run last (default: the tick claimed); null: the claim runs none. */
+  lastRunAt?: number | null;
+  record?: () => Promise<void>;
+}
+
+/**
  * The seam for running schedules on several instances: whoever claims a tick runs it, and a
- * tick can be claimed once. Claiming also moves the schedule on (`lastRunAt` = the tick,
- * `nextRunAt` = the next one), in the same step.
+ * tick can be claimed once. Claiming also moves the schedule on (`lastRunAt` = the tick, or
+ * `work.lastRunAt`; `nextRunAt` = the next one) and writes `work.record`, in the same step.
  */
 export interface TickLock {
-  claim(schedule: Row, tick: number, next: number | null): Promise<boolean>;
+  claim(schedule: Row, tick: number, next: number | null, work?: ClaimWork): Promise<boolean>;
 }
 
 /**
@@ -41,19 +53,23 @@ export class StoreTickLock implements TickLock {
 
   constructor(private readonly data: Data) {}
 
-  async claim(schedule: Row, tick: number, next: number | null): Promise<boolean> {
+  async claim(schedule: Row, tick: number, next: number | null, work: ClaimWork = {}): Promise<boolean> {
     const stillDue = parseWhere({ nextRunAt: { __type: 'Date', iso: iso(tick) } });
+    const lastRunAt = work.lastRunAt === undefined ? tick : work.lastRunAt;
     try {
-      await this.data.writes.update(
-        this.system,
-        '_JobSchedule',
-        schedule.objectId as string,
-        {
-          lastRunAt: { __type: 'Date', iso: iso(tick) },
-          nextRunAt: next === null ? { __op: 'Delete' } : { __type: 'Date', iso: iso(next) },
-        },
-        { expect: stillDue },
-      );
+      await this.data.core.store.transaction(async () => {
+        await this.data.writes.update(
+          this.system,
+          '_JobSchedule',
+          schedule.objectId as string,
+          {
+            ...(lastRunAt === null ? {} : { lastRunAt: { __type: 'Date', iso: iso(lastRunAt) } }),
+            nextRunAt: next === null ? { __op: 'Delete' } : { __type: 'Date', iso: iso(next) },
+          },
+          { expect: stillDue },
+        );
+        await work.record?.();
+      });
       return true;
     } catch (err) {
       if (err instanceof BdsError && err.code === ErrorCode.OBJECT_NOT_FOUND) return false;
@@ -77,16 +93,16 @@ export class RedisTickLock implements TickLock {
     private readonly store: TickLock,
   ) {}
 
-  async claim(schedule: Row, tick: number, next: number | null): Promise<boolean> {
+  async claim(schedule: Row, tick: number, next: number | null, work?: ClaimWork): Promise<boolean> {
     const key = this.link.key('tick', String(schedule.objectId), String(tick));
     try {
       if ((await this.link.client.set(key, '1', 'PX', TICK_LOCK_MS, 'NX')) !== 'OK') return false;
     } catch (err) {
       this.link.unavailable('scheduled ticks', err);
-      return this.store.claim(schedule, tick, next);
+      return this.store.claim(schedule, tick, next, work);
     }
     try {
-      return await this.store.claim(schedule, tick, next);
+      return await this.store.claim(schedule, tick, next, work);
     } catch (err) {
       // The store failed: the tick is still due, and the next pass (here or elsewhere) may take it.
       await this.link.client.del(key).catch(() => {});
@@ -99,8 +115,9 @@ export class RedisTickLock implements TickLock {
  * Runs `_JobSchedule` rows. Each enabled row holds its next tick (`nextRunAt`, in the store, so
  * it survives a restart). When the clock reaches it the scheduler claims the tick (TickLock),
  * which moves `nextRunAt` to the first tick after now, and starts the job with a `_JobStatus`
- * row (source `schedule`). A tick is claimed once, so it never runs twice; ticks that fell due
- * while the service was down run once at start (one run, not one per missed tick).
+ * row (source `schedule`), written in the claim's transaction. A tick is claimed once, so it never
+ * runs twice. Ticks that fell due while the service was down follow the catch-up policy
+ * (ticksToRun): once at start by default.
  */
 export class Scheduler {
   private timer: unknown;
@@ -109,6 +126,8 @@ export class Scheduler {
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
   private readonly system: Ctx = ctxOf(MASTER, 'system');
+  /** The service's catch-up policy (`jobs.catchUp`, `jobs.catchUpMax`); a row's `catchUp` overrides it. */
+  catchUp: Pick<JobsOptions, 'catchUp' | 'catchUpMax'> = { ...JOBS_DEFAULTS };
 
   constructor(
     private readonly data: Data,
@@ -173,16 +192,29 @@ export class Scheduler {
         continue;
       }
       let following: number | null;
+      let runs: number[];
       try {
         following = nextTick(row, now);
+        runs = ticksToRun(row, due, now, this.catchUp);
       } catch {
         following = null;
+        runs = [due];
       }
-      if (await this.lock.claim(row, due, following)) {
-        await this.runner.start(String(row.jobName), (row.params as Record<string, unknown>) ?? {}, MASTER, {
-          source: 'schedule',
-          scheduleId: row.objectId as string,
-        });
+      const launches: Array<() => void> = [];
+      const record = async () => {
+        launches.length = 0;
+        for (const _tick of runs) {
+          const run = await this.runner.record(
+            String(row.jobName),
+            (row.params as Record<string, unknown>) ?? {},
+            MASTER,
+            { source: 'schedule', scheduleId: row.objectId as string },
+          );
+          launches.push(run.launch);
+        }
+      };
+      if (await this.lock.claim(row, due, following, { lastRunAt: runs.at(-1) ?? null, record })) {
+        for (const launch of launches) launch();
       }
       if (following !== null) earliest = Math.min(earliest, following);
     }

@@ -1,5 +1,6 @@
 import { isObject } from '@bds/client/protocol';
 import { Cron } from 'croner';
+import { CATCH_UP_POLICIES, type CatchUpPolicy, type JobsOptions } from '../config/job-options.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { PendingWrite, WriteTriggers } from '../kernel/events.ts';
@@ -41,6 +42,42 @@ export function parseCron(cron: unknown, timeZone: string, startAfter?: number):
   }
 }
 
+/** A tick the scheduler reaches later than this after its time was missed (no instance ran it then). */
+export const LATE_MS = 60_000;
+
+const policyOf = (schedule: Row, fallback: CatchUpPolicy): CatchUpPolicy =>
+  CATCH_UP_POLICIES.includes(schedule.catchUp as CatchUpPolicy)
+    ? (schedule.catchUp as CatchUpPolicy)
+    : fallback;
+
+/**
+ * The ticks a pass at `now` runs for a schedule whose next tick `due` has come, oldest first. The
+ * row's `catchUp` (else the service's): `once` runs one (for the latest tick), `each` one per tick
+ * due (the latest `catchUpMax`), `skip` only a tick reached on time (at most LATE_MS after it).
+ */
+export function ticksToRun(
+  schedule: Row,
+  due: number,
+  now: number,
+  options: Pick<JobsOptions, 'catchUp' | 'catchUpMax'>,
+): number[] {
+  const policy = policyOf(schedule, options.catchUp);
+  const cron = parseCron(
+    schedule.cron,
+    (schedule.timeZone as string) || 'UTC',
+    dateValue(schedule.startAfter),
+  );
+  // previousRuns answers the runs before its reference, one in the same second included: now's too.
+  const ticks = cron
+    .previousRuns(policy === 'each' ? options.catchUpMax : 1, new Date(now + 1))
+    .map((d) => d.getTime())
+    .filter((t) => t >= due && t <= now)
+    .reverse();
+  if (ticks.length === 0) ticks.push(due);
+  if (policy === 'skip') return ticks.filter((t) => now - t <= LATE_MS).slice(-1);
+  return policy === 'once' ? ticks.slice(-1) : ticks;
+}
+
 /** The first tick of a schedule strictly after `after` (ms), or null when there is none. */
 export function nextTick(schedule: Row, after: number): number | null {
   const cron = parseCron(
@@ -54,7 +91,8 @@ export function nextTick(schedule: Row, after: number): number | null {
 
 /**
  * The rules of `_JobSchedule` rows, as a before-write trigger of the pipeline: a known job, a
- * valid five-field cron expression and time zone, params an object; `timeZone` defaults to UTC,
+ * valid five-field cron expression and time zone, params an object, `catchUp` (optional) one of
+ * the policies; `timeZone` defaults to UTC,
  * `enabled` to true. `lastRunAt` and `nextRunAt` are the service's: a caller's values are
  * dropped, and `nextRunAt` is computed again whenever the timing changes. The scheduler's own
  * writes (source `system`) pass as they are.
@@ -92,6 +130,9 @@ export class ScheduleRules implements WriteTriggers {
     if (typeof merged.enabled !== 'boolean') throw invalid('enabled must be true or false.');
     if (merged.params !== undefined && merged.params !== null && !isObject(merged.params)) {
       throw invalid('params must be an object.');
+    }
+    if (merged.catchUp !== undefined && !CATCH_UP_POLICIES.includes(merged.catchUp as CatchUpPolicy)) {
+      throw invalid('catchUp must be "once", "each" or "skip".');
     }
     if (merged.startAfter !== undefined && dateValue(merged.startAfter) === undefined) {
       throw invalid('startAfter must be a date.');

@@ -250,6 +250,18 @@ const WRITE_ROUTES: Array<{
     path: `${A}/transfer/parse`,
     body: { serverURL: 'http://127.0.0.1:9/parse', appId: 'a', masterKey: 'k' },
   },
+  {
+    method: 'POST',
+    route: '/apps/:appId/history/:className/:objectId/revert',
+    path: `${A}/history/Thing/ID/revert`,
+    body: { version: 'v1' },
+  },
+  {
+    method: 'POST',
+    route: '/apps/:appId/history/:className/:objectId/restore',
+    path: `${A}/history/Thing/ID/restore`,
+    body: {},
+  },
   // The API console and evaluate let read-only users through the guard for reads; writes stay refused.
   {
     method: 'POST',

@@ -10,6 +10,7 @@ import { registerConsoleRoutes } from './console.ts';
 import { registerFileRoutes } from './files.ts';
 import { registerFilterRoutes } from './filters.ts';
 import { registerFromParseRoutes } from './from-parse.ts';
+import { registerHistoryRoutes } from './history.ts';
 import { mayOpen, plain } from './http.ts';
 import { registerImportRoutes } from './imports.ts';
 import { registerPeopleRoutes } from './people.ts';
@@ -56,4 +57,5 @@ export function registerApiRoutes(router: express.Router, ctx: BffContext): void
   registerServerRoutes(router, ctx);
   registerPerformanceRoutes(router, ctx);
   registerFromParseRoutes(router, ctx);
+  registerHistoryRoutes(router, ctx);
 }

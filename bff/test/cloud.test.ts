@@ -120,6 +120,38 @@ describe('/bff/apps/:appId/cloud', () => {
     expect((await viewer.get(`${base}/schedules`)).json.results).toEqual([]);
   });
 
+  it('schedules carry a start date and a catch-up policy; the list says the service default', async () => {
+    const list = await viewer.get(`${base}/schedules`);
+    expect(list.status).toBe(200);
+    expect(list.json.catchUp).toEqual({ policy: 'once', max: 24 });
+    const created = await admin.post(`${base}/schedules`, {
+      jobName: 'tick',
+      cron: '30 9 * * 1',
+      timeZone: 'Europe/Paris',
+      startAfter: '2031-03-01T08:00:00.000Z',
+      catchUp: 'each',
+    });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({
+      catchUp: 'each',
+      startAfter: { __type: 'Date', iso: '2031-03-01T08:00:00.000Z' },
+      // 2031-03-03 is the first Monday from the start: 09:30 in Paris is 08:30 UTC.
+      nextRunAt: { __type: 'Date', iso: '2031-03-03T08:30:00.000Z' },
+    });
+    const id = created.json.objectId;
+    const back = await admin.put(`${base}/schedules/${id}`, { catchUp: null, startAfter: null });
+    expect(back.status).toBe(200);
+    expect(back.json.catchUp).toBeUndefined();
+    expect(back.json.startAfter).toBeUndefined();
+    const bad = await admin.put(`${base}/schedules/${id}`, { catchUp: 'sometimes' });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({
+      code: 107,
+      error: expect.stringMatching(/^Invalid schedule: catchUp: /),
+    });
+    expect((await admin.delete(`${base}/schedules/${id}`)).status).toBe(200);
+  });
+
   it('registers, changes and deletes webhooks, passes refusals on, and shows deliveries', async () => {
     const url = `${receiver.url}/fn`;
     const created = await admin.post(`${base}/hooks/functions`, { functionName: 'remote', url });

@@ -25,6 +25,7 @@ const scheduleBody = z.strictObject({
   params: jsonObject.optional(),
   enabled: z.boolean().optional(),
   startAfter: z.union([z.iso.datetime(), z.null()]).optional(),
+  catchUp: z.union([z.enum(['once', 'each', 'skip']), z.null()]).optional(),
 });
 const statusQuery = z.strictObject({
   jobName: name.optional(),
@@ -64,14 +65,30 @@ async function asUser<T>(client: Client, userId: string, fn: (token: string) => 
   }
 }
 
+/** A schedule as the console sends it, as the service takes it: null removes a field (the default applies). */
 const scheduleFields = (body: z.output<typeof scheduleBody>) => {
-  const { startAfter, ...rest } = body;
-  if (startAfter === undefined) return rest;
+  const { startAfter, catchUp, ...rest } = body;
   return {
     ...rest,
-    startAfter: startAfter === null ? { __op: 'Delete' } : { __type: 'Date', iso: startAfter },
+    ...(startAfter === undefined
+      ? {}
+      : { startAfter: startAfter === null ? { __op: 'Delete' } : { __type: 'Date', iso: startAfter } }),
+    ...(catchUp === undefined ? {} : { catchUp: catchUp ?? { __op: 'Delete' } }),
   };
 };
+
+/** The service's catch-up policy for missed ticks (its options `jobs.catchUp`, `jobs.catchUpMax`). */
+async function catchUpDefault(client: Client): Promise<{ policy: string; max: number }> {
+  const view = unwrap(
+    await client.request<{ groups: Array<{ options: Array<{ name: string; value?: unknown }> }> }>(
+      'GET',
+      '/serverInfo/options',
+      master,
+    ),
+  );
+  const value = (name: string) => view.groups.flatMap((g) => g.options).find((o) => o.name === name)?.value;
+  return { policy: String(value('jobs.catchUp') ?? 'once'), max: Number(value('jobs.catchUpMax') ?? 24) };
+}
 
 /** The order triggers are listed in within a class (the order they run in), then by name. */
 const TRIGGER_ORDER = ['beforeSave', 'afterSave', 'beforeDelete', 'afterDelete', 'beforeFind', 'afterFind'];
@@ -206,9 +223,11 @@ export function registerCloudRoutes(router: express.Router, ctx: BffContext): vo
 
   router.get(
     `${base}/schedules`,
-    appRoute(ctx, {}, async ({ client }) =>
-      unwrap(await client.find('_JobSchedule', { order: 'createdAt', limit: 1000 }, master)),
-    ),
+    appRoute(ctx, {}, async ({ client }) => ({
+      ...unwrap(await client.find('_JobSchedule', { order: 'createdAt', limit: 1000 }, master)),
+      // What a schedule without its own `catchUp` does with missed ticks.
+      catchUp: await catchUpDefault(client),
+    })),
   );
 
   router.post(

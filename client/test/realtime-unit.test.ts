@@ -352,6 +352,145 @@ describe('resume and resync', () => {
     expect(sub.lastEventId).toBe('b-4');
   });
 
+  it('the eventId of a subscribed frame is the resume point of a subscription that has seen no event', async () => {
+    const c = client();
+    const sub = c.subscribe({ className: 'Note' });
+    const s1 = await latestSocket(1);
+    s1.open();
+    s1.receive({ op: 'subscribed', requestId: 1, eventId: 'b-5' });
+    expect(sub.lastEventId).toBe('b-5');
+    s1.drop();
+    clock.runNext();
+    const s2 = await latestSocket(2);
+    s2.open();
+    expect(s2.ofOp('subscribe')[0]).toEqual({
+      op: 'subscribe',
+      requestId: 1,
+      query: { className: 'Note', where: {} },
+      since: 'b-5',
+    });
+    // A resumed subscription keeps its own point (the replay moves it on), not the service's latest.
+    s2.receive({ op: 'subscribed', requestId: 1, eventId: 'b-9' });
+    expect(sub.lastEventId).toBe('b-5');
+    s2.receive({ op: 'create', requestId: 1, eventId: 'b-7', object: obj('r') });
+    expect(sub.lastEventId).toBe('b-7');
+    s2.drop();
+    clock.runNext();
+    const s3 = await latestSocket(3);
+    s3.open();
+    expect(s3.ofOp('subscribe')[0].since).toBe('b-7');
+  });
+
+  it('update: one update frame with the session and include, answered without a second open', async () => {
+    const c = client();
+    const sub = c.subscribe(
+      { className: 'Note', where: { a: 1 } },
+      { sessionToken: 'r:t', include: ['owner'] },
+    );
+    const opens: boolean[] = [];
+    sub.on('open', (i) => opens.push(i.resumed));
+    const s = await latestSocket(1);
+    s.open();
+    s.receive({ op: 'subscribed', requestId: 1, eventId: 'b-1' });
+    s.receive({ op: 'create', requestId: 1, eventId: 'b-2', object: obj('x') });
+    let done = false;
+    const p = sub.update({ className: 'Note', where: { a: 2 }, keys: ['a'] }).then(() => {
+      done = true;
+    });
+    expect(s.ofOp('update')).toEqual([
+      {
+        op: 'update',
+        requestId: 1,
+        query: { className: 'Note', where: { a: 2 }, keys: ['a'] },
+        sessionToken: 'r:t',
+        include: ['owner'],
+      },
+    ]);
+    expect(s.ofOp('unsubscribe')).toEqual([]);
+    expect(sub.query).toEqual({ className: 'Note', where: { a: 2 }, keys: ['a'] });
+    await tick();
+    expect(done).toBe(false);
+    s.receive({ op: 'subscribed', requestId: 1, eventId: 'b-4' });
+    await p;
+    expect(opens).toEqual([false]);
+    // The new query's resume point: the service's latest event when it became active.
+    expect(sub.lastEventId).toBe('b-4');
+    expect(() => sub.update({ className: '' })).toThrow('update needs a query with a className.');
+  });
+
+  it('update while the socket is down: the renewal carries the new query and its since; answered by its subscribed', async () => {
+    const c = client();
+    const sub = c.subscribe({ className: 'Note', where: { a: 1 } });
+    const s1 = await latestSocket(1);
+    s1.open();
+    s1.receive({ op: 'subscribed', requestId: 1, eventId: 'b-3' });
+    s1.drop();
+    let done = false;
+    const p = sub.update({ className: 'Note', where: { a: 2 } }).then(() => {
+      done = true;
+    });
+    clock.runNext();
+    const s2 = await latestSocket(2);
+    s2.open();
+    expect(s2.ofOp('update')).toEqual([]);
+    expect(s2.ofOp('subscribe')).toEqual([
+      { op: 'subscribe', requestId: 1, query: { className: 'Note', where: { a: 2 } }, since: 'b-3' },
+    ]);
+    await tick();
+    expect(done).toBe(false);
+    s2.receive({ op: 'subscribed', requestId: 1, eventId: 'b-8' });
+    await p;
+    expect(sub.lastEventId).toBe('b-3');
+  });
+
+  it('a refused update rejects and keeps the old query; a code 5 meanwhile is still the resync', async () => {
+    const c = client();
+    const sub = c.subscribe({ className: 'Note', where: { a: 1 } });
+    const closes: string[] = [];
+    sub.on('close', (i) => closes.push(i.reason));
+    const s1 = await latestSocket(1);
+    s1.open();
+    s1.receive({ op: 'subscribed', requestId: 1, eventId: 'b-1' });
+    const refused = sub.update({ className: 'Note', where: { a: { $bad: 1 } } });
+    s1.receive({ op: 'error', requestId: 1, code: 4, error: 'Invalid where', reconnect: false });
+    await expect(refused).rejects.toMatchObject({ code: 4, message: 'Invalid where' });
+    expect(sub.query).toEqual({ className: 'Note', where: { a: 1 } });
+    expect(sub.ended).toBe(false);
+    expect(closes).toEqual([]);
+
+    // Resuming, then an update before the replay's code 5: the 5 resyncs (with the new query), the
+    // service answers the update 2 (the subscription it named had ended), the resync's subscribed
+    // answers the update.
+    s1.drop();
+    clock.runNext();
+    const s2 = await latestSocket(2);
+    s2.open();
+    const resync: number[] = [];
+    sub.on('resync', (e) => resync.push(e.code!));
+    let done = false;
+    const pending = sub.update({ className: 'Note', where: { a: 3 } }).then(() => {
+      done = true;
+    });
+    s2.receive({ op: 'subscribed', requestId: 1, eventId: 'b-9' });
+    s2.receive({ op: 'error', requestId: 1, code: 5, error: 'resume window exceeded', reconnect: false });
+    expect(resync).toEqual([5]);
+    expect(s2.ofOp('subscribe').at(-1)).toMatchObject({ query: { where: { a: 3 } }, snapshot: true });
+    s2.receive({ op: 'error', requestId: 1, code: 2, error: 'Unknown requestId 1.', reconnect: false });
+    await tick();
+    expect(done).toBe(false);
+    s2.receive({ op: 'subscribed', requestId: 1, eventId: 'b-9' });
+    await pending;
+    expect(sub.query).toEqual({ className: 'Note', where: { a: 3 } });
+    expect(sub.ended).toBe(false);
+    // Ending the subscription refuses an update still waiting.
+    const late = sub.update({ className: 'Note' });
+    const gone = sub.unsubscribe();
+    await expect(late).rejects.toThrow('The subscription has ended.');
+    s2.receive({ op: 'unsubscribed', requestId: 1 });
+    await gone;
+    expect(closes).toEqual(['unsubscribed']);
+  });
+
   it('code 5: tells the app and resubscribes with a snapshot', async () => {
     const c = client();
     const sub = c.subscribe({ className: 'Note' });

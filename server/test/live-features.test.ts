@@ -9,7 +9,7 @@ import {
   pointer,
   type TestUser,
 } from './helpers/access-world.ts';
-import { flush, LiveClient, subscribeMarker } from './helpers/live.ts';
+import { EVENT_ID_PATTERN, flush, LiveClient, subscribeMarker } from './helpers/live.ts';
 import { KEYS, startService, type TestService } from './helpers/service.ts';
 
 const EVENTS_CLOUD = fileURLToPath(new URL('./fixtures/events-cloud.ts', import.meta.url));
@@ -127,7 +127,12 @@ describe('snapshot', () => {
       query: { className: 'Task', where: { n: { $lt: 10 } } },
       snapshot: true,
     });
-    expect(await c.take()).toEqual({ op: 'subscribed', clientId: expect.any(Number), requestId: 1 });
+    expect(await c.take()).toEqual({
+      op: 'subscribed',
+      clientId: expect.any(Number),
+      requestId: 1,
+      eventId: expect.stringMatching(EVENT_ID_PATTERN),
+    });
     const snap = await c.take();
     expect(snap).toEqual({
       op: 'snapshot',

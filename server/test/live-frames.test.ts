@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flush, LiveClient, subscribeMarker } from './helpers/live.ts';
+import { EVENT_ID_PATTERN, flush, LiveClient, subscribeMarker } from './helpers/live.ts';
 import { KEYS, startService, type TestService } from './helpers/service.ts';
 
 let t: TestService;
@@ -101,6 +101,7 @@ describe('realtime frames: malformed and unknown', () => {
       op: 'subscribed',
       clientId: expect.any(Number),
       requestId: 1,
+      eventId: expect.stringMatching(EVENT_ID_PATTERN),
     });
     c.close();
   });
@@ -207,6 +208,7 @@ describe('realtime frames: events', () => {
       op: 'subscribed',
       clientId: expect.any(Number),
       requestId: 1,
+      eventId: expect.stringMatching(EVENT_ID_PATTERN),
     });
     const created = await t.request('POST', '/classes/Item', { body: { n: 10, label: 'a' } });
     const id = created.json.objectId;
@@ -281,7 +283,12 @@ describe('realtime frames: events', () => {
     await subscribeMarker(c);
     await c.subscribe(1, { className: 'Swap', where: { k: 'a' } });
     c.send({ op: 'update', requestId: 1, query: { className: 'Swap', where: { k: 'b' } } });
-    expect(await c.take()).toEqual({ op: 'subscribed', clientId: expect.any(Number), requestId: 1 });
+    expect(await c.take()).toEqual({
+      op: 'subscribed',
+      clientId: expect.any(Number),
+      requestId: 1,
+      eventId: expect.stringMatching(EVENT_ID_PATTERN),
+    });
     await t.request('POST', '/classes/Swap', { body: { k: 'a' } });
     const b = await t.request('POST', '/classes/Swap', { body: { k: 'b' } });
     expect(await c.take()).toMatchObject({

@@ -106,9 +106,7 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
   subscribe<T = LiveObject>(query: LiveQuerySpec, options: SubscribeOptions = {}): Subscription<T> {
     requireRealtime();
     if (this.state === 'closed') throw new RealtimeError('This realtime connection is closed.');
-    if (!query || typeof query.className !== 'string' || query.className === '') {
-      throw new ArgumentError('subscribe needs a query with a className.');
-    }
+    const spec = specOf(query, 'subscribe');
     if (options && 'opts' in options) {
       throw new ArgumentError('Pass auth as direct options (sessionToken), not nested inside `opts`.');
     }
@@ -128,9 +126,6 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
             .map((s) => s.trim())
             .filter(Boolean)
         : [...(options.include ?? [])];
-    const spec: LiveQuerySpec = { className: query.className, where: query.where ?? {} };
-    if (query.keys) spec.keys = [...query.keys];
-    if (query.watch) spec.watch = [...query.watch];
     const sub = new Subscription<T>(
       this,
       this.nextRequestId++,
@@ -167,8 +162,7 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
 
   /** @internal */
   _unsubscribe(sub: Subscription<any>): Promise<void> {
-    sub.ended = true;
-    sub.active = false;
+    this.markEnded(sub);
     this.subs.delete(sub.requestId);
     const wait =
       this.state === 'open'
@@ -179,6 +173,26 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
         : Promise.resolve();
     sub._emit('close', { reason: 'unsubscribed' });
     return wait;
+  }
+
+  /**
+   * @internal The subscription's new query: an `update` frame on an open socket (the service swaps
+   * the query in one step: no event falls between the old and the new); otherwise the renewal at
+   * the next connect carries it, with `since` = the subscription's resume point.
+   */
+  _update(sub: Subscription<any>, query: LiveQuerySpec): Promise<void> {
+    const spec = specOf(query, 'update');
+    if (sub.ended || this.subs.get(sub.requestId) !== sub) {
+      return Promise.reject(new RealtimeError('The subscription has ended.'));
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter = { resolve, reject };
+      sub._setQuery(spec);
+      if (this.state === 'open' && this.socket) {
+        sub.sent.push({ op: 'update', resume: false, query: spec, waiters: [waiter] });
+        this.send(this.subscriptionFrame(sub, 'update'));
+      } else sub.unsent.push(waiter);
+    });
   }
 
   // --- socket ---------------------------------------------------------------------------------
@@ -263,14 +277,16 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
     }
   }
 
-  private sendSubscribe(sub: Subscription<any>): void {
-    const frame: Record<string, unknown> = {
-      op: 'subscribe',
-      requestId: sub.requestId,
-      query: { ...sub.query },
-    };
+  /** A subscribe or update frame for the subscription's current query, session and include. */
+  private subscriptionFrame(sub: Subscription<any>, op: 'subscribe' | 'update'): Record<string, unknown> {
+    const frame: Record<string, unknown> = { op, requestId: sub.requestId, query: { ...sub.query } };
     if (sub.sessionToken) frame.sessionToken = sub.sessionToken;
     if (sub.include.length > 0) frame.include = [...sub.include];
+    return frame;
+  }
+
+  private sendSubscribe(sub: Subscription<any>): void {
+    const frame = this.subscriptionFrame(sub, 'subscribe');
     sub.pendingResume = false;
     if (sub.resyncing) frame.snapshot = true;
     else if (sub.lastEventId !== undefined) {
@@ -278,6 +294,8 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
       sub.pendingResume = true;
     } else if (sub.snapshotOnGap) frame.snapshot = true;
     sub.active = false;
+    sub.sent.push({ op: 'subscribe', resume: sub.pendingResume, query: sub.query, waiters: sub.unsent });
+    sub.unsent = [];
     this.send(frame);
   }
 
@@ -296,10 +314,7 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
         this.onConnected(frame.clientId);
         return;
       case 'subscribed':
-        if (sub && !sub.ended) {
-          sub.active = true;
-          sub._emit('open', { resumed: sub.pendingResume });
-        }
+        if (sub && !sub.ended) this.onSubscribed(sub, frame);
         return;
       case 'unsubscribed': {
         const resolve = this.unsubscribing.get(frame.requestId);
@@ -322,6 +337,20 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
       default:
         if (EVENT_KINDS.has(frame.op) && sub) sub._event(frame);
     }
+  }
+
+  /**
+   * The service confirmed a subscribe or update frame (the oldest one waiting). Its `eventId` is
+   * the service's latest event when the query became active: the resume point of a subscription
+   * that did not resume (a resumed one keeps its own, which the replay moves on).
+   */
+  private onSubscribed(sub: Subscription<any>, frame: Record<string, any>): void {
+    const answered = sub.sent.shift();
+    sub.active = true;
+    if (answered) sub.confirmed = answered.query;
+    if (typeof frame.eventId === 'string' && !answered?.resume) sub.lastEventId = frame.eventId;
+    for (const waiter of answered?.waiters ?? []) waiter.resolve();
+    if (answered?.op !== 'update') sub._emit('open', { resumed: sub.pendingResume });
   }
 
   private onConnected(clientId: number | string): void {
@@ -348,6 +377,21 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
         return;
       }
       if (!sub || sub.ended) return;
+      // Code 5 follows a resuming subscribe's `subscribed` (an update never resumes).
+      if (sub.sent[0]?.op === 'update' && error.code !== LiveCode.RESUME_WINDOW_EXCEEDED) {
+        // The service refused the update and kept the subscription as it was (docs/protocol.md#realtime-frames).
+        const refused = sub.sent.shift()!;
+        // A renewal sent since (a resync) carries the update's query: that one answers it.
+        const renewal = sub.sent.find((frame) => frame.op === 'subscribe');
+        if (renewal) renewal.waiters.push(...refused.waiters);
+        else {
+          if (sub.sent.length === 0 && sub.unsent.length === 0) sub._setQuery(sub.confirmed);
+          for (const waiter of refused.waiters) waiter.reject(error);
+        }
+        if (error.reconnect) this.dropSocket();
+        return;
+      }
+      if (error.code !== LiveCode.RESUME_WINDOW_EXCEEDED) sub.sent.shift();
       if (error.code === LiveCode.RESUME_WINDOW_EXCEEDED) {
         // The missed events are gone: renew with a snapshot and tell the app.
         sub.resyncing = true;
@@ -362,8 +406,7 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
         return;
       }
       // The service ended this subscription (its session ended, its query was refused, ...).
-      sub.ended = true;
-      sub.active = false;
+      this.markEnded(sub, error);
       this.subs.delete(sub.requestId);
       sub._emit('close', { reason: 'error' });
       return;
@@ -401,7 +444,12 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
   private onSocketClosed(code: number, reason: string): void {
     this.socket = null;
     this.generation++;
-    for (const sub of this.subs.values()) sub.active = false;
+    for (const sub of this.subs.values()) {
+      sub.active = false;
+      // What waited on this socket is confirmed by the renewal at the next connect.
+      sub.unsent = [...sub.sent.flatMap((frame) => frame.waiters), ...sub.unsent];
+      sub.sent = [];
+    }
     for (const resolve of this.unsubscribing.values()) resolve();
     this.unsubscribing.clear();
     if (this.state === 'closed') return;
@@ -463,10 +511,19 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
     const subs = [...this.subs.values()];
     this.subs.clear();
     for (const sub of subs) {
-      sub.ended = true;
-      sub.active = false;
+      this.markEnded(sub);
       sub._emit('close', { reason });
     }
+  }
+
+  /** A subscription ends: updates still waiting are refused. */
+  private markEnded(sub: Subscription<any>, error?: RealtimeError): void {
+    sub.ended = true;
+    sub.active = false;
+    const waiters = [...sub.sent.flatMap((frame) => frame.waiters), ...sub.unsent];
+    sub.sent = [];
+    sub.unsent = [];
+    for (const waiter of waiters) waiter.reject(error ?? new RealtimeError('The subscription has ended.'));
   }
 
   private clearTimer(): void {
@@ -478,4 +535,15 @@ export class RealtimeConnection extends Emitter<ConnectionEvents> implements Sub
   private log(direction: 'send' | 'receive', frame: Record<string, any>): void {
     logFrame(this.client.options.logger, this.url, direction, frame);
   }
+}
+
+/** A query as a subscription keeps it (its own copy): className, where, keys and watch. */
+function specOf(query: LiveQuerySpec, call: 'subscribe' | 'update'): LiveQuerySpec {
+  if (!query || typeof query.className !== 'string' || query.className === '') {
+    throw new ArgumentError(`${call} needs a query with a className.`);
+  }
+  const spec: LiveQuerySpec = { className: query.className, where: query.where ?? {} };
+  if (query.keys) spec.keys = [...query.keys];
+  if (query.watch) spec.watch = [...query.watch];
+  return spec;
 }

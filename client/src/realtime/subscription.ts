@@ -7,10 +7,33 @@ import type { LiveEvent, LiveEventKind, LiveObject, LiveQuerySpec, SubscriptionE
 export interface SubscriptionOwner {
   /** @internal Ends the subscription on the connection; answers when the service confirmed it. */
   _unsubscribe(sub: Subscription<any>): Promise<void>;
+  /** @internal Replaces the subscription's query; answers when the service confirmed it. */
+  _update(sub: Subscription<any>, query: LiveQuerySpec): Promise<void>;
+}
+
+/** @internal Someone waiting for the service to confirm a query (an `update` call). */
+export interface QueryWaiter {
+  resolve(): void;
+  reject(error: RealtimeError): void;
+}
+
+/**
+ * @internal A subscribe or update frame sent on the current socket, waiting for its one answer
+ * (`subscribed`, or an error frame): the service answers a connection's frames in order.
+ */
+export interface SentQuery {
+  op: 'subscribe' | 'update';
+  /** The subscribe asked to resume (`since`). */
+  resume: boolean;
+  query: Readonly<LiveQuerySpec>;
+  waiters: QueryWaiter[];
 }
 
 export class Subscription<T = LiveObject> extends Emitter<SubscriptionEvents<T>> {
-  /** The id of the event last delivered to it (the resume point after a reconnect). */
+  /**
+   * The resume point after a reconnect: the id of the event last delivered to it, else the
+   * service's latest event when the subscription (or its last update) became active.
+   */
   lastEventId: string | undefined;
   /** The service confirmed it on the current socket. */
   active = false;
@@ -22,17 +45,48 @@ export class Subscription<T = LiveObject> extends Emitter<SubscriptionEvents<T>>
   snapshotOnGap: boolean;
   /** @internal What the last subscribe frame asked for. */
   pendingResume = false;
+  /** @internal The subscribe and update frames of the current socket that wait for their answer, in order. */
+  sent: SentQuery[] = [];
+  /** @internal Update calls made while no socket was open: the next subscribe carries their query. */
+  unsent: QueryWaiter[] = [];
+  /** @internal The query the service last confirmed. */
+  confirmed: Readonly<LiveQuerySpec>;
+  private current: Readonly<LiveQuerySpec>;
 
   constructor(
     private readonly connection: SubscriptionOwner,
     readonly requestId: number,
-    readonly query: Readonly<LiveQuerySpec>,
+    query: Readonly<LiveQuerySpec>,
     readonly sessionToken: string | undefined,
     readonly include: readonly string[],
     readonly snapshot: boolean,
   ) {
     super();
+    this.current = query;
+    this.confirmed = query;
     this.snapshotOnGap = snapshot;
+  }
+
+  /** What it watches: the query it was made with, or the last one given to `update`. */
+  get query(): Readonly<LiveQuerySpec> {
+    return this.current;
+  }
+
+  /** @internal */
+  _setQuery(query: Readonly<LiveQuerySpec>): void {
+    this.current = query;
+  }
+
+  /**
+   * Replaces what the subscription watches, without a gap: the service swaps the query in one step
+   * (an `update` frame), and while the socket is down the renewal after the reconnect carries the
+   * new query and resumes from the subscription's resume point. Answers when the service confirmed
+   * the new query; rejects (keeping the old one) when it refuses it, or when the subscription ends
+   * first.
+   */
+  update(query: LiveQuerySpec): Promise<void> {
+    if (this.ended) return Promise.reject(new RealtimeError('The subscription has ended.'));
+    return this.connection._update(this as Subscription<any>, query);
   }
 
   /** Ends the subscription; answers when the service confirmed it (at once when not connected). */

@@ -101,6 +101,7 @@ const SURFACE_NAMES = {
   loginAs: 'making a session for a user (loginAs)',
   hooks: 'managing webhooks',
   liveTrace: 'reading the realtime delivery trace',
+  liveWindow: 'reading the realtime resume window',
   cloudCode: 'describing the cloud code',
   devMailbox: 'reading the dev mailbox',
   fileDelete: 'deleting a file',

@@ -99,6 +99,17 @@ export class Retention {
     this.dropped = Math.max(this.dropped, seq + 1);
   }
 
+  /** How many events are kept now, and the oldest and newest of them. */
+  span(): { count: number; oldest: LiveEvent | undefined; newest: LiveEvent | undefined } {
+    this.trim();
+    const count = this.size;
+    return {
+      count,
+      oldest: count > 0 ? this.events[this.start] : undefined,
+      newest: count > 0 ? this.events[this.events.length - 1] : undefined,
+    };
+  }
+
   get size(): number {
     return this.events.length - this.start;
   }

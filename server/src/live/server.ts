@@ -13,7 +13,7 @@ import { classNameProblem } from '../kernel/names.ts';
 import type { Row } from '../kernel/records.ts';
 import { type ClientFrame, Connections, frameHead } from './connections.ts';
 import { FanOut } from './fan-out.ts';
-import { FrameError, parseSubscription, requestIdOf } from './frames.ts';
+import { errorFrame, FrameError, parseSubscription, requestIdOf } from './frames.ts';
 import { Handshake } from './handshake.ts';
 import type { CompiledSubscription, Connection, LiveOptions, LiveTriggers, Subscription } from './model.ts';
 import { SubscriptionCheck } from './prepare.ts';
@@ -57,6 +57,12 @@ export class LiveQuery {
   private readonly connections: ReadonlySet<Connection>;
   private readonly ids = new EventIds();
   private readonly retention: Retention;
+  /**
+   * The sequence numbers of the events whose fan-out waits in the queue, oldest first (the queue's
+   * order): a subscription that becomes active now still receives them, so its resume point is the
+   * event before the oldest of them.
+   */
+  private readonly pendingFanOuts: number[] = [];
   readonly trace: DeliveryTrace;
   private unsubscribe: (() => void) | undefined;
   private closing: Promise<void> | undefined;
@@ -240,14 +246,30 @@ export class LiveQuery {
     }
     // The connection's next frame waits for this: its answers (subscribed, snapshot, replay) come first.
     await this.enqueue(async () => {
-      if (conn.closed || target.ended || conn.subs.get(requestId) !== target) return;
+      if (conn.closed || target.ended || conn.subs.get(requestId) !== target) {
+        // An update whose subscription ended meanwhile (that error frame went first) is answered
+        // too: every subscribe and update frame gets one answer, which the client library counts on.
+        if (op === 'update' && !conn.closed) {
+          this.clients.sendError(
+            conn,
+            errorFrame(
+              LiveCode.NOT_CONNECTED_OR_UNKNOWN_REQUEST,
+              LiveText.unknownRequestId(requestId),
+              requestId,
+            ),
+          );
+        }
+        return;
+      }
       this.registry.unregister(target);
       target.compiled = compiled;
       target.token = conn.master ? null : token;
       target.generation = generation;
       target.active = true;
       this.registry.register(target);
-      this.clients.send(conn, { op: 'subscribed', ...frameHead(conn), requestId });
+      // eventId: where a resume of this subscription starts (docs/protocol.md#realtime-frames).
+      const eventId = this.ids.format(this.resumePoint());
+      this.clients.send(conn, { op: 'subscribed', ...frameHead(conn), requestId, eventId });
       if (request.snapshot) await this.snapshot(target, compiled);
       if (request.since !== undefined) await this.replay(target, request.since);
     });
@@ -285,11 +307,23 @@ export class LiveQuery {
     this.retention.push(live);
     if (this.registry.subscriptionsOf(live.className) || this.opts.traceSize > 0) {
       live.fanOutPending = true;
+      this.pendingFanOuts.push(seq);
       this.enqueue(() => {
         live.fanOutPending = false;
+        this.pendingFanOuts.shift();
         return this.fanOut.deliver(live);
       });
     }
+  }
+
+  /**
+   * The sequence number after which a subscription registered now misses nothing: the events up to
+   * it were decided before it was registered, those after it reach it by their fan-out (still in
+   * the queue) or, when they had none, by a resume from it.
+   */
+  private resumePoint(): number {
+    const oldestPending = this.pendingFanOuts[0];
+    return oldestPending === undefined ? this.ids.last : oldestPending - 1;
   }
 
   /** The rows the subscriber may see that match, as a find by that caller answers them. */
@@ -363,6 +397,29 @@ export class LiveQuery {
    */
   forgetHistory(): void {
     this.retention.holeAfter(this.ids.last);
+  }
+
+  /**
+   * The resume window as it is now (master only: the route checks): its bounds, how many events it
+   * keeps and the oldest and newest of them (null when it keeps none).
+   */
+  resumeWindow(): {
+    retentionMs: number;
+    retentionMaxEvents: number;
+    count: number;
+    oldest: { eventId: string; at: string } | null;
+    newest: { eventId: string; at: string } | null;
+  } {
+    const { count, oldest, newest } = this.retention.span();
+    const end = (e: LiveEvent | undefined) =>
+      e ? { eventId: e.eventId, at: new Date(e.at).toISOString() } : null;
+    return {
+      retentionMs: this.opts.retentionMs,
+      retentionMaxEvents: this.opts.retentionMaxEvents,
+      count,
+      oldest: end(oldest),
+      newest: end(newest),
+    };
   }
 
   /** The delivery trace of a class (master only: the route checks). */

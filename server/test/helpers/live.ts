@@ -1,6 +1,9 @@
 import WebSocket from 'ws';
 import { KEYS, type TestService } from './service.ts';
 
+/** An event id as the service writes it (`<boot>-<sequence>`, fixed width: docs/protocol.md#realtime-frames). */
+export const EVENT_ID_PATTERN = /^[0-9a-z]{9}-\d{12}$/;
+
 /** Generous: frames normally arrive in milliseconds; this only bounds a failing test. */
 export const FRAME_TIMEOUT = 15_000;
 

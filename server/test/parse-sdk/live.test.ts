@@ -3,7 +3,7 @@ import ParseSDK from 'parse/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveTriggerCalls } from '../fixtures/live-sdk-cloud.ts';
 import { createClass, PUBLIC_OPERATIONS } from '../helpers/access-world.ts';
-import { FRAME_TIMEOUT, flush, LiveClient, subscribeMarker } from '../helpers/live.ts';
+import { EVENT_ID_PATTERN, FRAME_TIMEOUT, flush, LiveClient, subscribeMarker } from '../helpers/live.ts';
 import { KEYS, startService, type TestService } from '../helpers/service.ts';
 
 /**
@@ -325,6 +325,7 @@ describe('realtime with the stock Parse JS SDK', () => {
         clientId,
         installationId,
         requestId: 1,
+        eventId: expect.stringMatching(EVENT_ID_PATTERN),
       });
       const created = await t.request('POST', '/classes/Room', { body: { name: 'raw' } });
       const id = created.json.objectId;
@@ -362,6 +363,7 @@ describe('realtime with the stock Parse JS SDK', () => {
         op: 'subscribed',
         clientId: expect.any(Number),
         requestId: 1,
+        eventId: expect.stringMatching(EVENT_ID_PATTERN),
       });
       await t.request('POST', '/classes/Room', { body: { name: 'no-installation' } });
       expect(await c.take()).not.toHaveProperty('installationId');

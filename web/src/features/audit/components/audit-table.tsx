@@ -1,10 +1,18 @@
 import { Fragment, useState } from 'react';
+import { Link } from 'react-router';
 import { JsonDiff } from '../../../components/json-diff.tsx';
+import { rowHistoryPath, rowOfTarget } from '../../../lib/row-history.ts';
 import type { AuditEntry } from '../api/audit.ts';
 
 const cell = 'px-3 py-2 align-top';
 
-/** Audit entries, newest first; a row expands to its before/after diff. */
+/** The row an entry touched (target `<Class>/<objectId>`), whose history the entry links to. */
+const rowOf = (e: AuditEntry) => (e.target.startsWith('hooks/') ? null : rowOfTarget(e.target));
+
+/**
+ * Audit entries, newest first; a row expands to its before/after diff; an entry on a row links to
+ * the row's history.
+ */
 export function AuditTable({ entries }: { entries: AuditEntry[] }) {
   const [open, setOpen] = useState<ReadonlySet<number>>(new Set());
   const toggle = (id: number) =>
@@ -33,6 +41,7 @@ export function AuditTable({ entries }: { entries: AuditEntry[] }) {
         <tbody className="divide-y divide-slate-200 dark:divide-slate-700">
           {entries.map((e) => {
             const expanded = open.has(e.id);
+            const touched = rowOf(e);
             return (
               <Fragment key={e.id}>
                 <tr
@@ -64,8 +73,17 @@ export function AuditTable({ entries }: { entries: AuditEntry[] }) {
                   <td className={`${cell} font-mono text-xs`} data-testid="audit-action">
                     {e.action}
                   </td>
-                  <td className={`${cell} font-mono text-xs break-all`} data-testid="audit-target">
-                    {e.target}
+                  <td className={`${cell} font-mono text-xs break-all`}>
+                    <span data-testid="audit-target">{e.target}</span>
+                    {touched && (
+                      <Link
+                        className="ml-2 font-sans text-indigo-700 underline dark:text-indigo-300"
+                        to={rowHistoryPath(e.app, touched.className, touched.objectId)}
+                        aria-label={`History of ${e.target}`}
+                      >
+                        History
+                      </Link>
+                    )}
                   </td>
                 </tr>
                 {expanded && (

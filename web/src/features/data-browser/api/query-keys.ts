@@ -17,4 +17,12 @@ export const dataBrowserKeys = {
   /** One row read by the row panel (the panel adds its viewpoint). */
   row: (appId: string, cls: string, objectId: string) =>
     ['data-browser', appId, 'row', cls, objectId] as const,
+  /** Every history query of a class: a row's versions and the recent changes (the prefix of both). */
+  historyOf: (appId: string, cls: string) => ['data-browser', appId, 'history', cls] as const,
+  /** One row's versions, newest first. */
+  rowHistory: (appId: string, cls: string, objectId: string) =>
+    ['data-browser', appId, 'history', cls, 'row', objectId] as const,
+  /** The recent changes of a class under filters. */
+  changes: (appId: string, cls: string, filters: Record<string, string | undefined>) =>
+    ['data-browser', appId, 'history', cls, 'changes', filters] as const,
 };

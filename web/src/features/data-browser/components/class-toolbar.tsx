@@ -1,6 +1,7 @@
 /**
- * The class's actions on one line: the panels (filter, columns, schema), refresh, live mode, then
- * what the caller adds (the bulk actions, export and import). It scrolls sideways rather than wraps.
+ * The class's actions on one line: the panels (filter, columns, recent changes, schema), refresh,
+ * live mode, then what the caller adds (the bulk actions, export and import). It scrolls sideways
+ * rather than wraps.
  */
 import type { ReactNode } from 'react';
 import type { ClassPanel } from '../hooks/use-class-panels.ts';
@@ -29,6 +30,9 @@ export function ClassToolbar(p: ClassToolbarProps) {
       </button>
       <button type="button" className={TOOL_BUTTON} onClick={() => p.togglePanel('columns')}>
         Columns
+      </button>
+      <button type="button" className={TOOL_BUTTON} onClick={() => p.togglePanel('changes')}>
+        Changes
       </button>
       {p.realWrite && (
         <button type="button" className={TOOL_BUTTON} onClick={() => p.togglePanel('schema')}>

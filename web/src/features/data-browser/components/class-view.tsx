@@ -8,6 +8,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { FilterBuilder } from '../../../components/filter-builder.tsx';
 import { errorText } from '../../../lib/api.ts';
+import { HISTORY_PARAM } from '../../../lib/row-history.ts';
 import { useSession } from '../../../lib/session.ts';
 import { useShortcutHelp } from '../../../lib/shortcuts.ts';
 import { toast } from '../../../lib/toast.ts';
@@ -37,6 +38,7 @@ import { needsCreateForm } from './create-row-dialog.tsx';
 import { EmptyClass } from './empty-class.tsx';
 import { Grid } from './grid.tsx';
 import { useImportExport } from './import-export.tsx';
+import { RecentChanges } from './recent-changes.tsx';
 import { RowDetail } from './row-detail.tsx';
 import { RunOnRowsBar } from './run-on-rows.tsx';
 import { SchemaPanel } from './schema-panel.tsx';
@@ -190,6 +192,13 @@ export function ClassView({ appId, schema, schemas, run, canWrite, onDropped }: 
           />
         )}
         {panel === 'columns' && <ColumnChooser columns={columns} prefs={prefs} setPrefs={setPrefs} />}
+        {panel === 'changes' && (
+          <RecentChanges
+            appId={appId}
+            schema={schema}
+            onOpenHistory={(id) => update({ row: id, [HISTORY_PARAM]: '1' })}
+          />
+        )}
         {panel === 'schema' && realWrite && (
           <SchemaPanel
             appId={appId}
@@ -285,7 +294,10 @@ export function ClassView({ appId, schema, schemas, run, canWrite, onDropped }: 
           canWrite={canWrite}
           viewpoint={viewpoint}
           onEdit={onEdit}
-          onClose={() => update({ row: null })}
+          onClose={() => update({ row: null, [HISTORY_PARAM]: null })}
+          tab={url.rowHistory && !viewpoint ? 'history' : 'fields'}
+          onTab={(tab) => update({ [HISTORY_PARAM]: tab === 'history' ? '1' : null })}
+          onHistoryChanged={refresh}
           onEditAcl={realWrite ? (row) => panels.setAclRows([row]) : undefined}
           onWhy={setWhy}
           onGone={() => rowGone(activeRow)}

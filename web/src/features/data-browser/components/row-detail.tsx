@@ -1,11 +1,13 @@
 /**
  * Row detail panel: every field (editable, as in the grid), the raw JSON, the ACL and the rows
- * that point to this one. Escape closes it.
+ * that point to this one; its History tab lists the row's versions (revert, restore). Escape
+ * closes it.
  */
 import { ErrorCode } from '@bds/client/protocol';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
+import { Tabs } from '../../../components/ui/tabs.tsx';
 import { errorText, isApiError } from '../../../lib/api.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
 import { useShortcut } from '../../../lib/shortcuts.ts';
@@ -24,6 +26,7 @@ import { viewAsApi } from '../api/viewas.ts';
 import { aclWords, principalOf, rowAcl } from '../lib/acl.ts';
 import { CellValue, dataPath } from './cell.tsx';
 import { CellEditor } from './cell-editor.tsx';
+import { RowHistory } from './row-history.tsx';
 import type { WhyQuestion } from './why-panel.tsx';
 
 export function RowDetail({
@@ -39,6 +42,9 @@ export function RowDetail({
   onEditAcl,
   onWhy,
   onGone,
+  tab = 'fields',
+  onTab,
+  onHistoryChanged,
 }: {
   appId: string;
   className: string;
@@ -55,6 +61,11 @@ export function RowDetail({
   onWhy?(q: WhyQuestion): void;
   /** The row, read before, is not found any more (deleted elsewhere). */
   onGone?(): void;
+  /** What the panel shows: the row's fields, or its history (as master only). */
+  tab?: RowTab;
+  onTab?(tab: RowTab): void;
+  /** A revert or a restore from the History tab changed the row. */
+  onHistoryChanged?(): void;
 }) {
   const [editing, setEditing] = useState<string | null>(null);
   useShortcut('Escape', 'Close the row panel', onClose, 'Data browser');
@@ -75,6 +86,9 @@ export function RowDetail({
     if (gone) goneRef.current?.();
   }, [gone]);
   const row = gone ? undefined : q.data;
+  const history = tab === 'history' && !viewpoint;
+  // On the History tab a deleted row is expected: its history says so (and offers Restore).
+  const missing = isApiError(q.error) && q.error.code === ErrorCode.OBJECT_NOT_FOUND;
   const why = (operation: WhyQuestion['operation'], field?: string) =>
     onWhy?.({ operation, objectId, field, viewpoint });
   const pointer = { __type: 'Pointer', className, objectId };
@@ -105,14 +119,39 @@ export function RowDetail({
           </button>
         )}
       </div>
-      {q.isPending && <p>Loading…</p>}
-      {q.error && (
+      {!viewpoint && onTab && (
+        <div className="mt-2">
+          <Tabs
+            tabs={[
+              { id: 'fields', label: 'Fields' },
+              { id: 'history', label: 'History' },
+            ]}
+            current={history ? 'history' : 'fields'}
+            onSelect={onTab}
+          />
+        </div>
+      )}
+      {history && (
+        <RowHistory
+          appId={appId}
+          className={className}
+          objectId={objectId}
+          canWrite={canWrite}
+          current={row}
+          onChanged={() => {
+            onHistoryChanged?.();
+            void q.refetch();
+          }}
+        />
+      )}
+      {!history && q.isPending && <p>Loading…</p>}
+      {q.error && !(history && missing) && (
         <p className="text-red-600" data-testid="row-error">
           {errorText(q.error)}
           {viewpoint && ' — this viewpoint cannot read this row.'}
         </p>
       )}
-      {row && (
+      {row && !history && (
         <>
           <dl className="mt-2 grid grid-cols-[auto_1fr] gap-x-2 gap-y-1">
             {[...new Set([...columnsOf(schema), ...Object.keys(row)])].map((f) => {
@@ -233,6 +272,8 @@ export function RowDetail({
     </aside>
   );
 }
+
+export type RowTab = 'fields' | 'history';
 
 /** The row's ACL in words, role inheritance included. */
 function AclSummary({ appId, value }: { appId: string; value: unknown }) {

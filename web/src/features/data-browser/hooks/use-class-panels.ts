@@ -1,6 +1,6 @@
 /**
- * What is open over or beside the grid of a class: the panel under the toolbar (filter, columns
- * or schema) and the filter as typed, the viewpoint comparison, a dry run's answer, and the dialogs (Why?, the ACL editor,
+ * What is open over or beside the grid of a class: the panel under the toolbar (filter, columns,
+ * schema or recent changes) and the filter as typed, the viewpoint comparison, a dry run's answer, and the dialogs (Why?, the ACL editor,
  * the review of a typed ACL, the create-row form).
  */
 import { useState } from 'react';
@@ -10,7 +10,7 @@ import type { WireAcl } from '../components/acl-change-review.tsx';
 import type { WhyQuestion } from '../components/why-panel.tsx';
 
 /** The panel under the toolbar. */
-export type ClassPanel = 'none' | 'filter' | 'schema' | 'columns';
+export type ClassPanel = 'none' | 'filter' | 'schema' | 'columns' | 'changes';
 
 /** The answer to an edit made while viewing as someone else: checked, then rolled back. */
 export interface DryRun {

@@ -1,11 +1,12 @@
 /**
  * What the address says about the open class: the filter (`where`), the sort, the open row
- * (`row`) and the viewpoint (`as`). A link to the page opens the same view; the Back button undoes
- * a change of any of them.
+ * (`row`) and its tab (`history`), and the viewpoint (`as`). A link to the page opens the same
+ * view; the Back button undoes a change of any of them.
  */
 import { useCallback, useMemo } from 'react';
 import { useSearchParams } from 'react-router';
 import type { Where } from '../../../lib/filter.ts';
+import { HISTORY_PARAM } from '../../../lib/row-history.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
 import { type SchemaDoc, sortableFields } from '../../../lib/wire.ts';
 import { parseWhere } from '../api/early.ts';
@@ -22,6 +23,8 @@ export interface ClassUrl {
   sort: Sort;
   /** The objectId of the row whose panel is open. */
   activeRow: string | null;
+  /** The row panel shows the row's history (`history=1`) rather than its fields. */
+  rowHistory: boolean;
   /** The viewpoint as it stands in the address, empty for master. */
   asText: string;
   /** "View as": rows, count and row detail as this viewpoint gets them; null is master (normal). */
@@ -74,6 +77,7 @@ export function useClassUrl(schema: SchemaDoc): ClassUrl {
     sortable,
     sort,
     activeRow: params.get('row'),
+    rowHistory: params.get(HISTORY_PARAM) === '1',
     asText,
     viewpoint,
     update,

@@ -75,6 +75,7 @@ const OPTION_GROUPS: Record<keyof ServiceOptions, OptionGroup> = {
   maxLimit: 'limits',
   requestComplexity: 'limits',
   idempotency: 'limits',
+  aggregate: 'limits',
   files: 'files',
   fileUpload: 'files',
   maxUploadSize: 'files',

@@ -206,6 +206,26 @@ export const optionsSchema = z
       .positive()
       .default(1000)
       .describe('The most rows one find answers (a larger limit is lowered).'),
+    aggregate: z
+      .object({
+        maxLookupMatches: z
+          .number()
+          .int()
+          .min(1)
+          .default(10_000)
+          .describe('The most rows one `$lookup` joins to one document; past it the pipeline answers 102.'),
+        maxSortDocuments: z
+          .number()
+          .int()
+          .min(1)
+          .default(100_000)
+          .describe(
+            'The most documents a `$sort` holds in memory when it cannot be sorted by the store; past it 102.',
+          ),
+      })
+      .strict()
+      .default({ maxLookupMatches: 10_000, maxSortDocuments: 100_000 })
+      .describe('Bounds on what one aggregation (POST /aggregate) holds in memory.'),
     maxUploadSize: byteSize
       .default(20 * 1024 * 1024)
       .describe('The largest file an upload may carry, in bytes (the options also take "20mb").'),

@@ -10,9 +10,6 @@ import type { Row } from '../kernel/records.ts';
  */
 export type Docs = AsyncIterable<Row>;
 
-/** A $sort after $group, $project, $unwind or $lookup holds at most this many documents. */
-export const MAX_SORT_BUFFER = 100_000;
-
 /** The value at a path of a document (own properties of objects only). */
 export function valueAt(doc: unknown, path: Path): unknown {
   let node = doc;
@@ -67,13 +64,22 @@ export async function* countDocs(docs: Docs, field: string): Docs {
   if (n > 0) yield { [field]: n };
 }
 
-export async function* sortDocs(docs: Docs, keys: Array<{ path: Path; descending: boolean }>): Docs {
+/**
+ * A `$sort` in memory (one the store cannot run: after `$group`, `$unwind` or `$lookup`, or on a
+ * value a `$project` made): it holds every document, at most `max` (the option
+ * `aggregate.maxSortDocuments`), and answers 102 past them.
+ */
+export async function* sortDocs(
+  docs: Docs,
+  keys: Array<{ path: Path; descending: boolean }>,
+  max: number,
+): Docs {
   const buffer: Row[] = [];
   for await (const d of docs) {
     buffer.push(d);
-    if (buffer.length > MAX_SORT_BUFFER) {
+    if (buffer.length > max) {
       throw invalidQuery(
-        `$sort after $group, $project, $unwind or $lookup holds at most ${MAX_SORT_BUFFER} documents; sort earlier in the pipeline or $match fewer rows.`,
+        `$sort holds at most ${max} documents in memory when the store cannot sort (after $group, $unwind or $lookup, or on a field a $project made); $match fewer documents, sort earlier in the pipeline, or raise the option aggregate.maxSortDocuments.`,
       );
     }
   }

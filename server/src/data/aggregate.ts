@@ -1,11 +1,13 @@
-import type { Stage } from '../kernel/aggregate.ts';
+import type { Projection, Stage } from '../kernel/aggregate.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode, invalidQuery } from '../kernel/errors.ts';
 import { keyPathProblem } from '../kernel/names.ts';
-import { MATCH_ALL, type QueryNode } from '../kernel/query.ts';
+import { MATCH_ALL, type Path, type QueryNode } from '../kernel/query.ts';
 import type { OrderKey, Row } from '../kernel/records.ts';
 import type { ClassSchema } from '../kernel/schema.ts';
 import { parsePipeline } from '../query/aggregate.ts';
+import { queryFieldDef } from '../query/fields.ts';
+import { membershipKeys } from '../query/match.ts';
 import { parseWhere } from '../query/parse.ts';
 import { checkClassName } from '../schema/registry.ts';
 import { groupInSql } from '../storage/sql/aggregate.ts';
@@ -30,6 +32,11 @@ import { resolveForMemory } from './resolve.ts';
 
 /** Rows read from the store per page while a stage streams. */
 const PAGE = 1000;
+/** Documents one `$lookup` query joins at most, and the distinct local values it asks for. */
+const LOOKUP_DOCS = 100;
+const LOOKUP_VALUES = 1000;
+/** Rows one `$lookup` query reads at most (more when `aggregate.maxLookupMatches` is larger): past them the page is split. */
+const LOOKUP_ROWS = 5000;
 /** Vectors looked at to name the dimensions a field holds, when a search found none of its own. */
 const DIMENSION_SAMPLE = 20;
 
@@ -159,7 +166,11 @@ export class Aggregator {
     return rows;
   }
 
-  /** The stages that compile to SQL, and the source of documents for the rest. */
+  /**
+   * The stages that compile to SQL, and the source of documents for the rest. A `$sort` after the
+   * leading `$match` runs in the store, also after `$project` and `$match` stages (which stream in
+   * the order they are given) when each of its keys names a field of the class through them.
+   */
   private async leading(schema: ClassSchema, stages: Stage[]): Promise<{ docs: Docs; rest: Stage[] }> {
     const { store, schemas } = this.core;
     let where: QueryNode = MATCH_ALL;
@@ -177,26 +188,30 @@ export class Aggregator {
       return { docs: this.fromArray(n > 0 ? [{ [next.field]: n }] : []), rest: stages.slice(i + 1) };
     }
     let order: OrderKey[] = [];
-    if (next?.stage === 'sort') {
-      order = next.keys.filter(
-        (k) =>
-          k.path[0] === 'objectId' ||
-          k.path[0] === 'createdAt' ||
-          k.path[0] === 'updatedAt' ||
-          schema.fields[k.path[0]!],
-      );
-      i++;
+    let between: Stage[] = [];
+    let j = i;
+    while (stages[j]?.stage === 'project' || stages[j]?.stage === 'match') j++;
+    const sort = stages[j];
+    if (sort?.stage === 'sort') {
+      const keys = storeOrder(schema, stages.slice(i, j), sort.keys);
+      if (keys) {
+        order = keys;
+        between = stages.slice(i, j);
+        i = j + 1;
+      }
     }
     let skip = 0;
     let limit = Number.POSITIVE_INFINITY;
-    for (; stages[i]?.stage === 'skip' || stages[i]?.stage === 'limit'; i++) {
+    // A $match streamed between would count against a $skip or $limit given to the store.
+    const filtered = between.some((s) => s.stage === 'match');
+    for (; !filtered && (stages[i]?.stage === 'skip' || stages[i]?.stage === 'limit'); i++) {
       const s = stages[i] as { stage: 'skip' | 'limit'; n: number };
       if (s.stage === 'skip') {
         skip += s.n;
         limit = Math.max(0, limit - s.n);
       } else limit = Math.min(limit, s.n);
     }
-    return { docs: this.scan(schema, where, order, skip, limit), rest: stages.slice(i) };
+    return { docs: this.scan(schema, where, order, skip, limit), rest: [...between, ...stages.slice(i)] };
   }
 
   /**
@@ -267,7 +282,7 @@ export class Aggregator {
       case 'project':
         return map(docs, (d) => project(d, stage.projection));
       case 'sort':
-        return sortDocs(docs, stage.keys);
+        return sortDocs(docs, stage.keys, this.core.options.aggregate.maxSortDocuments);
       case 'skip':
         return skipDocs(docs, stage.n);
       case 'limit':
@@ -294,27 +309,130 @@ export class Aggregator {
     for await (const d of docs) if (test(d)) yield d;
   }
 
-  /** `$lookup`: the rows of `from` whose `foreignField` equals the document's `localField` (one query per document). */
+  /**
+   * `$lookup`: the rows of `from` whose `foreignField` holds one of the document's `localField`
+   * values (what `$in` of them matches), in objectId order. Documents are joined a page at a time:
+   * one query of the page's values, matched to each document in memory by the keys `$in` compares
+   * (`membershipKeys`). A page whose rows pass `LOOKUP_ROWS` (or the bound) is split; a document
+   * joined to more rows than the option `aggregate.maxLookupMatches` answers 102.
+   */
   private async *lookup(docs: Docs, stage: Extract<Stage, { stage: 'lookup' }>): Docs {
     checkClassName(stage.from);
-    const { store, schemas } = this.core;
+    let page: Array<{ doc: Row; values: unknown[] }> = [];
+    const distinct = new Set<string>();
     for await (const doc of docs) {
-      const target = schemas.get(stage.from);
       const local = valueAt(doc, stage.localField);
-      let matches: Row[] = [];
-      if (target && local !== undefined && local !== null) {
-        const values = (Array.isArray(local) ? local : [local]).map((v) =>
-          stage.foreignField === 'objectId' ? comparable(v) : v,
-        );
-        const where = parseWhere({ [stage.foreignField]: { $in: values } });
-        matches = await store.find(
-          target,
-          { where, order: [{ path: ['objectId'], descending: false }], limit: 10_000, skip: 0 },
-          schemas.lookup,
-        );
-        fillFileUrls(this.core, target, matches);
+      const values =
+        local === undefined || local === null
+          ? []
+          : (Array.isArray(local) ? local : [local]).map((v) =>
+              stage.foreignField === 'objectId' ? comparable(v) : v,
+            );
+      page.push({ doc, values });
+      for (const v of values) distinct.add(JSON.stringify(v));
+      if (page.length >= LOOKUP_DOCS || distinct.size >= LOOKUP_VALUES) {
+        yield* await this.joinPage(page, stage);
+        page = [];
+        distinct.clear();
       }
-      yield { ...doc, [stage.as]: matches };
     }
+    if (page.length > 0) yield* await this.joinPage(page, stage);
   }
+
+  private async joinPage(
+    page: Array<{ doc: Row; values: unknown[] }>,
+    stage: Extract<Stage, { stage: 'lookup' }>,
+  ): Promise<Row[]> {
+    const { store, schemas, options } = this.core;
+    const target = schemas.get(stage.from);
+    const unique = new Map<string, unknown>();
+    for (const { values } of page) for (const v of values) unique.set(JSON.stringify(v), v);
+    if (!target || unique.size === 0) return page.map(({ doc }) => ({ ...doc, [stage.as]: [] }));
+    const bound = options.aggregate.maxLookupMatches;
+    const cap = Math.max(bound, LOOKUP_ROWS);
+    const where = parseWhere({ [stage.foreignField]: { $in: [...unique.values()] } });
+    const rows = await store.find(
+      target,
+      { where, order: [{ path: ['objectId'], descending: false }], limit: cap + 1, skip: 0 },
+      schemas.lookup,
+    );
+    if (rows.length > cap) {
+      if (page.length === 1) throw lookupBound(stage.from, bound);
+      const half = Math.ceil(page.length / 2);
+      return [
+        ...(await this.joinPage(page.slice(0, half), stage)),
+        ...(await this.joinPage(page.slice(half), stage)),
+      ];
+    }
+    fillFileUrls(this.core, target, rows);
+    // Each row under the keys its foreignField holds; rows without a value under ABSENT (a null
+    // among the local values matches them, as it does in `$in`).
+    const { listed, held } = membershipKeys(queryFieldDef(target, stage.foreignField));
+    const byKey = new Map<string, number[]>();
+    rows.forEach((row, index) => {
+      const value = row[stage.foreignField];
+      const keys = value === undefined || value === null ? [ABSENT] : held(value);
+      for (const key of keys) {
+        const indexes = byKey.get(key);
+        if (indexes) indexes.push(index);
+        else byKey.set(key, [index]);
+      }
+    });
+    return page.map(({ doc, values }) => {
+      const found = new Set<number>();
+      for (const v of values) {
+        const key = v === null ? ABSENT : listed(v);
+        for (const index of (key !== undefined && byKey.get(key)) || []) found.add(index);
+      }
+      if (found.size > bound) throw lookupBound(stage.from, bound);
+      return { ...doc, [stage.as]: [...found].sort((a, b) => a - b).map((index) => rows[index]!) };
+    });
+  }
+}
+
+const lookupBound = (from: string, bound: number) =>
+  invalidQuery(
+    `$lookup from ${from} matched more than ${bound} rows for one document; the option aggregate.maxLookupMatches raises the bound.`,
+  );
+
+/** The key of rows without a foreignField value, for `$lookup`. */
+const ABSENT = '\u0000absent';
+
+/**
+ * The order a `$sort` asks, as the store reads it from the class's rows: each key followed back
+ * through the `$project` stages before it (a `$match` changes no field) to a field of the class
+ * (a key below an Object field too); `undefined` when one key reaches no such field (a value a
+ * `$project` drops or makes), so the sort runs in memory.
+ */
+function storeOrder(
+  schema: ClassSchema,
+  before: Stage[],
+  keys: Array<{ path: Path; descending: boolean }>,
+): OrderKey[] | undefined {
+  const order: OrderKey[] = [];
+  for (const key of keys) {
+    let path: Path | undefined = key.path;
+    for (const stage of [...before].reverse()) {
+      if (stage.stage === 'project') path = throughProjection(stage.projection, path);
+      if (!path) return undefined;
+    }
+    const [head, ...below] = path;
+    const def = queryFieldDef(schema, head!);
+    if (!def || def.type === 'Relation' || def.type === 'ACL') return undefined;
+    if (below.length > 0 && def.type !== 'Object') return undefined;
+    order.push({ path, descending: key.descending });
+  }
+  return order;
+}
+
+/** The path a projected document's `path` was read from, or `undefined` when the projection made or dropped it. */
+function throughProjection(projection: Projection, path: Path): Path | undefined {
+  const [head, ...below] = path;
+  if (projection.mode === 'exclude') {
+    if (head === 'objectId') return projection.keepId ? path : undefined;
+    return projection.fields.includes(head!) ? undefined : path;
+  }
+  const field = projection.fields.find(([name]) => name === head);
+  if (field) return [...field[1], ...below];
+  return head === 'objectId' && projection.keepId ? path : undefined;
 }

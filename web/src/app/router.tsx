@@ -21,6 +21,7 @@ const PushRoute = lazy(() => import('../features/push/push-route.tsx'));
 const AnalyticsRoute = lazy(() => import('../features/analytics/analytics-route.tsx'));
 const SecurityRoute = lazy(() => import('../features/security/security-route.tsx'));
 const ApiConsoleRoute = lazy(() => import('../features/api-console/api-console-route.tsx'));
+const ApiDocsRoute = lazy(() => import('../features/api-docs/api-docs-route.tsx'));
 const ServerRoute = lazy(() => import('../features/server/server-route.tsx'));
 const PerformanceRoute = lazy(() => import('../features/performance/performance-route.tsx'));
 
@@ -58,6 +59,7 @@ export function createRouter() {
             { path: 'analytics', element: <AnalyticsRoute /> },
             { path: 'security/:tab?', element: <SecurityRoute /> },
             { path: 'api-console', element: <ApiConsoleRoute /> },
+            { path: 'api-docs/:className', element: <ApiDocsRoute /> },
             { path: 'server', element: <ServerRoute /> },
             { path: 'performance', element: <PerformanceRoute /> },
             ...SECTIONS.filter((s) => !s.ready).map((s) => ({

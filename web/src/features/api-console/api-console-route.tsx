@@ -1,5 +1,5 @@
-import { useState } from 'react';
-import { useParams } from 'react-router';
+import { useEffect, useRef, useState } from 'react';
+import { useParams, useSearchParams } from 'react-router';
 import { Button } from '../../components/ui/button.tsx';
 import { Input, Select, Textarea } from '../../components/ui/input.tsx';
 import { isApiError } from '../../lib/api.ts';
@@ -10,6 +10,7 @@ import { HistoryPanel } from './components/history-panel.tsx';
 import { RunAsUserPicker } from './components/run-as-user-picker.tsx';
 import { type ApiCall, METHODS, type Method, parseBody, parseObject, type RunAs } from './lib/call.ts';
 import { addToHistory, clearHistory, type HistoryEntry, readHistory } from './lib/history.ts';
+import { prefillOf } from './lib/prefill.ts';
 
 type AsKind = RunAs['kind'];
 const pretty = (v: unknown) => (v === undefined ? '' : JSON.stringify(v, null, 2));
@@ -25,11 +26,14 @@ function ApiConsole({ appId }: { appId: string }) {
   const canWrite = useCanWrite();
   const send = useSendCall(appId);
 
-  const [method, setMethod] = useState<Method>('GET');
-  const [path, setPath] = useState('/classes/');
-  const [queryText, setQueryText] = useState('');
-  const [bodyText, setBodyText] = useState('');
-  const [asKind, setAsKind] = useState<AsKind>('master');
+  // A call prefilled by the address (a class's API tab, "Try it"); a read of rows with run=1 is sent at once.
+  const [searchParams] = useSearchParams();
+  const [prefill] = useState(() => prefillOf(searchParams));
+  const [method, setMethod] = useState<Method>(prefill.method);
+  const [path, setPath] = useState(prefill.path);
+  const [queryText, setQueryText] = useState(prefill.queryText);
+  const [bodyText, setBodyText] = useState(prefill.bodyText);
+  const [asKind, setAsKind] = useState<AsKind>(prefill.as);
   const [user, setUser] = useState<{ userId: string; username: string } | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [curl, setCurl] = useState<string | null>(null);
@@ -69,6 +73,15 @@ function ApiConsole({ appId }: { appId: string }) {
     setUser(call.as.kind === 'user' ? { userId: call.as.userId, username: call.as.username } : null);
     setCurl(null);
   };
+
+  const ran = useRef(false);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once, on the prefilled call
+  useEffect(() => {
+    if (!prefill.run || ran.current) return;
+    ran.current = true;
+    const call = compose();
+    if (typeof call !== 'string') run(call);
+  }, []);
 
   const submit = () => {
     const call = compose();

@@ -5,6 +5,7 @@
  * with the row panel open, controls that overflowed were painted under the panel and could not be
  * clicked.
  */
+import { Link } from 'react-router';
 import { errorText } from '../../../lib/api.ts';
 import { countText } from '../../../lib/plural.ts';
 import type { Viewpoint } from '../../../lib/security-api.ts';
@@ -65,6 +66,12 @@ export function ClassHeader(p: ClassHeaderProps) {
         <button type="button" className={TOOL_BUTTON} onClick={p.onWhy}>
           Why?
         </button>
+        <Link
+          className={TOOL_BUTTON}
+          to={`/apps/${encodeURIComponent(p.appId)}/api-docs/${encodeURIComponent(p.cls)}`}
+        >
+          API
+        </Link>
       </span>
     </div>
   );

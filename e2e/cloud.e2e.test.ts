@@ -1,4 +1,3 @@
-import { Cron } from 'croner';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLOUD_MODULE } from '../server/test/helpers/cloud.ts';
@@ -13,7 +12,7 @@ const sessions: Session[] = [];
 const ZONE = 'Asia/Tokyo';
 
 async function cloudPage(tab?: string): Promise<Page> {
-  // The console user's own zone and language: the schedule preview shows runs in it.
+  // The console user's own zone and language: the schedule list shows the next run in it.
   const s = await openSession(browser, product, { timezoneId: ZONE, locale: 'en-US' });
   sessions.push(s);
   await login(s.page);
@@ -94,7 +93,7 @@ describe('console: Cloud', () => {
     expect(await row.textContent()).toContain('waited');
   });
 
-  it('schedules: a plain-words preview and the next five runs in the console user’s zone; edit, pause, delete', async () => {
+  it('schedules: a plain-words preview, a start date and the next five runs in the schedule’s zone, the catch-up policy; edit, pause, delete', async () => {
     const page = await cloudPage('schedules');
     await page.getByRole('button', { name: 'New schedule' }).click();
     await page.getByRole('button', { name: 'Cancel' }).click();
@@ -106,15 +105,23 @@ describe('console: Cloud', () => {
     await expect.poll(() => preview.textContent()).toContain('five, six, or seven space separated parts');
     await page.getByLabel('Cron', { exact: true }).fill('30 9 * * 1');
     await expect.poll(() => preview.textContent()).toContain('At 09:30, only on Monday (UTC)');
-    expect(await preview.textContent()).toContain(`Next five runs in your time zone (${ZONE})`);
-    const expected = new Cron('30 9 * * 1', { mode: '5-part', timezone: 'UTC' })
-      .nextRuns(5)
-      .map((d) => d.toLocaleString('en-US', { dateStyle: 'medium', timeStyle: 'short', timeZone: ZONE }));
+    // The schedule's zone, not the console user's (Tokyo), and a start date on its clock.
+    await page.getByLabel('Time zone', { exact: true }).fill('Europe/Paris');
+    await page.getByLabel('Start date', { exact: true }).fill('2031-03-01T09:00');
+    await expect
+      .poll(() => preview.textContent())
+      .toContain('Next five runs from the start date in the schedule’s time zone (Europe/Paris)');
+    // Mondays from Saturday 2031-03-01 09:00 in Paris; summer time from 2031-03-30.
     expect(
       await page.getByRole('list', { name: 'Next runs' }).getByRole('listitem').allTextContents(),
-    ).toEqual(expected);
-    // Monday 09:30 UTC is 18:30 in Tokyo.
-    expect(expected[0]).toContain('6:30 PM');
+    ).toEqual([
+      'Mar 3, 2031, 9:30 AM GMT+1',
+      'Mar 10, 2031, 9:30 AM GMT+1',
+      'Mar 17, 2031, 9:30 AM GMT+1',
+      'Mar 24, 2031, 9:30 AM GMT+1',
+      'Mar 31, 2031, 9:30 AM GMT+2',
+    ]);
+    await page.getByLabel('Catch-up', { exact: true }).selectOption('each');
     await sessions.at(-1)!.screenshot('cloud-schedule-preview');
     await page.getByLabel('Schedule params (JSON)', { exact: true }).fill('{"label": "weekly"}');
     await page.getByRole('button', { name: 'Save schedule' }).click();
@@ -125,12 +132,31 @@ describe('console: Cloud', () => {
     expect(stored).toMatchObject({
       jobName: 'tick',
       cron: '30 9 * * 1',
-      timeZone: 'UTC',
+      timeZone: 'Europe/Paris',
       params: { label: 'weekly' },
       enabled: true,
+      startAfter: { __type: 'Date', iso: '2031-03-01T08:00:00.000Z' },
+      catchUp: 'each',
+      nextRunAt: { __type: 'Date', iso: '2031-03-03T08:30:00.000Z' },
     });
     const row = page.getByTestId(`schedule-${stored.objectId}`);
-    expect(await row.textContent()).toContain(expected[0]);
+    // The next run in the console user's zone: 08:30 UTC is 17:30 in Tokyo.
+    expect(await row.textContent()).toContain('Mar 3, 2031, 5:30 PM');
+    expect(await row.textContent()).toContain('from Mar 1, 2031, 9:00 AM GMT+1');
+    expect(await row.getByTestId('schedule-catch-up').textContent()).toBe('each (at most 24)');
+
+    // Back to the service's policy, and no start date.
+    await row.getByRole('button', { name: 'Edit' }).click();
+    expect(await page.getByLabel('Start date', { exact: true }).inputValue()).toBe('2031-03-01T09:00');
+    await page.getByLabel('Catch-up', { exact: true }).selectOption('');
+    await page.getByLabel('Start date', { exact: true }).fill('');
+    await page.getByRole('button', { name: 'Save schedule' }).click();
+    await expect
+      .poll(() => row.getByTestId('schedule-catch-up').textContent())
+      .toBe('once (service default)');
+    const saved = (await product.rest('GET', `/classes/_JobSchedule/${stored.objectId}`)).json;
+    expect(saved.catchUp).toBeUndefined();
+    expect(saved.startAfter).toBeUndefined();
 
     await row.getByRole('button', { name: 'Edit' }).click();
     await page.getByLabel('Cron', { exact: true }).fill('0 12 * * *');

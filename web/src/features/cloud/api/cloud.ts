@@ -11,6 +11,9 @@ type WireDate = { __type: 'Date'; iso: string };
 
 export type JobStatusRow = JobStatus;
 
+/** What a schedule does with the ticks it missed while the service was down (docs/protocol.md#jobs-and-schedules). */
+export type CatchUpPolicy = 'once' | 'each' | 'skip';
+
 export interface ScheduleRow {
   objectId: string;
   jobName: string;
@@ -19,6 +22,7 @@ export interface ScheduleRow {
   params?: Record<string, unknown>;
   enabled: boolean;
   startAfter?: WireDate;
+  catchUp?: CatchUpPolicy;
   lastRunAt?: WireDate;
   nextRunAt?: WireDate;
 }
@@ -29,6 +33,16 @@ export interface ScheduleInput {
   timeZone?: string;
   params?: Record<string, unknown>;
   enabled?: boolean;
+  /** An ISO instant; null removes it. */
+  startAfter?: string | null;
+  /** null: the service's default. */
+  catchUp?: CatchUpPolicy | null;
+}
+
+/** The schedules, and the service's catch-up policy for those without their own. */
+export interface ScheduleList {
+  results: ScheduleRow[];
+  catchUp: { policy: CatchUpPolicy; max: number };
 }
 
 export type Delivery = HookDelivery;
@@ -72,8 +86,7 @@ export const schedulesKey = (appId: string) => ['apps', appId, 'cloud', 'schedul
 export function useSchedules(appId: string) {
   return useQuery({
     queryKey: schedulesKey(appId),
-    queryFn: ({ signal }) =>
-      api.get<{ results: ScheduleRow[] }>(`${root(appId)}/schedules`, undefined, signal),
+    queryFn: ({ signal }) => api.get<ScheduleList>(`${root(appId)}/schedules`, undefined, signal),
   });
 }
 

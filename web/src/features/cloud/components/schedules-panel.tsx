@@ -3,8 +3,17 @@ import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Input, Select, Textarea } from '../../../components/ui/input.tsx';
 import { parseParams } from '../../../lib/json-params.ts';
-import { type ScheduleRow, useDeleteSchedule, useSaveSchedule, useSchedules } from '../api/cloud.ts';
-import { formatLocal, localZone, previewCron } from '../lib/cron.ts';
+import {
+  type CatchUpPolicy,
+  type ScheduleList,
+  type ScheduleRow,
+  useDeleteSchedule,
+  useSaveSchedule,
+  useSchedules,
+} from '../api/cloud.ts';
+import { formatInZone, formatLocal, instantIn, localZone, previewCron, wallClockIn } from '../lib/cron.ts';
+
+type CatchUpDefault = ScheduleList['catchUp'];
 
 interface Draft {
   id?: string;
@@ -13,6 +22,12 @@ interface Draft {
   timeZone: string;
   params: string;
   enabled: boolean;
+  /** The start date (`datetime-local`) on the schedule zone's wall clock; '' for none. */
+  startAt: string;
+  /** '' for the service's default. */
+  catchUp: CatchUpPolicy | '';
+  /** What the row held, so clearing a field removes it. */
+  had?: { startAt: boolean; catchUp: boolean };
 }
 
 const draftOf = (row: ScheduleRow): Draft => ({
@@ -22,21 +37,43 @@ const draftOf = (row: ScheduleRow): Draft => ({
   timeZone: row.timeZone,
   params: JSON.stringify(row.params ?? {}),
   enabled: row.enabled,
+  startAt: row.startAfter ? wallClockIn(row.startAfter.iso, row.timeZone) : '',
+  catchUp: row.catchUp ?? '',
+  had: { startAt: row.startAfter !== undefined, catchUp: row.catchUp !== undefined },
 });
 
-/** The cron field's preview: the expression in plain words and the next five runs, in the user's zone. */
-export function CronPreview({ cron, timeZone }: { cron: string; timeZone: string }) {
-  const preview = useMemo(() => previewCron(cron, timeZone), [cron, timeZone]);
+const CATCH_UP_TEXT: Record<CatchUpPolicy, (max: number) => string> = {
+  once: () => 'once: one run for all missed ticks',
+  each: (max) => `each: one run per missed tick (at most ${max})`,
+  skip: () => 'skip: no run for missed ticks',
+};
+
+/** A schedule's policy for ticks missed while the service was down: its own, or the service's. */
+export function catchUpOf(row: ScheduleRow, fallback: CatchUpDefault): string {
+  const policy = row.catchUp ?? fallback.policy;
+  const words = policy === 'each' ? `each (at most ${fallback.max})` : policy;
+  return row.catchUp ? words : `${words} (service default)`;
+}
+
+/**
+ * The cron field's preview: the expression in plain words and the next five runs (none before the
+ * start date), computed and shown in the schedule's own time zone, as the service runs them.
+ */
+export function CronPreview({ cron, timeZone, startAt }: { cron: string; timeZone: string; startAt?: Date }) {
+  const preview = useMemo(() => previewCron(cron, timeZone, startAt), [cron, timeZone, startAt]);
+  const zone = timeZone || 'UTC';
   return (
     <div data-testid="cron-preview" className="rounded bg-slate-50 p-3 text-sm dark:bg-slate-900">
       <p className={preview.ok ? '' : 'text-red-600'}>{preview.words}</p>
       {preview.ok && (
         <>
-          <p className="mt-2 text-xs text-slate-500">Next five runs in your time zone ({localZone()}):</p>
+          <p className="mt-2 text-xs text-slate-500">
+            Next five runs{startAt ? ' from the start date' : ''} in the schedule’s time zone ({zone}):
+          </p>
           <ol className="mt-1 list-decimal pl-5 font-mono text-xs" aria-label="Next runs">
             {preview.next.map((d) => (
               <li key={d.toISOString()}>
-                <time dateTime={d.toISOString()}>{formatLocal(d)}</time>
+                <time dateTime={d.toISOString()}>{formatInZone(d, zone)}</time>
               </li>
             ))}
           </ol>
@@ -50,17 +87,23 @@ function ScheduleForm({
   appId,
   jobs,
   initial,
+  catchUpDefault,
   onDone,
 }: {
   appId: string;
   jobs: string[];
   initial: Draft;
+  catchUpDefault: CatchUpDefault;
   onDone: () => void;
 }) {
   const [draft, setDraft] = useState(initial);
   const [problem, setProblem] = useState<string | null>(null);
   const save = useSaveSchedule(appId);
   const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
+  const startAt = useMemo(
+    () => (draft.startAt ? instantIn(draft.startAt, draft.timeZone) : null),
+    [draft.startAt, draft.timeZone],
+  );
   return (
     <form
       className="space-y-3 rounded border border-slate-200 p-4 text-sm dark:border-slate-700"
@@ -69,6 +112,8 @@ function ScheduleForm({
         e.preventDefault();
         const params = parseParams(draft.params);
         if (!params.ok) return setProblem(params.error);
+        if (draft.startAt && !startAt)
+          return setProblem(`The start date is not a date and time in ${draft.timeZone || 'UTC'}.`);
         setProblem(null);
         const input = {
           jobName: draft.jobName,
@@ -76,6 +121,12 @@ function ScheduleForm({
           timeZone: draft.timeZone,
           params: params.value,
           enabled: draft.enabled,
+          ...(startAt
+            ? { startAfter: startAt.toISOString() }
+            : draft.had?.startAt
+              ? { startAfter: null }
+              : {}),
+          ...(draft.catchUp ? { catchUp: draft.catchUp } : draft.had?.catchUp ? { catchUp: null } : {}),
         };
         save.mutate({ id: draft.id, input }, { onSuccess: onDone });
       }}
@@ -112,6 +163,33 @@ function ScheduleForm({
             onChange={(e) => set({ timeZone: e.target.value })}
           />
         </label>
+        <label>
+          Start date <span className="text-xs text-slate-500">({draft.timeZone || 'UTC'})</span>
+          <Input
+            aria-label="Start date"
+            type="datetime-local"
+            className="ml-2"
+            title="On the schedule's time zone's clock: no run before it"
+            value={draft.startAt}
+            onChange={(e) => set({ startAt: e.target.value })}
+          />
+        </label>
+        <label>
+          Catch-up
+          <Select
+            aria-label="Catch-up"
+            className="ml-2"
+            value={draft.catchUp}
+            onChange={(e) => set({ catchUp: e.target.value as Draft['catchUp'] })}
+          >
+            <option value="">Service default ({catchUpDefault.policy})</option>
+            {(['once', 'each', 'skip'] as const).map((policy) => (
+              <option key={policy} value={policy}>
+                {CATCH_UP_TEXT[policy](catchUpDefault.max)}
+              </option>
+            ))}
+          </Select>
+        </label>
         <label className="flex items-center gap-1">
           <input
             type="checkbox"
@@ -121,7 +199,7 @@ function ScheduleForm({
           Enabled
         </label>
       </div>
-      <CronPreview cron={draft.cron} timeZone={draft.timeZone} />
+      <CronPreview cron={draft.cron} timeZone={draft.timeZone} startAt={startAt ?? undefined} />
       <label className="block">
         Schedule params (JSON)
         <Textarea
@@ -173,18 +251,21 @@ export function SchedulesPanel({
               timeZone: localZone(),
               params: '{}',
               enabled: true,
+              startAt: '',
+              catchUp: '',
             })
           }
         >
           New schedule
         </Button>
       )}
-      {editing && (
+      {editing && schedules.data && (
         <ScheduleForm
           key={editing.id ?? 'new'}
           appId={appId}
           jobs={jobs}
           initial={editing}
+          catchUpDefault={schedules.data.catchUp}
           onDone={() => setEditing(null)}
         />
       )}
@@ -200,7 +281,7 @@ export function SchedulesPanel({
         isEmpty={(d) => d.results.length === 0}
         empty={<p className="text-sm text-slate-500">No schedules yet.</p>}
       >
-        {({ results }) => (
+        {({ results, catchUp }) => (
           <table className="w-full text-left text-sm" data-testid="schedules">
             <thead className="text-xs text-slate-500 uppercase">
               <tr>
@@ -208,6 +289,7 @@ export function SchedulesPanel({
                 <th>When</th>
                 <th>Next run (your time)</th>
                 <th>Last run</th>
+                <th>Missed ticks</th>
                 <th>State</th>
                 <th />
               </tr>
@@ -224,10 +306,12 @@ export function SchedulesPanel({
                     <span className="font-mono">{row.cron}</span>{' '}
                     <span className="text-xs text-slate-500">
                       {previewCron(row.cron, row.timeZone).words}
+                      {row.startAfter && `, from ${formatInZone(row.startAfter.iso, row.timeZone)}`}
                     </span>
                   </td>
                   <td>{row.nextRunAt ? formatLocal(row.nextRunAt.iso) : '—'}</td>
                   <td>{row.lastRunAt ? formatLocal(row.lastRunAt.iso) : '—'}</td>
+                  <td data-testid="schedule-catch-up">{catchUpOf(row, catchUp)}</td>
                   <td>{row.enabled ? 'active' : 'paused'}</td>
                   <td className="space-x-1 text-right whitespace-nowrap">
                     {canWrite && (

@@ -484,3 +484,29 @@ describe('every run leaves a record: claimed and recorded at once, a stopped ins
     }
   });
 });
+
+describe('a start date (startAfter): no tick before it, missed ticks included', () => {
+  const dir = () => path.join(dataDir, 'start');
+
+  it('runs from the start date on, and catches up only ticks at or after it', async () => {
+    const i = await boot(dir(), '2026-01-01T10:00:30.000Z', { jobs: { catchUp: 'each' } });
+    const res = await i.call('POST', '/classes/_JobSchedule', {
+      jobName: 'tick',
+      cron: '*/5 * * * *',
+      params: { label: 'late-start' },
+      startAfter: date('2026-01-01T10:30:00.000Z'),
+    });
+    expect(res.status).toBe(201);
+    expect((await i.call('GET', `/classes/_JobSchedule/${res.json.objectId}`)).json.nextRunAt).toEqual(
+      date('2026-01-01T10:30:00.000Z'),
+    );
+    await i.moveTo('2026-01-01T10:29:59.999Z');
+    expect(await ticksOf(i, 'late-start')).toBe(0);
+    await i.service.close();
+    // Down from 10:29 to 10:47: of the missed ticks, 10:30 to 10:45 (four) are at or after the start.
+    const back = await boot(dir(), '2026-01-01T10:47:00.000Z', { jobs: { catchUp: 'each' } });
+    await back.settle();
+    expect(await ticksOf(back, 'late-start')).toBe(4);
+    await back.service.close();
+  });
+});

@@ -15,6 +15,7 @@ const LAYERS = [
   ['auth', 'who is calling: caller resolution, sessions and roles caches'],
   ['email', 'outgoing mail adapters'],
   ['redis', 'several instances: the Redis link and the event bus across instances'],
+  ['logs', 'the request log lines kept for GET /logs: a ring buffer, a capped Redis stream'],
   ['users', 'the account rules: sign-up, login, sessions, MFA, mail flows'],
   ['hooks', 'webhooks: the _Hooks registry, HTTPS calls to receivers, retries, the delivery log'],
   ['cloud', 'cloud code: the module registry, functions, triggers (in-process then webhook)'],

@@ -27,6 +27,7 @@ import { registerFileRoutes } from './http/routes/files.ts';
 import { registerFromParseRoutes } from './http/routes/from-parse.ts';
 import { registerHookRoutes } from './http/routes/hooks.ts';
 import { registerLiveRoutes } from './http/routes/live.ts';
+import { registerLogRoutes } from './http/routes/logs.ts';
 import { registerMiscRoutes } from './http/routes/misc.ts';
 import { registerOpenApiRoute } from './http/routes/openapi.ts';
 import { registerPerformanceRoutes } from './http/routes/performance.ts';
@@ -41,6 +42,7 @@ import { RedisTickLock, StoreTickLock } from './jobs/scheduler.ts';
 import { type Clock, systemClock } from './kernel/clock.ts';
 import { createLogger, type Logger } from './kernel/log.ts';
 import { LiveQuery } from './live/server.ts';
+import { RequestLogs } from './logs/request-logs.ts';
 import { PushService } from './push/service.ts';
 import { followRemoteSchemas, RedisEventBus } from './redis/event-bus.ts';
 import { RedisLink } from './redis/link.ts';
@@ -127,7 +129,17 @@ export async function createService(
   const data = new Data(core);
   const clock = extra.clock ?? systemClock;
   const callers = new CallerResolver(data, clock);
-  const cloud = await Cloud.start(data, log);
+  // Request log lines kept for GET /logs (option requestLogSize), shared through Redis when configured.
+  const requestLogs =
+    options.requestLogSize > 0
+      ? new RequestLogs(
+          options.requestLogSize,
+          [options.masterKey, options.restAPIKey, options.javascriptKey, options.clientKey, options.webhookKey]
+            .filter((key): key is string => typeof key === 'string' && key.length > 0),
+          redis,
+        )
+      : undefined;
+  const cloud = await Cloud.start(data, log, requestLogs);
   const jobs = new Jobs(
     data,
     cloud,
@@ -201,6 +213,7 @@ export async function createService(
     () => publicUrl,
   );
   registerHookRoutes(router, cloud.webhooks);
+  registerLogRoutes(router, requestLogs);
   const live = new LiveQuery(data, callers, clock, cloud.triggers);
   registerLiveRoutes(router, live);
   registerSecurityRoutes(router, data, callers);
@@ -227,7 +240,7 @@ export async function createService(
     jobs.scheduler.poke();
   };
 
-  const handler = createHandler(core, callers, router, state, limiter);
+  const handler = createHandler(core, callers, router, state, limiter, requestLogs);
   const app = buildApp(handler);
   hooks.seal();
   state.ready = true;
@@ -310,6 +323,7 @@ export async function createService(
         await idempotency?.close();
         await users.idle();
         await mailer.close?.();
+        await requestLogs?.close();
         await bus?.close();
         await store.close();
         await redis?.close();

@@ -6,6 +6,7 @@ export * from './from-parse.ts';
 export * from './headers.ts';
 export * from './hooks.ts';
 export * from './installations.ts';
+export * from './logs.ts';
 export * from './names.ts';
 export * from './paths.ts';
 export * from './performance.ts';

@@ -64,7 +64,7 @@ export class Functions {
     let answer: Awaited<ReturnType<Webhooks['call']>>;
     try {
       answer = await this.webhooks.call(
-        { kind: 'function', url, functionName: name },
+        { kind: 'function', url, functionName: name, requestId: ctx.requestId },
         hookPayload(request, { functionName: name, params }),
       );
     } catch (err) {

@@ -5,6 +5,8 @@ import { type Caller, MASTER } from '../kernel/caller.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { Row } from '../kernel/records.ts';
+import { type TraceSink, traceScope } from '../kernel/trace.ts';
+import { captureConsole } from './console.ts';
 import type { CloudRequest, DataApi, Handler } from './registry.ts';
 
 /**
@@ -52,6 +54,16 @@ export interface Invocation {
   ip?: string | null;
   /** The request's headers, secrets filtered (kernel/context.ts headersOf); none outside a REST request. */
   headers?: Readonly<Record<string, string>>;
+  /** The trace id of the HTTP request served (kernel/trace.ts). */
+  requestId?: string;
+}
+
+/** The trace id of the HTTP request each handler request serves. */
+const traces = new WeakMap<CloudRequest, string>();
+
+/** The trace id of the HTTP request a handler's request serves, if any (webhook calls carry it). */
+export function traceOf(request: CloudRequest): string | undefined {
+  return traces.get(request);
 }
 
 /** Builds handler requests and runs handlers: nesting bounded, errors as protocol errors. */
@@ -59,7 +71,13 @@ export class Invoker {
   /** A request's user row, looked up once per caller (callers are resolved once per request). */
   private readonly users = new WeakMap<Caller, Promise<Row | undefined>>();
 
-  constructor(private readonly data: Data) {}
+  /** `sink`: where the lines cloud code writes while serving a request are kept (GET /logs). */
+  constructor(
+    private readonly data: Data,
+    private readonly sink?: TraceSink,
+  ) {
+    if (sink) captureConsole();
+  }
 
   private userOf(caller: Caller): Promise<Row | undefined> {
     if (!caller.user) return Promise.resolve(undefined);
@@ -114,6 +132,7 @@ export class Invoker {
       ...extra,
     };
     callers.set(request, caller);
+    if (call.requestId !== undefined) traces.set(request, call.requestId);
     return request;
   }
 
@@ -130,7 +149,13 @@ export class Invoker {
         `Cloud code nests deeper than ${MAX_CLOUD_DEPTH} calls (a trigger that writes what triggers it?).`,
       );
     }
+    const requestId = traces.get(request);
     try {
+      // What the handler logs (request.log, console) is tied to the request it serves.
+      if (requestId !== undefined && traceScope.getStore()?.requestId !== requestId) {
+        const scope = { requestId, sink: this.sink };
+        return await traceScope.run(scope, () => depth.run(current + 1, () => handler(request)));
+      }
       return await depth.run(current + 1, () => handler(request));
     } catch (err) {
       if (err instanceof CloudAnswerError) throw new BdsError(err.code, err.message);

@@ -186,6 +186,7 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
         className,
         triggerName,
         objectId: write.objectId ?? undefined,
+        requestId: write.requestId,
       };
       let answer: Awaited<ReturnType<Webhooks['call']>>;
       try {
@@ -222,7 +223,14 @@ export class CloudTriggers implements WriteTriggers, ReadTriggers, AccountTrigge
       if (url) {
         const payload = hookPayload(request, { triggerName, object, ...(original ? { original } : {}) });
         this.webhooks.deliver(
-          { kind: 'trigger', url, className, triggerName, objectId: event.objectId! },
+          {
+            kind: 'trigger',
+            url,
+            className,
+            triggerName,
+            objectId: event.objectId!,
+            requestId: event.requestId,
+          },
           payload,
         );
       }

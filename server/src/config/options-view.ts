@@ -43,6 +43,7 @@ const OPTION_GROUPS: Record<keyof ServiceOptions, OptionGroup> = {
   trustProxy: 'service',
   dataDir: 'service',
   logLevel: 'service',
+  requestLogSize: 'service',
   shutdownGraceMs: 'service',
   masterKey: 'keys',
   restAPIKey: 'keys',

@@ -197,6 +197,18 @@ export const optionsSchema = z
       .enum(LOG_LEVELS)
       .default('info')
       .describe("Level of the service's log (one JSON line per request at `info`)."),
+    // logs/request-logs.ts
+    requestLogSize: z
+      .number()
+      .int()
+      .min(0)
+      .max(100_000)
+      .default(1000)
+      .describe(
+        'Request log lines (with the cloud code and webhook lines of each request) kept for the ' +
+          'master-only GET /logs and the console\'s Logs page, per instance in memory and with ' +
+          '`redisURL` across instances in Redis; 0 keeps none.',
+      ),
     serverURL: secret(z.string().url(), 'url')
       .optional()
       .describe('Public address of the service, used in Location headers and file urls.'),
@@ -444,6 +456,7 @@ const ENV_OPTIONS: Array<[string, string, 'string' | 'number']> = [
   ['BDS_ROW_CACHE_MB', 'rowCacheMB', 'number'],
   ['BDS_REDIS_URL', 'redisURL', 'string'],
   ['BDS_LOG_LEVEL', 'logLevel', 'string'],
+  ['BDS_REQUEST_LOG_SIZE', 'requestLogSize', 'number'],
   ['BDS_SERVER_URL', 'serverURL', 'string'],
   ['BDS_CLOUD', 'cloud', 'string'],
   ['BDS_PARSE_CLOUD', 'parseCloud', 'string'],

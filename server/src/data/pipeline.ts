@@ -154,6 +154,7 @@ export class WritePipeline {
         context: ctx.context,
         ip: ctx.ip ?? null,
         headers: ctx.headers,
+        requestId: ctx.requestId,
       });
       return changed ?? sent;
     };

@@ -1,5 +1,6 @@
 import type { Data } from '../data/data.ts';
 import type { Logger } from '../kernel/log.ts';
+import type { TraceSink } from '../kernel/trace.ts';
 import { describeUrl, type HookAnswer, HookClient, HookTransportError } from './client.ts';
 import { type Delivery, DeliveryLog } from './deliveries.ts';
 import { HookRegistry } from './registry.ts';
@@ -12,6 +13,8 @@ export interface HookTarget {
   className?: string;
   triggerName?: string;
   objectId?: string;
+  /** The trace id of the HTTP request the call serves (kernel/trace.ts), if any. */
+  requestId?: string;
 }
 
 /**
@@ -37,6 +40,8 @@ export class Webhooks {
     data: Data,
     private readonly log: Logger,
     isLocalFunction?: (name: string) => boolean,
+    /** Where a call made while serving a request is kept as a line of it (GET /logs). */
+    private readonly sink?: TraceSink,
   ) {
     const { options } = data.core;
     this.retry = { retries: options.hooks.retries, backoffMs: options.hooks.retryBackoffMs };
@@ -51,7 +56,7 @@ export class Webhooks {
   }
 
   private record(target: HookTarget, attempt: number, started: number, outcome: Partial<Delivery>): void {
-    this.deliveries.record({
+    const delivery = this.deliveries.record({
       at: new Date(started).toISOString(),
       kind: target.kind,
       hook:
@@ -68,6 +73,15 @@ export class Webhooks {
       status: 'failed',
       ...outcome,
     });
+    if (this.sink && target.requestId !== undefined) {
+      const { hook, url, status, httpStatus, durationMs, error } = delivery;
+      this.sink.keep({
+        requestId: target.requestId,
+        kind: 'webhook',
+        level: status === 'succeeded' ? 'info' : 'warn',
+        text: `webhook ${hook} ${url} attempt ${attempt}: ${status}${httpStatus ? ` (HTTP ${httpStatus})` : ''} in ${durationMs} ms${error ? `: ${error}` : ''}`,
+      });
+    }
   }
 
   /** One attempt; the answer, or a HookTransportError. Recorded either way. */
@@ -112,6 +126,7 @@ export class Webhooks {
               {
                 hook: target.triggerName,
                 className: target.className,
+                ...(target.requestId ? { requestId: target.requestId } : {}),
                 attempts: attempt,
                 err: (err as Error).message,
               },

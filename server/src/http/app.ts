@@ -10,6 +10,7 @@ import { BdsError, ErrorCode, toBdsError, unauthorized } from '../kernel/errors.
 import { type Logger, writeRequestLine } from '../kernel/log.ts';
 import { traceIdOf } from '../kernel/trace.ts';
 import { jsonProblem } from '../kernel/validate.ts';
+import type { RequestLogs } from '../logs/request-logs.ts';
 import { answerAtEndOfTurn } from './answers.ts';
 import { CORS_ANSWER_HEADERS, CORS_PREFLIGHT_HEADERS } from './cors.ts';
 import { badMethod, checkKeys, credentialsFromHeaders, liftBodyCredentials } from './credentials.ts';
@@ -196,6 +197,8 @@ export function createHandler(
   router: Router,
   state: AppState,
   limiter?: RateLimiter,
+  /** Where request lines are kept for GET /logs (option `requestLogSize`), unless it is 0. */
+  logs?: RequestLogs,
 ): RequestHandler {
   const { log } = core;
   const addressOf = clientAddressOf(core.options.trustProxy);
@@ -350,7 +353,8 @@ export function createHandler(
     res.setHeader(TRACE_HEADER, requestId);
     try {
       const outcome = await handle(req, res, path, requestId);
-      writeRequestLine(log, {
+      // One object for the log line and the kept line: nothing else is made per request.
+      const line = {
         method: req.method,
         path,
         status: outcome.status,
@@ -358,7 +362,11 @@ export function createHandler(
         ms: Math.round((performance.now() - started) * 100) / 100,
         caller: outcome.caller?.kind,
         user: outcome.caller?.user?.objectId,
-      });
+        requestId,
+        at: Date.now(),
+      };
+      writeRequestLine(log, line);
+      logs?.keepRequest(line);
     } finally {
       state.inFlight--;
     }

@@ -90,6 +90,7 @@ export interface PendingWrite {
   context: Record<string, unknown>;
   ip?: string | null;
   headers?: Readonly<Record<string, string>>;
+  requestId?: string;
 }
 
 /**

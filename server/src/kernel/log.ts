@@ -116,6 +116,10 @@ export interface RequestLine {
   ms: number;
   caller: string | undefined;
   user: string | undefined;
+  /** The request's trace id (kernel/trace.ts: letters, digits and `._:-` only). */
+  requestId?: string;
+  /** When it was answered (ms since the epoch); now when absent. */
+  at?: number;
 }
 
 const quoted = (value: string) => JSON.stringify(String(scrub(value)));
@@ -130,13 +134,14 @@ const quoted = (value: string) => JSON.stringify(String(scrub(value)));
 export function writeRequestLine(log: Logger, line: RequestLine): void {
   if (!log.isLevelEnabled('info')) return;
   const bindings = (log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
-  let text = `{"level":${log.levels.values.info},"time":${Date.now()}${bindings}`;
+  let text = `{"level":${log.levels.values.info},"time":${line.at ?? Date.now()}${bindings}`;
   if (line.method !== undefined) text += `,"method":${quoted(line.method)}`;
   text += `,"path":${quoted(line.path)},"status":${line.status}`;
   if (line.code !== undefined) text += `,"code":${line.code}`;
   text += `,"ms":${line.ms}`;
   if (line.caller !== undefined) text += `,"caller":${quoted(line.caller)}`;
   if (line.user !== undefined) text += `,"user":${quoted(line.user)}`;
+  if (line.requestId !== undefined) text += `,"requestId":"${line.requestId}"`;
   const stream = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
   stream?.write(`${text},"msg":"request"}\n`);
 }

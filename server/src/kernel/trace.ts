@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { type TrustProxy, trustedPeer } from './client-address.ts';
 import { newObjectId } from './ids.ts';
 
@@ -29,3 +30,28 @@ export function traceIdOf(
       ? given
       : newTraceId();
 }
+
+/** A line written while serving a request, other than its request line (cloud code, webhooks, realtime). */
+export interface TracedLine {
+  requestId: string;
+  kind: 'cloud' | 'webhook' | 'realtime';
+  level: 'debug' | 'info' | 'warn' | 'error';
+  text: string;
+}
+
+/** Where such lines are kept (logs/request-logs.ts), when the service keeps lines. */
+export interface TraceSink {
+  keep(line: TracedLine): void;
+}
+
+/**
+ * The request cloud code is running for, while it runs (cloud/invoke.ts opens it around a handler
+ * of a request that has an id): what it writes with `request.log` or `console` is tied to it. Only
+ * cloud code runs inside it, so the requests that run none pay nothing for it.
+ */
+export interface TraceScope {
+  readonly requestId: string;
+  readonly sink: TraceSink | undefined;
+}
+
+export const traceScope = new AsyncLocalStorage<TraceScope>();

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Clock, createService, type Service } from '../../src/index.ts';
+import type { Logger } from '../../src/kernel/log.ts';
 import type { SqlDriver } from '../../src/storage/sql/driver.ts';
 import { credentialHeaders, KEYS, type RequestOptions, type TestResponse } from './keys.ts';
 
@@ -107,7 +108,7 @@ export async function freshSchema(
  */
 export async function startService(
   options: Record<string, unknown> = {},
-  extra: { clock?: Clock } = {},
+  extra: { clock?: Clock; log?: Logger } = {},
 ): Promise<TestService> {
   const { postgresTestBase, ...overrides } = options;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bds-test-'));

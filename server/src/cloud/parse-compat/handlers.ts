@@ -1,7 +1,9 @@
+import { scrub } from '@bds/client/protocol';
 import { MASTER } from '../../kernel/caller.ts';
 import { ErrorCode } from '../../kernel/errors.ts';
 import type { Logger } from '../../kernel/log.ts';
 import type { Row } from '../../kernel/records.ts';
+import { traceScope } from '../../kernel/trace.ts';
 import type { FindQuery } from '../../kernel/triggers.ts';
 import { CloudAnswerError, callerOf, messageOf } from '../invoke.ts';
 import type { CloudRequest, Handler } from '../registry.ts';
@@ -59,13 +61,27 @@ function saveBody(object: any, update: boolean): Record<string, unknown> {
   return out;
 }
 
-/** `request.log`: the service's log, tagged with the trigger or function. */
+/**
+ * `request.log`: the service's log, tagged with the trigger or function and, while the handler
+ * serves a request, its trace id; the line is also kept as a line of that request (GET /logs).
+ */
 function logFor(log: Logger, where: Record<string, unknown>) {
+  const write = (level: 'info' | 'warn' | 'error' | 'debug', args: unknown[]) => {
+    const cloud = args.map(String).join(' ');
+    const scope = traceScope.getStore();
+    if (!scope) {
+      log[level]({ ...where, cloud }, 'cloud code');
+      return;
+    }
+    log[level]({ ...where, cloud, requestId: scope.requestId }, 'cloud code');
+    const text = args.map((arg) => String(scrub(arg))).join(' ');
+    scope.sink?.keep({ requestId: scope.requestId, kind: 'cloud', level, text });
+  };
   return {
-    info: (...args: unknown[]) => log.info({ ...where, cloud: args.map(String).join(' ') }, 'cloud code'),
-    warn: (...args: unknown[]) => log.warn({ ...where, cloud: args.map(String).join(' ') }, 'cloud code'),
-    error: (...args: unknown[]) => log.error({ ...where, cloud: args.map(String).join(' ') }, 'cloud code'),
-    debug: (...args: unknown[]) => log.debug({ ...where, cloud: args.map(String).join(' ') }, 'cloud code'),
+    info: (...args: unknown[]) => write('info', args),
+    warn: (...args: unknown[]) => write('warn', args),
+    error: (...args: unknown[]) => write('error', args),
+    debug: (...args: unknown[]) => write('debug', args),
   };
 }
 

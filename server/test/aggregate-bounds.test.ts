@@ -218,3 +218,46 @@ describe('POST /aggregate on large data', () => {
     expect(none.json.results).toEqual([{ n: 18 }]);
   });
 });
+
+describe('$lookup pages whose joined rows pass a page of the store', () => {
+  let big: TestService;
+  beforeAll(async () => {
+    big = await startService({ aggregate: { maxLookupMatches: 1000 } });
+    t = big;
+    await seed('Pile', [
+      ...Array.from({ length: 600 }, (_, i) => ({ name: 'a', i })),
+      ...Array.from({ length: 600 }, (_, i) => ({ name: 'b', i })),
+    ]);
+    await seed('Want', [{ want: 'a' }, { want: 'b' }]);
+  }, 120_000);
+  afterAll(() => big.close());
+  afterEach(() => {
+    restore();
+    finds = [];
+  });
+
+  it('are split until each query reads at most 1,000 rows (or the bound): the answer is whole', async () => {
+    recordFinds();
+    const res = await aggregate('Want', [
+      { $lookup: { from: 'Pile', localField: 'want', foreignField: 'name', as: 'pile' } },
+      { $unwind: '$pile' },
+      { $group: { _id: '$want', n: { $sum: 1 }, names: { $addToSet: '$pile.name' } } },
+      { $sort: { objectId: 1 } },
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.results).toEqual([
+      { objectId: 'a', n: 600, names: ['a'] },
+      { objectId: 'b', n: 600, names: ['b'] },
+    ]);
+    // Both documents in one query (1,200 rows: over), then one query each (in objectId order).
+    const asked = finds
+      .filter((f) => f.className === 'Pile')
+      .map((f) => (f.where as { values: string[] }).values);
+    expect(asked).toHaveLength(3);
+    expect([...asked[0]!].sort()).toEqual(['a', 'b']);
+    expect([asked[1], asked[2]]).toEqual([[asked[0]![0]], [asked[0]![1]]]);
+    expect(
+      finds.every((f) => f.className !== 'Pile' || (f.where.type === 'in' && f.where.path[0] === 'name')),
+    ).toBe(true);
+  });
+});

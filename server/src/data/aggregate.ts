@@ -35,8 +35,6 @@ const PAGE = 1000;
 /** Documents one `$lookup` query joins at most, and the distinct local values it asks for. */
 const LOOKUP_DOCS = 100;
 const LOOKUP_VALUES = 1000;
-/** Rows one `$lookup` query reads at most (more when `aggregate.maxLookupMatches` is larger): past them the page is split. */
-const LOOKUP_ROWS = 5000;
 /** Vectors looked at to name the dimensions a field holds, when a search found none of its own. */
 const DIMENSION_SAMPLE = 20;
 
@@ -313,7 +311,7 @@ export class Aggregator {
    * `$lookup`: the rows of `from` whose `foreignField` holds one of the document's `localField`
    * values (what `$in` of them matches), in objectId order. Documents are joined a page at a time:
    * one query of the page's values, matched to each document in memory by the keys `$in` compares
-   * (`membershipKeys`). A page whose rows pass `LOOKUP_ROWS` (or the bound) is split; a document
+   * (`membershipKeys`). A page whose rows pass `PAGE` (or the bound) is split; a document
    * joined to more rows than the option `aggregate.maxLookupMatches` answers 102.
    */
   private async *lookup(docs: Docs, stage: Extract<Stage, { stage: 'lookup' }>): Docs {
@@ -349,7 +347,8 @@ export class Aggregator {
     for (const { values } of page) for (const v of values) unique.set(JSON.stringify(v), v);
     if (!target || unique.size === 0) return page.map(({ doc }) => ({ ...doc, [stage.as]: [] }));
     const bound = options.aggregate.maxLookupMatches;
-    const cap = Math.max(bound, LOOKUP_ROWS);
+    // Rows one query reads at most: past them the page is split (a page of one document: 102).
+    const cap = Math.max(bound, PAGE);
     const where = parseWhere({ [stage.foreignField]: { $in: [...unique.values()] } });
     const rows = await store.find(
       target,

@@ -275,6 +275,7 @@ describe('GET /openapi.json', () => {
       'POST /login',
       'POST /requestPasswordReset',
       'GET /users/me',
+      'GET /sessions/me',
       'POST /logout',
       'POST /batch',
     ]);
@@ -342,6 +343,17 @@ describe('GET /openapi.json', () => {
         title: 'text',
       });
     }
+  });
+
+  it("answers a signed-in user's own routes as documented", async () => {
+    const check = schemaChecker(docs.reader!);
+    for (const path of ['/users/me', '/sessions/me', '/classes/Members']) {
+      const res = await t.request('GET', path, { sessionToken: reader.token });
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+      const pointer = `/paths/${escapePointer(path)}/get/responses/200/content/application~1json/schema`;
+      expect({ path, errors: check(pointer)(res.json) }).toEqual({ path, errors: [] });
+    }
+    expect(docs.reader!.paths['/users/me'].get.security).toEqual([{ ApplicationId: [], SessionToken: [] }]);
   });
 
   it("checks answers with the caller's schema: a row with a field hidden from anonymous does not fit it", async () => {

@@ -533,6 +533,15 @@ function accountOperations(caller: Caller, user: ClassDoc | undefined): Record<s
         responses: { '200': ok('The user', { type: 'object' }), ...ERRORS },
       },
     };
+    paths['/sessions/me'] = {
+      get: {
+        operationId: 'mySession',
+        summary: "The caller's own _Session row",
+        tags,
+        security: session,
+        responses: { '200': ok('The session', { type: 'object' }), ...ERRORS },
+      },
+    };
     paths['/logout'] = {
       post: {
         operationId: 'logOut',
@@ -549,7 +558,7 @@ function accountOperations(caller: Caller, user: ClassDoc | undefined): Record<s
 function functionOperations(names: readonly string[]): Record<string, Json> {
   const paths: Record<string, Json> = {};
   for (const name of names) {
-    paths[`/functions/${name}`] = {
+    paths[`/functions/${encodeURIComponent(name)}`] = {
       post: {
         operationId: `function_${name}`,
         summary: `Run the cloud function ${name}`,

@@ -214,7 +214,7 @@ export async function createService(
   );
   registerHookRoutes(router, cloud.webhooks);
   registerLogRoutes(router, requestLogs);
-  const live = new LiveQuery(data, callers, clock, cloud.triggers);
+  const live = new LiveQuery(data, callers, clock, cloud.triggers, requestLogs);
   registerLiveRoutes(router, live);
   registerSecurityRoutes(router, data, callers);
   registerPerformanceRoutes(router, store.performance);

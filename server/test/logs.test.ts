@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteEvent } from '../src/kernel/events.ts';
 import { createLogger } from '../src/kernel/log.ts';
 import { TRACE_ID_LENGTH } from '../src/kernel/trace.ts';
+import { LiveClient } from './helpers/live.ts';
 import { REDIS_URL, redisAnswers, testPrefix } from './helpers/redis.ts';
 import { KEYS, startService, type TestService } from './helpers/service.ts';
 
@@ -110,7 +111,12 @@ describe('the request logs: GET /logs and GET /logs/<requestId>', () => {
       },
     });
     t = await startService(
-      { cloud: CLOUD, hooks: { allowInsecureUrls: true }, trustProxy: ['loopback'], logLevel: 'info' },
+      {
+        cloud: CLOUD,
+        hooks: { allowInsecureUrls: true },
+        trustProxy: ['loopback'],
+        logLevel: 'info',
+      },
       { log: createLogger('info', sink) },
     );
   });
@@ -279,6 +285,38 @@ describe('the request logs: GET /logs and GET /logs/<requestId>', () => {
     const all = await t.request('GET', '/logs?limit=1000', { as: 'master' });
     for (const secret of [KEYS.masterKey, KEYS.restAPIKey, 'pw-logan-1', 'hunter2-in-cloud']) {
       expect(all.text).not.toContain(secret);
+    }
+  });
+});
+
+describe('realtime deliveries of a request', () => {
+  it("the fan-out of a request's write is a line of that request", async () => {
+    const t = await startService({ trustProxy: ['loopback'], liveQuery: { classNames: ['Watched'] } });
+    try {
+      const c = await LiveClient.connect(t, { masterKey: KEYS.masterKey });
+      await c.subscribe(1, { className: 'Watched', where: { room: 'a' } });
+      const res = await t.request('POST', '/classes/Watched', {
+        as: 'master',
+        body: { room: 'a' },
+        headers: { 'X-Request-Id': 'live-write-1' },
+      });
+      expect(res.status).toBe(201);
+      expect(await c.take()).toMatchObject({ op: 'create', requestId: 1 });
+      c.close();
+      const objectId = (res.json as { objectId: string }).objectId;
+      await expect
+        .poll(async () => {
+          const lines = (await t.request('GET', '/logs/live-write-1', { as: 'master' })).json as {
+            lines: Line[];
+          };
+          return lines.lines.map((l) => [l.kind, l.text]);
+        })
+        .toEqual([
+          ['request', undefined],
+          ['realtime', `realtime create Watched/${objectId}: 1 subscriptions, delivered to 1`],
+        ]);
+    } finally {
+      await t.close();
     }
   });
 });

@@ -13,6 +13,7 @@ import { type Caller, MASTER } from '../kernel/caller.ts';
 import { BdsError } from '../kernel/errors.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { Row } from '../kernel/records.ts';
+import type { TraceSink } from '../kernel/trace.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { ClassSubscriptions } from './class-index.ts';
 import type { Connections } from './connections.ts';
@@ -44,6 +45,7 @@ export class FanOut {
     private readonly log: Logger,
     /** Cloud code's afterLiveQueryEvent (none without a cloud module). */
     private readonly triggers?: LiveTriggers,
+    private readonly sink?: TraceSink,
   ) {
     this.schemas = data.core.schemas;
   }
@@ -79,6 +81,21 @@ export class FanOut {
     }
     if (pending.length > 0) await Promise.all(pending);
     this.trace.keepEntry(event.className, entry);
+    if (this.sink && event.requestId !== undefined) this.keepLine(event, entry);
+  }
+
+  /** The fan-out of a request's write, as a line of that request (GET /logs/<requestId>). */
+  private keepLine(event: LiveEvent, entry: TraceEntry): void {
+    const reasons = Object.entries(entry.filtered)
+      .filter(([, n]) => n > 0)
+      .map(([reason, n]) => `${reason} ${n}`);
+    const filtered = reasons.length ? `, filtered ${reasons.join(', ')}` : '';
+    this.sink!.keep({
+      requestId: event.requestId!,
+      kind: 'realtime',
+      level: 'info',
+      text: `realtime ${event.op} ${event.className}/${event.objectId}: ${entry.subscriptions} subscriptions, delivered to ${entry.delivered}${filtered}`,
+    });
   }
 
   /** One retained event for one subscription (a resume with `since`): decided as the fan-out decides it, not traced. */

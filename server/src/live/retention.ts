@@ -13,6 +13,8 @@ export interface LiveEvent {
   after: Row | null;
   /** True while its fan-out waits in the queue: a replay leaves it to the fan-out (no duplicate). */
   fanOutPending?: boolean;
+  /** The trace id of the request that made the write (WriteEvent.requestId), if any. */
+  requestId?: string;
 }
 
 /**

@@ -11,6 +11,7 @@ import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { WriteEvent } from '../kernel/events.ts';
 import { classNameProblem } from '../kernel/names.ts';
 import type { Row } from '../kernel/records.ts';
+import type { TraceSink } from '../kernel/trace.ts';
 import { type ClientFrame, Connections, frameHead } from './connections.ts';
 import { FanOut } from './fan-out.ts';
 import { errorFrame, FrameError, parseSubscription, requestIdOf } from './frames.ts';
@@ -81,6 +82,8 @@ export class LiveQuery {
     /** The time sessions expire by (the resolver's, so REST and realtime agree on the instant). */
     clock: Clock = callers.clock,
     triggers?: LiveTriggers,
+    /** Where each traced event is kept as a line of the request that made its write (GET /logs). */
+    sink?: TraceSink,
   ) {
     const { options, log } = data.core;
     this.opts = options.liveQuery;
@@ -109,7 +112,7 @@ export class LiveQuery {
       this.queue,
       log,
     );
-    this.fanOut = new FanOut(data, this.registry, this.clients, this.trace, this.opts, log, triggers);
+    this.fanOut = new FanOut(data, this.registry, this.clients, this.trace, this.opts, log, triggers, sink);
     this.wss = new WebSocketServer({
       noServer: true,
       // Frames up to 16x the limit are read and answered 155; larger ones close the socket (1009).
@@ -304,6 +307,7 @@ export class LiveQuery {
       before: event.before,
       after: event.after,
     };
+    if (event.requestId !== undefined) live.requestId = event.requestId;
     this.retention.push(live);
     if (this.registry.subscriptionsOf(live.className) || this.opts.traceSize > 0) {
       live.fanOutPending = true;

@@ -62,6 +62,35 @@ afterAll(async () => {
 });
 
 describe('console: Realtime inspector', () => {
+  it('shows the resume window: its span (oldest to newest event, and the count) and its bounds, refreshed on demand', async () => {
+    const { page, session } = await realtimePage('viewer');
+    const panel = page.getByRole('region', { name: 'Resume window' });
+    const span = panel.getByTestId('resume-window-span');
+    /** The span as the service's master-only GET /live/retention answers it now. */
+    const expected = async () => {
+      const res = await product.rest('GET', '/live/retention');
+      expect(res.status).toBe(200);
+      const w = res.json as {
+        count: number;
+        oldest: { eventId: string; at: string };
+        newest: { eventId: string; at: string };
+      };
+      return `${w.count} events kept, from ${w.oldest.eventId} (${w.oldest.at}) to ${w.newest.eventId} (${w.newest.at}).`;
+    };
+    const before = await expected();
+    await expect.poll(() => span.textContent()).toBe(before);
+    expect(await panel.getByTestId('resume-window-bounds').textContent()).toBe(
+      'Events are kept for 5 minutes (liveQuery.retentionMs), at most 10,000 events (liveQuery.retentionMaxEvents). A client that resumes from an older event gets error 5 and subscribes again with a snapshot.',
+    );
+    // A write adds an event: Refresh window shows the new newest one and the count.
+    expect((await product.rest('POST', '/classes/Memo', { text: 'window', room: 'w' })).status).toBe(201);
+    const after = await expected();
+    expect(after).not.toBe(before);
+    await panel.getByRole('button', { name: 'Refresh window' }).click();
+    await expect.poll(() => span.textContent()).toBe(after);
+    expect(session.problems).toEqual([]);
+  });
+
   it('shows a REST write in the master inspector and the reader’s, filtered out (with the reason) for a non-reader', async () => {
     const { page, session } = await realtimePage();
     await page.getByLabel('Class', { exact: true }).selectOption('Memo');

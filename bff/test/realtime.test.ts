@@ -250,6 +250,20 @@ describe('realtime inspector streams (SSE)', () => {
     expect((await t.anonymous().get(`${base}/stream?className=Note`)).status).toBe(401);
   });
 
+  it("answers the service's resume window to any console user of the app, and nothing to anyone else", async () => {
+    const service = await t.service.request('GET', '/live/retention', { as: 'master' });
+    expect(service.status).toBe(200);
+    expect(service.json.count).toBeGreaterThan(0);
+    const seen = await viewer.get(`${base}/retention`);
+    expect(seen.status).toBe(200);
+    expect(seen.json).toEqual(service.json);
+    expect(seen.json).toMatchObject({ retentionMs: 300_000, retentionMaxEvents: 10_000 });
+    expect(await t.anonymous().get(`${base}/retention`)).toMatchObject({ status: 401 });
+    const unknown = await viewer.get('/bff/apps/no-such-app/realtime/retention');
+    expect(unknown.status).toBe(404);
+    expect(unknown.json).toEqual({ code: 101, error: 'Unknown app: no-such-app.' });
+  });
+
   it('ends the stream when the console session ends, and deletes the inspection session', async () => {
     const carol = await signUp('carol');
     const me = await t.login('admin');

@@ -37,6 +37,8 @@ import { objectId } from './schemas-edge.ts';
  * from the service's delivery trace and sent as `filtered` events with the check that filtered
  * them.
  *
+ * `GET .../realtime/retention` answers the service's resume window (`GET /live/retention`).
+ *
  * SSE events: `ready` {clientId, viewpoint, userId?, inspectionSession?}, `live` {op, eventId,
  * object, original?, at}, `filtered` {eventId, op, objectId, reason, at}, `fail` {code, error}
  * (the stream ends after it), and `: ping` comments.
@@ -181,6 +183,18 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
       const c = parse(className, param(req, 'className'), 'class name');
       const trace = unwrap(await client.request('GET', `/live/trace/${encodeURIComponent(c)}`, master));
       res.json(redactSecrets(answerFor(user.role, trace), secrets()));
+    } catch (err) {
+      const a = errorAnswer(err);
+      res.status(a.status).json({ code: a.code, error: redactText(a.error, secrets()) });
+    }
+  });
+
+  // The resume window now (master-only on the service; any console user of the app may read it).
+  router.get(`${base}/retention`, async (req, res) => {
+    try {
+      const { user, client } = checkApp(req);
+      const window = unwrap(await client.request('GET', '/live/retention', master));
+      res.json(redactSecrets(answerFor(user.role, window), secrets()));
     } catch (err) {
       const a = errorAnswer(err);
       res.status(a.status).json({ code: a.code, error: redactText(a.error, secrets()) });

@@ -4,6 +4,7 @@ import { useParams } from 'react-router';
 import { QueryState } from '../../components/query-state.tsx';
 import { fetchSchemas } from '../../lib/schemas-api.ts';
 import { Inspector } from './components/inspector.tsx';
+import { ResumeWindowPanel } from './components/resume-window.tsx';
 
 /** /apps/:appId/realtime: one or two (split) realtime inspectors on a class. */
 export default function RealtimeRoute() {
@@ -24,6 +25,7 @@ export default function RealtimeRoute() {
         Watch the events the service sends a subscription, as master, a chosen user or anonymously; events a
         viewpoint does not receive show the delivery trace’s reason.
       </p>
+      <ResumeWindowPanel appId={appId} />
       <QueryState query={schemas} loading="Loading classes…" failed="Could not load classes">
         {() => (
           <>

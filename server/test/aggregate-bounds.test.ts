@@ -170,6 +170,21 @@ describe('POST /aggregate on large data', () => {
     const all = await aggregate('Order', [{ $project: { n: 1, _id: 0 } }, { $sort: { n: -1 } }]);
     expect(all.status, all.text).toBe(200);
     expect(all.json.results).toEqual(Array.from({ length: ORDERS }, (_, i) => ({ n: ORDERS - 1 - i })));
+    // A key no document holds (dropped by the $project, or no field) orders nothing.
+    finds = [];
+    const dropped = await aggregate('Order', [
+      { $project: { n: 1, _id: 0 } },
+      { $sort: { customer: 1, nothing: 1, n: -1 } },
+      { $limit: 2 },
+    ]);
+    expect(dropped.status, dropped.text).toBe(200);
+    expect(dropped.json.results).toEqual([{ n: 249 }, { n: 248 }]);
+    expect(finds.map((f) => f.order)).toEqual([
+      [
+        { path: ['n'], descending: true },
+        { path: ['objectId'], descending: false },
+      ],
+    ]);
   });
 
   it('a $sort the store cannot run holds at most aggregate.maxSortDocuments documents: past them, a 102 naming the option', async () => {
@@ -186,15 +201,19 @@ describe('POST /aggregate on large data', () => {
     ]);
     for (const pipeline of [
       [{ $group: { _id: '$n', customers: { $push: '$customer' } } }, { $sort: { objectId: -1 } }],
-      // A key a $project made is not a field of the class.
-      [{ $project: { n: 1, m: '$n' } }, { $project: { m: 1 } }, { $sort: { n: 1 } }],
+      [
+        { $lookup: { from: 'Customer', localField: 'customer', foreignField: 'name', as: 'who' } },
+        { $sort: { n: 1 } },
+      ],
+      // The store reads no key below a String field.
+      [{ $sort: { 'customer.x': 1 } }],
     ]) {
       const res = await aggregate('Order', pipeline);
       expect(res.status, res.text).toBe(400);
       expect(res.json).toEqual({
         code: 102,
         error:
-          '$sort holds at most 50 documents in memory when the store cannot sort (after $group, $unwind or $lookup, or on a field a $project made); $match fewer documents, sort earlier in the pipeline, or raise the option aggregate.maxSortDocuments.',
+          '$sort holds at most 50 documents in memory when the store cannot sort (after $group, $unwind or $lookup, or below a field that is no Object); $match fewer documents, sort earlier in the pipeline, or raise the option aggregate.maxSortDocuments.',
       });
     }
   });

@@ -65,8 +65,8 @@ export async function* countDocs(docs: Docs, field: string): Docs {
 }
 
 /**
- * A `$sort` in memory (one the store cannot run: after `$group`, `$unwind` or `$lookup`, or on a
- * value a `$project` made): it holds every document, at most `max` (the option
+ * A `$sort` in memory (one the store cannot run: after `$group`, `$unwind` or `$lookup`, or below
+ * a field that is no Object): it holds every document, at most `max` (the option
  * `aggregate.maxSortDocuments`), and answers 102 past them.
  */
 export async function* sortDocs(
@@ -79,7 +79,7 @@ export async function* sortDocs(
     buffer.push(d);
     if (buffer.length > max) {
       throw invalidQuery(
-        `$sort holds at most ${max} documents in memory when the store cannot sort (after $group, $unwind or $lookup, or on a field a $project made); $match fewer documents, sort earlier in the pipeline, or raise the option aggregate.maxSortDocuments.`,
+        `$sort holds at most ${max} documents in memory when the store cannot sort (after $group, $unwind or $lookup, or below a field that is no Object); $match fewer documents, sort earlier in the pipeline, or raise the option aggregate.maxSortDocuments.`,
       );
     }
   }

@@ -399,9 +399,11 @@ const ABSENT = '\u0000absent';
 
 /**
  * The order a `$sort` asks, as the store reads it from the class's rows: each key followed back
- * through the `$project` stages before it (a `$match` changes no field) to a field of the class
- * (a key below an Object field too); `undefined` when one key reaches no such field (a value a
- * `$project` drops or makes), so the sort runs in memory.
+ * through the `$project` stages before it (a `$match` changes no field; a `$project` only renames,
+ * keeps or drops fields) to a field of the class, or a key below an Object field. A key no document
+ * holds (a field the class lacks or a `$project` dropped, a relation, the ACL) orders nothing and
+ * is left out. `undefined` when a key reads below another type of field (a pointer's `objectId`,
+ * say), which the store does not read: the sort then runs in memory.
  */
 function storeOrder(
   schema: ClassSchema,
@@ -412,19 +414,19 @@ function storeOrder(
   for (const key of keys) {
     let path: Path | undefined = key.path;
     for (const stage of [...before].reverse()) {
-      if (stage.stage === 'project') path = throughProjection(stage.projection, path);
-      if (!path) return undefined;
+      if (path && stage.stage === 'project') path = throughProjection(stage.projection, path);
     }
+    if (!path) continue;
     const [head, ...below] = path;
     const def = queryFieldDef(schema, head!);
-    if (!def || def.type === 'Relation' || def.type === 'ACL') return undefined;
+    if (!def || def.type === 'Relation' || def.type === 'ACL') continue;
     if (below.length > 0 && def.type !== 'Object') return undefined;
     order.push({ path, descending: key.descending });
   }
   return order;
 }
 
-/** The path a projected document's `path` was read from, or `undefined` when the projection made or dropped it. */
+/** The path a projected document's `path` was read from, or `undefined` when the projection dropped it. */
 function throughProjection(projection: Projection, path: Path): Path | undefined {
   const [head, ...below] = path;
   if (projection.mode === 'exclude') {

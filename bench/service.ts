@@ -47,6 +47,8 @@ async function main(): Promise<void> {
     // BENCH_AUTO_INDEX=off measures without automatic indexes; a number of ms checks for them that
     // often (the default, a minute, is longer than a workload), so they are built during warm-up.
     ...autoIndexOption(process.env.BENCH_AUTO_INDEX),
+    // BENCH_HISTORY=off measures writes without the row history (on by default, as in the service).
+    ...(process.env.BENCH_HISTORY === 'off' ? { history: { enabled: false } } : {}),
     // `--store postgres` (bench/run.ts): the PostgreSQL store, and Redis between instances.
     ...(process.env.BENCH_DATABASE_URI ? { databaseURI: process.env.BENCH_DATABASE_URI } : {}),
     ...(process.env.BENCH_REDIS_URL

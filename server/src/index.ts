@@ -9,6 +9,7 @@ import { type ServiceOptions, type ServiceOptionsInput, validateOptions } from '
 import { type Core, createCore } from './data/core.ts';
 import { Data } from './data/data.ts';
 import { InProcessEventBus } from './data/events.ts';
+import { History } from './data/history.ts';
 import { createMailAdapter } from './email/adapter.ts';
 import { createFileAdapter, Files } from './files/service.ts';
 import { flushAnswers } from './http/answers.ts';
@@ -25,6 +26,7 @@ import { registerConfigRoutes } from './http/routes/config.ts';
 import { registerEmailRoutes } from './http/routes/email.ts';
 import { registerFileRoutes } from './http/routes/files.ts';
 import { registerFromParseRoutes } from './http/routes/from-parse.ts';
+import { registerHistoryRoutes } from './http/routes/history.ts';
 import { registerHookRoutes } from './http/routes/hooks.ts';
 import { registerLiveRoutes } from './http/routes/live.ts';
 import { registerLogRoutes } from './http/routes/logs.ts';
@@ -75,6 +77,8 @@ export interface Service {
   jobs: Jobs;
   /** Realtime subscriptions (LiveQuery), on the HTTP server `listen` starts, at `liveQuery.path`. */
   live: LiveQuery;
+  /** The row history's reads, reverts and restores, and its pruning (docs/protocol.md#row-history). */
+  history: History;
   /** The routes under the mount path (methods, patterns, precedence), for crawls of every route. */
   routes(): Array<{ method: string; pattern: string; precedence: number }>;
   /**
@@ -218,6 +222,8 @@ export async function createService(
   registerLiveRoutes(router, live);
   registerSecurityRoutes(router, data, callers);
   registerPerformanceRoutes(router, store.performance);
+  const history = new History(data, clock, log);
+  registerHistoryRoutes(router, history);
   const fromParse = new FromParseRuns(
     data,
     transferFiles(options, data),
@@ -245,6 +251,7 @@ export async function createService(
   hooks.seal();
   state.ready = true;
   jobs.start(options.jobs);
+  history.start();
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
 
@@ -257,6 +264,7 @@ export async function createService(
     cloud,
     jobs,
     live,
+    history,
     routes: () => router.routes(),
     async listen(port = options.port, host = options.host, http = createHttpServer()) {
       const root = express();
@@ -318,6 +326,7 @@ export async function createService(
         }
         await fromParse.close();
         await jobs.close(options.shutdownGraceMs);
+        await history.close();
         await cloud.close();
         await push.close();
         await idempotency?.close();

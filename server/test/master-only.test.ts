@@ -54,7 +54,7 @@ describe('master-only surfaces', () => {
       expect(sub.status, sub.text).toBe(reserved ? 400 : 403);
       expect(sub.json, c).toEqual(reserved ? { code: 103, error: `Invalid class name: ${c}.` } : masterOnly);
     }
-    for (const p of ['/schemas', '/schemas/Doc', '/devMailbox']) {
+    for (const p of ['/schemas', '/schemas/Doc', '/devMailbox', '/history/Doc', '/history/Doc/x']) {
       const r = await t.request('GET', p, { sessionToken: carol.token });
       expect(r.status, p).toBe(403);
       expect(r.json, p).toEqual(masterOnly);
@@ -65,6 +65,8 @@ describe('master-only surfaces', () => {
       ['PUT', '/schemas/Doc'],
       ['POST', '/schemas/Evil'],
       ['DELETE', '/schemas/Doc'],
+      ['POST', '/history/Doc/x/revert'],
+      ['POST', '/history/Doc/x/restore'],
     ] as const) {
       const r = await t.request(m, p, { sessionToken: carol.token, body: { params: { a: 1 } } });
       expect(r.status, `${m} ${p}`).toBe(403);

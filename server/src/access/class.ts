@@ -115,6 +115,7 @@ const SURFACE_NAMES = {
   serverOptions: "reading the service's options",
   performance: 'reading query performance or changing automatic indexes',
   importFromParse: 'importing an app from parse-server',
+  history: 'reading or reverting the row history',
   logs: 'reading the request logs',
 } as const;
 

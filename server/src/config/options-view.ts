@@ -56,6 +56,7 @@ const OPTION_GROUPS: Record<keyof ServiceOptions, OptionGroup> = {
   sqliteMmapMB: 'storage',
   rowCacheMB: 'storage',
   autoIndex: 'storage',
+  history: 'storage',
   redisURL: 'storage',
   redis: 'storage',
   verifyUserEmails: 'accounts',

@@ -6,6 +6,7 @@ import { trustListProblem } from '../kernel/client-address.ts';
 import { randomSecret } from '../kernel/ids.ts';
 import { LOG_LEVELS } from '../kernel/log.ts';
 import { accountLockoutSchema, authSchema, emailSchema } from './account-options.ts';
+import { HISTORY_DEFAULTS, historySchema } from './history-options.ts';
 import { hooksSchema } from './hook-options.ts';
 import { JOBS_DEFAULTS, jobsSchema } from './job-options.ts';
 import { byteSize, secret } from './option-values.ts';
@@ -192,6 +193,12 @@ export const optionsSchema = z
         'Indexes the service builds itself for finds that scan a large class, and drops when unused ' +
           '(docs/protocol.md#performance): `enabled`, `minRows`, `minSightings` within `windowMs`, ' +
           '`maxPerClass`, `dropUnusedAfterMs`, `checkIntervalMs`.',
+      ),
+    history: historySchema
+      .default(HISTORY_DEFAULTS)
+      .describe(
+        'Versions of rows, kept for the master key (docs/protocol.md#row-history): `enabled`, per-class ' +
+          '`classes`, pruned past `maxAgeMs` and `maxVersionsPerRow` every `pruneIntervalMs`.',
       ),
     logLevel: z
       .enum(LOG_LEVELS)

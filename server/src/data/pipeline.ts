@@ -8,7 +8,7 @@ import type { QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
 import { checkClassName, classNotFound, schemaDocument } from '../schema/registry.ts';
-import type { InternalValues, StoredConfig } from '../storage/adapter.ts';
+import type { InternalValues, StoredConfig, VersionStamp } from '../storage/adapter.ts';
 import { and, demandMaster, rowAccess } from './authorize.ts';
 import {
   checkInstallationImmutable,
@@ -20,6 +20,7 @@ import {
 import type { Core } from './core.ts';
 import type { Reads } from './reads.ts';
 import { parseRestoredRow } from './restored-row.ts';
+import { type HistoryOp, VersionStamps } from './versions.ts';
 import { initialValues, mayChooseObjectId, type ParsedWrite, takeChosenObjectId } from './write-body.ts';
 import { validateCreate, validateUpdate } from './write-checks.ts';
 import { echoProducedValues, readableAfterWrite, stripWriteResponse } from './write-response.ts';
@@ -36,6 +37,8 @@ export interface CreateOptions {
   objectId?: string;
   /** Internal columns to set (password hashes, tokens); never returned by reads. */
   internal?: InternalValues;
+  /** How the row history records the write (a restore: data/history.ts); else as a create. */
+  history?: HistoryOp;
 }
 
 export interface UpdateOptions {
@@ -49,6 +52,8 @@ export interface UpdateOptions {
    * (otherwise 101, as for a missing row). The job scheduler claims a tick with it.
    */
   expect?: QueryNode;
+  /** How the row history records the write (a revert: data/history.ts); else as an update. */
+  history?: HistoryOp;
 }
 
 /** A write about to pass its before-write hooks (`runBeforeWrite`): what the hooks are told besides the body. */
@@ -70,10 +75,15 @@ interface HookedWrite extends Pick<PendingWrite, 'op' | 'className' | 'objectId'
  * Nothing else writes to the store, except the store's own start-up migrations.
  */
 export class WritePipeline {
+  /** What the row history keeps of each write (data/versions.ts). */
+  readonly versions: VersionStamps;
+
   constructor(
     private readonly core: Core,
     private readonly reads: Reads,
-  ) {}
+  ) {
+    this.versions = new VersionStamps(core.options.history);
+  }
 
   /**
    * Publishes the event once the write's transaction commits; outside a transaction at once, with
@@ -86,6 +96,7 @@ export class WritePipeline {
     objectId: string | null,
     before: Row | null,
     after: Row | null,
+    version?: VersionStamp,
   ): void {
     const event: WriteEvent = {
       op,
@@ -100,6 +111,7 @@ export class WritePipeline {
       headers: ctx.headers,
       requestId: ctx.requestId,
     };
+    if (version?.eventId) event.eventId = version.eventId;
     const { store, events } = this.core;
     if (store.inTransaction()) store.afterCommit(() => events.publish(event));
     else events.publish(event);
@@ -214,14 +226,15 @@ export class WritePipeline {
     const schema = this.core.schemas.get(className);
     const objectId = options.objectId ?? chosen?.objectId ?? newObjectId();
     const createdAt = new Date().toISOString();
+    const version = this.versions.stamp(ctx, className, 'create', createdAt, options.history);
     const simple = schema && parsed.types.size === 0 && parsed.relations.length === 0;
     const created = await (simple
-      ? this.insert(ctx, schema, parsed, objectId, createdAt, options.internal)
+      ? this.insert(ctx, schema, parsed, objectId, createdAt, options.internal, version)
       : store.transaction(async () => {
           const target = await this.ensureFields(ctx, className, parsed.types, {
             createClass: caller.isMaster || opts.allowClientClassCreation,
           });
-          return this.insert(ctx, target, parsed, objectId, createdAt, options.internal);
+          return this.insert(ctx, target, parsed, objectId, createdAt, options.internal, version);
         })
     ).catch((err) => this.explainDuplicate(className, parsed, err));
     return stripWriteResponse(this.core, caller, className, created, parsed);
@@ -258,6 +271,7 @@ export class WritePipeline {
     objectId: string,
     createdAt: string,
     internal: InternalValues | undefined,
+    version: VersionStamp | undefined,
   ): Promise<{ objectId: string; createdAt: string } & Row> {
     const { values, produced } = initialValues(parsed, target.fields);
     const row = await this.core.store.insert(target, {
@@ -267,8 +281,9 @@ export class WritePipeline {
       acl: parsed.acl ?? null,
       relations: parsed.relations,
       internal,
+      history: version,
     });
-    this.emit(ctx, 'create', target.className, objectId, null, row);
+    this.emit(ctx, 'create', target.className, objectId, null, row, version);
     return { objectId, createdAt, ...produced };
   }
 
@@ -304,12 +319,15 @@ export class WritePipeline {
     body = before.body;
     const parsed = before.checked;
     const updatedAt = options.touch === false ? null : new Date().toISOString();
+    // A write of internal columns only changes nothing a version holds: it leaves none.
+    const version =
+      updatedAt === null
+        ? undefined
+        : this.versions.stamp(ctx, className, 'update', updatedAt, options.history);
     const simple = parsed.types.size === 0 && !CHECKED_IN_TRANSACTION.has(className);
-    const updated = await (simple
-      ? this.applyUpdate(ctx, className, schema, objectId, body, parsed, access, updatedAt, options)
-      : store.transaction(() =>
-          this.applyUpdate(ctx, className, schema, objectId, body, parsed, access, updatedAt, options),
-        ));
+    const apply = () =>
+      this.applyUpdate(ctx, className, schema, objectId, body, parsed, access, updatedAt, options, version);
+    const updated = await (simple ? apply() : store.transaction(apply));
     return stripWriteResponse(this.core, caller, className, updated);
   }
 
@@ -324,6 +342,7 @@ export class WritePipeline {
     access: QueryNode | undefined,
     updatedAt: string | null,
     options: UpdateOptions,
+    version: VersionStamp | undefined,
   ): Promise<{ updatedAt: string } & Row> {
     if (CHECKED_IN_TRANSACTION.has(className)) {
       await this.checkBuiltinUpdate(className, schema, objectId, parsed, body, access);
@@ -342,9 +361,10 @@ export class WritePipeline {
       condition: options.expect ? (access ? and(access, options.expect) : options.expect) : access,
       internal: options.internal,
       expectInternal: options.expectInternal,
+      history: version,
     });
     if (!result) throw notFound();
-    this.emit(ctx, 'update', className, objectId, result.before, result.after);
+    this.emit(ctx, 'update', className, objectId, result.before, result.after, version);
     const answer: { updatedAt: string } & Row = { updatedAt: result.after.updatedAt as string };
     // Values produced by operations (Increment, Add...) come back to the caller.
     const returning = echoProducedValues(parsed, result.after, answer);
@@ -371,9 +391,10 @@ export class WritePipeline {
       original: () => this.storedRow(schema, objectId, access),
     };
     await this.runBeforeWrite(ctx, write, null, () => undefined);
-    const deleted = await this.core.store.delete(schema, objectId, access);
+    const version = this.versions.stamp(ctx, className, 'delete', new Date().toISOString());
+    const deleted = await this.core.store.delete(schema, objectId, access, version);
     if (!deleted) throw notFound();
-    this.emit(ctx, 'delete', className, objectId, deleted, null);
+    this.emit(ctx, 'delete', className, objectId, deleted, null, version);
   }
 
   /** Every row of a class (master only). One `purge` event for the class, no rows carried. */
@@ -402,6 +423,7 @@ export class WritePipeline {
     const schema = this.restoreTarget(ctx, className);
     const { objectId, createdAt, updatedAt, parsed } = parseRestoredRow(schema, row, internal);
     const { values } = initialValues(parsed, schema.fields);
+    const version = this.versions.stamp(ctx, className, 'create', new Date().toISOString());
     const after = await this.core.store.insert(schema, {
       objectId,
       createdAt,
@@ -410,8 +432,9 @@ export class WritePipeline {
       acl: parsed.acl ?? null,
       relations: [],
       internal,
+      history: version,
     });
-    this.emit(ctx, 'create', className, objectId, null, after);
+    this.emit(ctx, 'create', className, objectId, null, after, version);
   }
 
   /** The class a restore writes to: master only, an existing class. */

@@ -3,6 +3,7 @@ import { isObject, TRACE_HEADER } from '@bds/client/protocol';
 import express from 'express';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
+import { CONSOLE_USER_HEADER, withConsoleUser } from '../data/versions.ts';
 import { anonymous, type Caller, MASTER } from '../kernel/caller.ts';
 import { clientAddressOf } from '../kernel/client-address.ts';
 import { type Ctx, ctxOf, headersOf } from '../kernel/context.ts';
@@ -305,7 +306,10 @@ export function createHandler(
       // Awaited only when there is something to wait for: most requests need no lookup.
       const identified = identify(creds);
       caller = identified instanceof Promise ? await identified : identified;
-      const ctx = ctxOf(caller, 'rest', clientIp(req), headersOf(req.headers), requestId);
+      const ctx = withConsoleUser(
+        ctxOf(caller, 'rest', clientIp(req), headersOf(req.headers), requestId),
+        req.headers[CONSOLE_USER_HEADER],
+      );
       if (upload && method === 'POST') {
         // The JSON form of an upload: counted and claimed as the raw form is.
         const waiting = limiter?.check({ method, path, ctx });

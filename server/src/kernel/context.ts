@@ -17,6 +17,11 @@ export interface Ctx {
   readonly headers?: Readonly<Record<string, string>>;
   /** The request's trace id (kernel/trace.ts, `X-Request-Id`), when it came in over HTTP. */
   readonly requestId?: string;
+  /**
+   * The console user a master-key call was made for (`X-BDS-Console-User`, taken from master-key
+   * callers only): the row history records its writes as the console's.
+   */
+  readonly consoleUser?: string;
 }
 
 export function ctxOf(

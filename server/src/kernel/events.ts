@@ -30,6 +30,8 @@ export interface WriteEvent {
   headers?: Readonly<Record<string, string>>;
   /** The trace id of the request that made the write (Ctx.requestId, `X-Request-Id`), when it came in over HTTP. */
   requestId?: string;
+  /** The write's id, when it left a version in the row history (the version's `eventId`). */
+  eventId?: string;
   /**
    * Set when the write happened on another instance and a shared bus (Redis) brought the event
    * here. Caches and realtime follow every event; what must happen once per write (after-write

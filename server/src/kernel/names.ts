@@ -11,7 +11,7 @@ import { MASTER_ONLY_CLASSES, SYSTEM_CLASS_FIELDS } from './schema.ts';
  */
 
 /** The store's own tables and catalogues: no class may take their names. */
-const STORE_CLASS_NAMES = new Set(['_SCHEMA', '_GlobalConfig', '_GraphQLConfig']);
+const STORE_CLASS_NAMES = new Set(['_SCHEMA', '_GlobalConfig', '_GraphQLConfig', '_History']);
 const STORE_PREFIXES = /^(sqlite_|pg_)/i;
 
 const isBuiltIn = (name: string) => Object.hasOwn(SYSTEM_CLASS_FIELDS, name) || MASTER_ONLY_CLASSES.has(name);

@@ -22,6 +22,8 @@ export type InternalValues = Record<string, string | null>;
 
 export interface InsertSpec {
   objectId: string;
+  /** The version the write leaves in the row history, written with it (absent: none). */
+  history?: VersionStamp;
   createdAt: string;
   /** Defaults to createdAt; a restored row (transfer/) keeps its own. */
   updatedAt?: string;
@@ -34,6 +36,8 @@ export interface InsertSpec {
 
 export interface UpdateSpec {
   objectId: string;
+  /** The version the write leaves in the row history, written with it (absent: none). */
+  history?: VersionStamp;
   /** `null` leaves updatedAt as it is (a write of internal columns only). */
   updatedAt: string | null;
   writes: FieldWrite[];
@@ -135,8 +139,16 @@ export interface RowWrites {
   insert(schema: ClassSchema, spec: InsertSpec): Promise<Row>;
   /** The row before and after, or `null` when it does not exist or fails the condition. */
   update(schema: ClassSchema, spec: UpdateSpec): Promise<{ before: Row; after: Row } | null>;
-  /** The deleted row, or `null` when it does not exist or fails the condition (it stays then). */
-  delete(schema: ClassSchema, objectId: string, condition?: QueryNode): Promise<Row | null>;
+  /**
+   * The deleted row, or `null` when it does not exist or fails the condition (it stays then).
+   * `history`: the version the delete leaves in the row history, written with it.
+   */
+  delete(
+    schema: ClassSchema,
+    objectId: string,
+    condition?: QueryNode,
+    history?: VersionStamp,
+  ): Promise<Row | null>;
   purge(schema: ClassSchema): Promise<void>;
 }
 
@@ -183,6 +195,80 @@ export interface RelationStorage {
     after: RelationMember | null,
     limit: number,
   ): Promise<RelationMember[]>;
+}
+
+/** What a version of a row records besides the row itself (docs/protocol.md#row-history). */
+export type VersionOp = 'create' | 'update' | 'delete' | 'revert' | 'restore';
+export type VersionSource = 'rest' | 'batch' | 'console' | 'import' | 'cloud' | 'hook' | 'account' | 'system';
+export type VersionCallerKind = 'master' | 'user' | 'anonymous' | 'console' | 'cloud' | 'hook' | 'system';
+
+/**
+ * Who made a write and how, as the row history keeps it; the store adds the row before and after
+ * (as the write event carries them, less the `withheld` fields) and which fields changed.
+ */
+export interface VersionStamp {
+  op: VersionOp;
+  /** ISO 8601, UTC. */
+  time: string;
+  callerKind: VersionCallerKind;
+  userId: string | null;
+  /** The console user's name (console writes). */
+  name: string | null;
+  source: VersionSource;
+  eventId: string | null;
+  requestId: string | null;
+  /** `revert`: the version reverted to. */
+  revertOf: string | null;
+  /** Fields never kept in a version (secrets), and how a kept field is reduced first. */
+  withhold?: (row: Row) => Row;
+}
+
+/** A version as the store answers it. */
+export interface StoredVersion {
+  id: string;
+  className: string;
+  objectId: string;
+  op: VersionOp;
+  time: string;
+  before: Row | null;
+  after: Row | null;
+  callerKind: VersionCallerKind;
+  userId: string | null;
+  name: string | null;
+  source: VersionSource;
+  eventId: string | null;
+  requestId: string | null;
+  revertOf: string | null;
+}
+
+/** Which versions of a class a listing answers, newest first. */
+export interface VersionFilter {
+  className: string;
+  objectId?: string;
+  /** Versions older than this one (a page's last id). */
+  before?: string;
+  /** The caller's user id or console name. */
+  user?: string;
+  /** Versions that changed this field. */
+  field?: string;
+  op?: VersionOp;
+  /** ISO 8601 bounds, both included. */
+  since?: string;
+  until?: string;
+  limit: number;
+}
+
+/** The versions of rows (docs/protocol.md#row-history): written by the row writes, read and pruned here. */
+export interface HistoryStorage {
+  versions(filter: VersionFilter): Promise<StoredVersion[]>;
+  version(id: string): Promise<StoredVersion | undefined>;
+  /** The newest version of the row at `time` or before it (ISO 8601). */
+  versionAt(className: string, objectId: string, time: string): Promise<StoredVersion | undefined>;
+  /**
+   * Deletes the versions older than `olderThan` (ISO 8601) and, of each row, all but the newest
+   * `keepPerRow`; a bound left out removes nothing. Answers how many it deleted.
+   */
+  pruneHistory(bounds: { olderThan?: string; keepPerRow?: number }): Promise<number>;
 }
 
 /** The app's stored config parameters. */
@@ -244,6 +330,7 @@ export interface StorageAdapter
     RelationStorage,
     ConfigStorage,
     FileStorage,
+    HistoryStorage,
     TransactionControl {
   readonly kind: string;
   /** Query shapes and automatic indexes, for the Performance API (absent: the store records none). */

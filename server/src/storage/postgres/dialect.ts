@@ -249,6 +249,8 @@ export const postgresDialect: Dialect = {
   jsonParam: (param) => `(${param})::text`,
 
   binaryType: 'bytea',
+  serialPrimaryKey: 'BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
+  textContains: (expr, param) => `strpos(${expr}, ${param}) > 0`,
   vectorScore: (column, query, norm, kind) =>
     `bds_vector_score(${column}, (${query})::bytea, ${norm}, ${kind})`,
 

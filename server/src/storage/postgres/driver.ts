@@ -3,6 +3,7 @@ import pg from 'pg';
 import { BdsError, ErrorCode } from '../../kernel/errors.ts';
 import type { Dialect } from '../sql/dialect.ts';
 import {
+  type FollowUp,
   SnapshotInTransactionError,
   SnapshotWriteError,
   type SqlDriver,
@@ -378,8 +379,34 @@ export class PostgresDriver implements SqlDriver {
     return (await this.query(sql, params)).rows[0];
   }
 
-  async run(sql: string, params: unknown[]): Promise<{ changes: number }> {
-    return { changes: (await this.write(sql, params)).rowCount ?? 0 };
+  async run(
+    sql: string,
+    params: unknown[],
+    then?: FollowUp<{ changes: number }>,
+  ): Promise<{ changes: number }> {
+    if (!then) return { changes: (await this.write(sql, params)).rowCount ?? 0 };
+    const both = async (client: pg.ClientBase) => {
+      const result = { changes: (await this.writeOn(client, sql, params)).rowCount ?? 0 };
+      await this.followUp(client, then(result));
+      return result;
+    };
+    const scope = this.scope();
+    if (scope?.readOnly) throw new SnapshotWriteError();
+    if (scope) return both(scope.client);
+    checkParams(params);
+    const insert = this.rowsInsert(sql);
+    // In the group's transaction (never run together with other rows: the follow-up needs its own result).
+    return (await this.lanes[0]!.submit(
+      both,
+      () => this.transaction(() => both(this.scope()!.client)),
+      undefined,
+      insert ? lockOrder({ insert, params }) : undefined,
+    )) as { changes: number };
+  }
+
+  /** The statement a write called for (FollowUp), on the write's connection. */
+  private async followUp(client: pg.ClientBase, next: Statement | undefined): Promise<void> {
+    if (next) await this.execute(client, next.sql, next.params);
   }
 
   async runReturning(sql: string, params: unknown[]): Promise<SqlRow[]> {
@@ -390,10 +417,17 @@ export class PostgresDriver implements SqlDriver {
    * The read locks the row (FOR UPDATE) before the write changes it, in one statement (one round
    * trip): no write lands between. Outside a transaction it joins a group commit.
    */
-  async readThenWrite(read: Statement, write: Statement): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
+  async readThenWrite(
+    read: Statement,
+    write: Statement,
+    then?: FollowUp<{ read: SqlRow[]; written: SqlRow[] }>,
+  ): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
     const statement = readThenWriteStatement(read, write);
-    const both = async (client: pg.ClientBase) =>
-      splitReadAndWritten((await this.execute(client, statement.sql, statement.params)).rows);
+    const both = async (client: pg.ClientBase) => {
+      const rows = splitReadAndWritten((await this.execute(client, statement.sql, statement.params)).rows);
+      if (then) await this.followUp(client, then(rows));
+      return rows;
+    };
     const scope = this.scope();
     if (scope?.readOnly) throw new SnapshotWriteError();
     if (scope) return this.transaction(() => both(scope.client));

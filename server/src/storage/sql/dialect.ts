@@ -137,6 +137,10 @@ export interface Dialect {
 
   /** Column type of raw bytes (file chunks). */
   readonly binaryType: string;
+  /** The definition of a whole-number primary key the engine numbers itself, never reusing a number. */
+  readonly serialPrimaryKey: string;
+  /** SQL true when the text `expr` holds the text bound at `param` (case-sensitive, no wildcards). */
+  textContains(expr: string, param: string): string;
   /**
    * Similarity of a stored vector (a `Vector` column of float32 bytes, or an `Array` column of
    * numbers as JSON) to the query vector (float32 bytes) with its norm; `kindParam` is 0 cosine,

@@ -22,19 +22,32 @@ export interface Statement {
   params: unknown[];
 }
 
+/**
+ * What a write calls for once it ran, given its result: one more statement (the row history's
+ * version: history.ts) or nothing. It runs in the write's own unit: the same transaction, or
+ * outside one the same group commit, so both land or neither does.
+ */
+export type FollowUp<R> = (result: R) => Statement | undefined;
+
 /** The few things the shared SQL store asks of a database connection. */
 export interface SqlDriver {
   readonly dialect: Dialect;
   all(sql: string, params: unknown[]): Promise<SqlRow[]>;
   get(sql: string, params: unknown[]): Promise<SqlRow | undefined>;
-  run(sql: string, params: unknown[]): Promise<{ changes: number }>;
+  /** `then`: what the write calls for once it ran (see FollowUp). */
+  run(sql: string, params: unknown[], then?: FollowUp<{ changes: number }>): Promise<{ changes: number }>;
   /** A write statement with RETURNING; answers the returned rows. */
   runReturning(sql: string, params: unknown[]): Promise<SqlRow[]>;
   /**
    * A read and a write (with RETURNING) as one unit: no other write lands between them. Answers the
-   * rows of both. Cheaper than a transaction where the engine allows it.
+   * rows of both. Cheaper than a transaction where the engine allows it. `then`: what the write calls
+   * for once it ran (see FollowUp).
    */
-  readThenWrite(read: Statement, write: Statement): Promise<{ read: SqlRow[]; written: SqlRow[] }>;
+  readThenWrite(
+    read: Statement,
+    write: Statement,
+    then?: FollowUp<{ read: SqlRow[]; written: SqlRow[] }>,
+  ): Promise<{ read: SqlRow[]; written: SqlRow[] }>;
   /** Schema statements (CREATE/ALTER/DROP); several may be separated by semicolons. */
   exec(sql: string): Promise<void>;
   /** All-or-nothing; a call made inside `fn` (same async context) joins it as a savepoint. */

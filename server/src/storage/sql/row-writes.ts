@@ -2,9 +2,10 @@ import { BdsError, ErrorCode } from '../../kernel/errors.ts';
 import type { QueryNode } from '../../kernel/query.ts';
 import type { FieldWrite, RelationChange, Row } from '../../kernel/records.ts';
 import type { ClassSchema } from '../../kernel/schema.ts';
-import type { InsertSpec, InternalValues, RowWrites, UpdateSpec } from '../adapter.ts';
+import type { InsertSpec, InternalValues, RowWrites, UpdateSpec, VersionStamp } from '../adapter.ts';
 import type { Params } from './dialect.ts';
-import type { SqlDriver, SqlRow } from './driver.ts';
+import type { SqlDriver, SqlRow, Statement } from './driver.ts';
+import type { SqlHistory } from './history.ts';
 import { joinTableName } from './names.ts';
 import type { RowCache } from './row-cache.ts';
 import { checkColumnName, SqlStorePart } from './store-part.ts';
@@ -19,6 +20,7 @@ export class SqlRowWrites extends SqlStorePart implements RowWrites {
     driver: SqlDriver,
     private readonly vectors: VectorIndexes,
     private readonly rowCache: RowCache | undefined,
+    private readonly history: SqlHistory,
   ) {
     super(driver);
   }
@@ -71,6 +73,17 @@ export class SqlRowWrites extends SqlStorePart implements RowWrites {
     return this.driver.transaction(() => this.insertRow(schema, spec, sql, p.values, stored));
   }
 
+  /** The version a write leaves, when it has one to leave. */
+  private versionOf(
+    className: string,
+    objectId: string,
+    stamp: VersionStamp | undefined,
+    before: Row | null,
+    after: Row | null,
+  ): Statement | undefined {
+    return stamp && this.history.versionStatement(className, objectId, before, after, stamp);
+  }
+
   private async insertRow(
     schema: ClassSchema,
     spec: InsertSpec,
@@ -78,13 +91,17 @@ export class SqlRowWrites extends SqlStorePart implements RowWrites {
     params: unknown[],
     stored: SqlRow,
   ): Promise<Row> {
+    const row = decodeRow(schema, stored);
+    // With relations the insert runs in a transaction: the version follows them in it.
+    const version = this.versionOf(schema.className, spec.objectId, spec.history, null, row);
+    const inline = version && spec.relations.length === 0;
     try {
-      await this.driver.run(sql, params);
+      await this.driver.run(sql, params, inline ? () => version : undefined);
     } catch (err) {
       throw this.translateWriteError(err);
     }
     if (spec.relations.length > 0) await this.applyRelations(schema, spec.objectId, spec.relations);
-    const row = decodeRow(schema, stored);
+    if (version && !inline) await this.driver.run(version.sql, version.params);
     this.wrote(schema.className, spec.objectId, row);
     return row;
   }
@@ -236,16 +253,35 @@ export class SqlRowWrites extends SqlStorePart implements RowWrites {
     update: { sql: string; params: unknown[] },
   ): Promise<{ before: Row; after: Row } | null> {
     let rows: { read: SqlRow[]; written: SqlRow[] };
+    let decoded: { before: Row; after: Row } | undefined;
+    const decode = (r: { read: SqlRow[]; written: SqlRow[] }) => {
+      decoded ??= { before: decodeRow(schema, r.read[0]!), after: decodeRow(schema, r.written[0]!) };
+      return decoded;
+    };
+    const stamp = spec.history;
+    // The version is written with the update, in its unit; with relations, after them in the transaction.
+    const inline = stamp && spec.relations.length === 0;
+    const then = inline
+      ? (r: { read: SqlRow[]; written: SqlRow[] }) => {
+          if (r.written.length === 0) return undefined;
+          const { before, after } = decode(r);
+          return this.versionOf(schema.className, spec.objectId, stamp, before, after);
+        }
+      : undefined;
     try {
-      rows = await this.driver.readThenWrite(read, update);
+      rows = await this.driver.readThenWrite(read, update, then);
     } catch (err) {
       throw this.translateWriteError(err);
     }
     if (rows.written.length === 0) return null;
     if (spec.relations.length > 0) await this.applyRelations(schema, spec.objectId, spec.relations);
-    const after = decodeRow(schema, rows.written[0]!);
+    const { before, after } = decode(rows);
+    if (stamp && !inline) {
+      const version = this.versionOf(schema.className, spec.objectId, stamp, before, after)!;
+      await this.driver.run(version.sql, version.params);
+    }
     this.wrote(schema.className, spec.objectId, after);
-    return { before: decodeRow(schema, rows.read[0]!), after };
+    return { before, after };
   }
 
   private expectations(expect: InternalValues | undefined, p: Params): string[] {
@@ -255,7 +291,12 @@ export class SqlRowWrites extends SqlStorePart implements RowWrites {
     });
   }
 
-  async delete(schema: ClassSchema, objectId: string, condition?: QueryNode): Promise<Row | null> {
+  async delete(
+    schema: ClassSchema,
+    objectId: string,
+    condition?: QueryNode,
+    history?: VersionStamp,
+  ): Promise<Row | null> {
     return this.driver.transaction(async () => {
       const p = this.params();
       const t = this.table(schema.className);
@@ -276,8 +317,11 @@ export class SqlRowWrites extends SqlStorePart implements RowWrites {
           jp.values,
         );
       }
+      const deleted = decodeRow(schema, rows[0]!);
+      const version = this.versionOf(schema.className, objectId, history, deleted, null);
+      if (version) await this.driver.run(version.sql, version.params);
       this.wrote(schema.className, objectId, null);
-      return decodeRow(schema, rows[0]!);
+      return deleted;
     });
   }
 

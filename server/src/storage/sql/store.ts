@@ -15,13 +15,17 @@ import type {
   StorageAdapter,
   StoredConfig,
   StoredFile,
+  StoredVersion,
   UpdateSpec,
+  VersionFilter,
+  VersionStamp,
 } from '../adapter.ts';
 import { SqlAggregates } from './aggregate.ts';
 import { AutoIndexes } from './auto-index.ts';
 import { SqlConfigTable } from './config-table.ts';
 import type { SqlDriver } from './driver.ts';
 import { SqlFileBlobs } from './files.ts';
+import { SqlHistory } from './history.ts';
 import { SqlInternalRows } from './internal-rows.ts';
 import { SqlRelations } from './relations.ts';
 import { type CacheableDriver, type ChangeFeed, RowCache } from './row-cache.ts';
@@ -55,6 +59,7 @@ export class SqlStore implements StorageAdapter {
   private readonly config: SqlConfigTable;
   private readonly blobs: SqlFileBlobs;
   private readonly aggregates: SqlAggregates;
+  private readonly history: SqlHistory;
   /** Query shapes and the indexes the service builds itself (storage/sql/auto-index.ts). */
   readonly performance: AutoIndexes | undefined;
 
@@ -78,7 +83,8 @@ export class SqlStore implements StorageAdapter {
     const vectors = new VectorIndexes();
     this.schemas = new SqlSchemaTables(driver, vectors, rowCache);
     this.reads = new SqlRowReads(driver, rowCache);
-    this.writes = new SqlRowWrites(driver, vectors, rowCache);
+    this.history = new SqlHistory(driver);
+    this.writes = new SqlRowWrites(driver, vectors, rowCache, this.history);
     this.internal = new SqlInternalRows(driver);
     this.relations = new SqlRelations(driver);
     this.config = new SqlConfigTable(driver);
@@ -92,9 +98,10 @@ export class SqlStore implements StorageAdapter {
     driver.onRollback(async () => vectors.drop());
   }
 
-  /** Creates the store's own tables (schemas, config, ACL counts) when they do not exist yet. */
-  init(): Promise<void> {
-    return this.schemas.init();
+  /** Creates the store's own tables (schemas, config, ACL counts, row history) when they do not exist yet. */
+  async init(): Promise<void> {
+    await this.schemas.init();
+    await this.history.init();
   }
 
   upgradeClass(schema: ClassSchema): Promise<void> {
@@ -139,8 +146,29 @@ export class SqlStore implements StorageAdapter {
     return this.writes.update(schema, spec);
   }
 
-  delete(schema: ClassSchema, objectId: string, condition?: QueryNode): Promise<Row | null> {
-    return this.writes.delete(schema, objectId, condition);
+  delete(
+    schema: ClassSchema,
+    objectId: string,
+    condition?: QueryNode,
+    history?: VersionStamp,
+  ): Promise<Row | null> {
+    return this.writes.delete(schema, objectId, condition, history);
+  }
+
+  versions(filter: VersionFilter): Promise<StoredVersion[]> {
+    return this.history.versions(filter);
+  }
+
+  version(id: string): Promise<StoredVersion | undefined> {
+    return this.history.version(id);
+  }
+
+  versionAt(className: string, objectId: string, time: string): Promise<StoredVersion | undefined> {
+    return this.history.versionAt(className, objectId, time);
+  }
+
+  pruneHistory(bounds: { olderThan?: string; keepPerRow?: number }): Promise<number> {
+    return this.history.pruneHistory(bounds);
   }
 
   purge(schema: ClassSchema): Promise<void> {

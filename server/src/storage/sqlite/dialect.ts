@@ -88,6 +88,8 @@ export const sqliteDialect: Dialect = {
   jsonParam: (param) => `json(${param})`,
 
   binaryType: 'BLOB',
+  serialPrimaryKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
+  textContains: (expr, param) => `instr(${expr}, ${param}) > 0`,
   vectorScore: (column, query, norm, kind) => `bds_vector_score(${column}, ${query}, ${norm}, ${kind})`,
 
   insertIgnore: (table, columns, values) =>

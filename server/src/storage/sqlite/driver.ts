@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import {
+  type FollowUp,
   SnapshotInTransactionError,
   SnapshotWriteError,
   type SqlDriver,
@@ -305,21 +306,44 @@ export class SqliteDriver implements SqlDriver {
     if (error !== undefined) void this.rolledBack();
   }
 
-  run(sql: string, params: unknown[]): Promise<{ changes: number }> {
-    return this.autocommit(() => ({
+  run(sql: string, params: unknown[], then?: FollowUp<{ changes: number }>): Promise<{ changes: number }> {
+    const execute = () => ({
       changes: this.statement(this.writer, this.writerStatements, sql).statement.run(...params).changes,
-    }));
+    });
+    return this.autocommit(then ? () => this.followed(execute, then) : execute);
   }
+
+  /**
+   * A write and its follow-up, synchronously on the writer, under a savepoint of the transaction
+   * (the group's, outside one): a follow-up that fails undoes the write with it, and nothing else.
+   */
+  private followed<R>(execute: () => R, then: FollowUp<R>): R {
+    this.unit ??= this.writer.transaction((fn: () => unknown) => fn());
+    return this.unit(() => {
+      const result = execute();
+      const next = then(result);
+      if (next) this.statement(this.writer, this.writerStatements, next.sql).statement.run(...next.params);
+      return result;
+    }) as R;
+  }
+
+  /** better-sqlite3's transaction function: inside an open transaction, a savepoint. */
+  private unit: ((fn: () => unknown) => unknown) | undefined;
 
   /** Like run, for statements with RETURNING. */
   runReturning(sql: string, params: unknown[]): Promise<SqlRow[]> {
     return this.autocommit(() => rowsOf(this.statement(this.writer, this.writerStatements, sql), params));
   }
 
-  readThenWrite(read: SqlStatement, write: SqlStatement): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
+  readThenWrite(
+    read: SqlStatement,
+    write: SqlStatement,
+    then?: FollowUp<{ read: SqlRow[]; written: SqlRow[] }>,
+  ): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
     // better-sqlite3 runs both synchronously on the writer connection, so no other write can land
     // between them (the write is one statement: atomic anyway).
-    return this.autocommit(() => this.readThenWriteNow(read, write));
+    const execute = () => this.readThenWriteNow(read, write);
+    return this.autocommit(then ? () => this.followed(execute, then) : execute);
   }
 
   private readThenWriteNow(read: SqlStatement, write: SqlStatement): { read: SqlRow[]; written: SqlRow[] } {

@@ -82,6 +82,7 @@ export const SYSTEM_CLASS_FIELDS: Record<string, Record<string, FieldDef>> = {
     startedAt: { type: 'Date' },
     finishedAt: { type: 'Date' },
     scheduleId: { type: 'String' },
+    leaseUntil: { type: 'Date' },
   },
   _JobSchedule: {
     jobName: { type: 'String' },
@@ -89,6 +90,7 @@ export const SYSTEM_CLASS_FIELDS: Record<string, Record<string, FieldDef>> = {
     timeZone: { type: 'String' },
     params: { type: 'Object' },
     startAfter: { type: 'Date' },
+    catchUp: { type: 'String' },
     enabled: { type: 'Boolean' },
     lastRunAt: { type: 'Date' },
     nextRunAt: { type: 'Date' },

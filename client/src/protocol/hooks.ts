@@ -33,4 +33,6 @@ export interface JobStatus {
   startedAt?: { __type: 'Date'; iso: string };
   finishedAt?: { __type: 'Date'; iso: string };
   scheduleId?: string;
+  /** While running: the lease its instance renews; once passed, the run is marked failed. */
+  leaseUntil?: { __type: 'Date'; iso: string };
 }

@@ -126,6 +126,39 @@ describe('POST /aggregate on large data', () => {
     expect(two!.refs).toEqual([]);
   });
 
+  it('$lookup reads the joined class as the master key does, as before: ACL, CLP and protectedFields do not apply', async () => {
+    const schema = await t.request('POST', '/schemas/Secret', {
+      as: 'master',
+      body: {
+        className: 'Secret',
+        fields: { owner: { type: 'String' }, pin: { type: 'String' } },
+        classLevelPermissions: {
+          find: {},
+          get: {},
+          count: {},
+          create: {},
+          update: {},
+          delete: {},
+          addField: {},
+          protectedFields: { '*': ['pin'] },
+        },
+      },
+    });
+    expect(schema.status, schema.text).toBe(200);
+    const row = await t.request('POST', '/classes/Secret', {
+      as: 'master',
+      body: { owner: 'c4', pin: '1234', ACL: {} },
+    });
+    expect(row.status, row.text).toBe(201);
+    const res = await aggregate('Order', [
+      { $match: { n: 4 } },
+      { $lookup: { from: 'Secret', localField: 'customer', foreignField: 'owner', as: 'secret' } },
+      { $project: { secret: 1, _id: 0 } },
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.results).toEqual([{ secret: [expect.objectContaining({ owner: 'c4', pin: '1234' })] }]);
+  });
+
   it('a document joined to more rows than aggregate.maxLookupMatches is a 102 naming the option', async () => {
     const warm = await aggregate('Probe', [
       { $match: { want: 'warm' } },

@@ -146,6 +146,10 @@ describe('row history in the console', () => {
     expect(await versions(page).first().getByTestId('version-revert-of').textContent()).toMatch(
       /^to the version of /,
     );
+    // Back to the row's fields: the reverted value.
+    await page.getByRole('tab', { name: 'Fields' }).click();
+    await expect.poll(() => page.url(), POLL).not.toContain('history=1');
+    expect(await page.locator('[data-detail-field="title"] dd > span').first().textContent()).toBe('first');
     await page.getByLabel('close row detail').click();
 
     // Delete a row in the grid, then find it in the class's Recent changes.
@@ -282,5 +286,35 @@ describe('row history in the console', () => {
     });
     expect((await product.rest('GET', `/history/Post/${ids.kept}`)).json.results).toHaveLength(3);
     expect(viewer.problems).toEqual([]);
+  });
+
+  it('pages a long history: older versions of a row, more changes of a class', async () => {
+    const busy = (await rest('POST', '/classes/Post', { title: 'busy', n: 0 })).objectId as string;
+    const updates = Array.from({ length: 55 }, (_, i) => ({
+      method: 'PUT',
+      path: `/classes/Post/${busy}`,
+      body: { n: i + 1 },
+    }));
+    for (const requests of [updates.slice(0, 50), updates.slice(50)])
+      expect((await product.rest('POST', '/batch', { requests })).status).toBe(200);
+    const total = (await rest('GET', '/history/Post?limit=1000')).results.length as number;
+    expect(total).toBeGreaterThan(50);
+    expect(total).toBeLessThanOrEqual(100);
+
+    const { page } = await session('admin');
+    await page.goto(dataUrl(`?row=${busy}&history=1`));
+    await expect.poll(() => versions(page).count(), POLL).toBe(50);
+    expect(await changeTexts(versions(page).first())).toEqual(['n: 54 → 55']);
+    await page.getByRole('button', { name: 'Load older versions' }).click();
+    await expect.poll(() => versions(page).count(), POLL).toBe(56);
+    expect(await versions(page).last().getAttribute('data-op')).toBe('create');
+    expect(await page.getByRole('button', { name: 'Load older versions' }).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Changes', exact: true }).click();
+    const rows = page.getByTestId('recent-changes').getByTestId('change-row');
+    await expect.poll(() => rows.count(), POLL).toBe(50);
+    await page.getByRole('button', { name: 'Load more changes' }).click();
+    await expect.poll(() => rows.count(), POLL).toBe(total);
+    expect(await page.getByRole('button', { name: 'Load more changes' }).count()).toBe(0);
   });
 });

@@ -96,6 +96,14 @@ describe('the history routes', () => {
     expect(byAdmin.json.results).toHaveLength(1);
     expect((await admin.get(`${H}/Note?user=someone-else`)).json.results).toEqual([]);
     expect((await admin.get(`${H}/Note?until=2000-01-01T00:00:00Z`)).json.results).toEqual([]);
+    // A page at a time: the next one starts before the last version listed.
+    const [newest] = all.json.results;
+    const first = await admin.get(`${H}/Note?limit=1`);
+    expect(first.json.results.map((v: { id: string }) => v.id)).toEqual([newest.id]);
+    const next = await admin.get(`${H}/Note?limit=1&before=${encodeURIComponent(newest.id)}`);
+    expect(next.json.results.map((v: { op: string }) => v.op)).toEqual(['create']);
+    const rowNext = await admin.get(`${H}/Note/${id}?limit=1&before=${encodeURIComponent(newest.id)}`);
+    expect(rowNext.json.results.map((v: { op: string }) => v.op)).toEqual(['create']);
     const since = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString());
     expect((await admin.get(`${H}/Note?since=${since}`)).json.results).toHaveLength(2);
   });

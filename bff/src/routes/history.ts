@@ -10,7 +10,7 @@ import { fieldName } from './schemas-edge.ts';
  * versions of a row, the recent changes of a class (deleted rows included), a row as it was at a
  * time, and the two writes, revert and restore.
  *
- *   GET  /apps/:appId/history/:className                    recent changes (user, field, since, until, op, limit)
+ *   GET  /apps/:appId/history/:className                    recent changes (user, field, since, until, op, limit, before)
  *   GET  /apps/:appId/history/:className/:objectId          the row's versions, newest first (limit, before)
  *   GET  /apps/:appId/history/:className/:objectId/at       the row at `time`
  *   POST /apps/:appId/history/:className/:objectId/revert   {version}: the row's fields become that version's
@@ -44,6 +44,7 @@ const classQuery = z.strictObject({
   until: isoTime.optional(),
   op: z.enum(OPS).optional(),
   limit: limitParam(1000).optional(),
+  before: versionId.optional(),
 });
 const atQuery = z.strictObject({ time: isoTime });
 const revertBody = z.strictObject({ version: versionId });

@@ -1,9 +1,10 @@
 /**
  * The row history's calls to the bff (`/bff/apps/:appId/history/...`, the service's history
- * routes proxied) and their query keys: a row's versions, a class's recent changes, revert and
- * restore.
+ * routes proxied): a row's versions and a class's recent changes, each paged, revert and restore.
  */
+import { useInfiniteQuery } from '@tanstack/react-query';
 import { apiFetch, seg } from '../../../lib/api.ts';
+import { dataBrowserKeys } from './query-keys.ts';
 
 export type VersionOp = 'create' | 'update' | 'delete' | 'revert' | 'restore';
 
@@ -42,11 +43,21 @@ export interface ChangesQuery {
 const base = (appId: string, cls: string) => `/apps/${seg(appId)}/history/${encodeURIComponent(cls)}`;
 const row = (appId: string, cls: string, id: string) => `${base(appId, cls)}/${encodeURIComponent(id)}`;
 
+/** Versions per page, a row's and a class's; the next page starts before the last one listed. */
+export const HISTORY_PAGE = 50;
+
+export interface VersionPage {
+  results: Version[];
+}
+
 export const historyApi = {
-  versions: (appId: string, cls: string, id: string, signal?: AbortSignal) =>
-    apiFetch<{ results: Version[] }>(row(appId, cls, id), { query: { limit: 100 }, signal }),
-  changes: (appId: string, cls: string, q: ChangesQuery, signal?: AbortSignal) =>
-    apiFetch<{ results: Version[] }>(base(appId, cls), { query: { ...q, limit: 100 }, signal }),
+  versions: (appId: string, cls: string, id: string, before: string | null, signal?: AbortSignal) =>
+    apiFetch<VersionPage>(row(appId, cls, id), {
+      query: { limit: HISTORY_PAGE, before },
+      signal,
+    }),
+  changes: (appId: string, cls: string, q: ChangesQuery, before: string | null, signal?: AbortSignal) =>
+    apiFetch<VersionPage>(base(appId, cls), { query: { ...q, limit: HISTORY_PAGE, before }, signal }),
   revert: (appId: string, cls: string, id: string, version: string) =>
     apiFetch<{ objectId: string; updatedAt: string }>(`${row(appId, cls, id)}/revert`, {
       method: 'POST',
@@ -58,3 +69,28 @@ export const historyApi = {
       body: {},
     }),
 };
+
+/** The next page's `before`: the last version of a full page, else none. */
+const nextBefore = (last: VersionPage): string | null =>
+  last.results.length === HISTORY_PAGE ? (last.results.at(-1)?.id ?? null) : null;
+
+/** A row's versions, newest first, a page at a time ("Load older versions"). */
+export function useRowVersions(appId: string, cls: string, id: string) {
+  return useInfiniteQuery({
+    queryKey: dataBrowserKeys.rowHistory(appId, cls, id),
+    queryFn: ({ pageParam, signal }) => historyApi.versions(appId, cls, id, pageParam, signal),
+    initialPageParam: null as string | null,
+    getNextPageParam: nextBefore,
+  });
+}
+
+/** A class's recent changes under filters, newest first, a page at a time ("Load more changes"). */
+export function useClassChanges(appId: string, cls: string, q: ChangesQuery) {
+  return useInfiniteQuery({
+    queryKey: dataBrowserKeys.changes(appId, cls, { ...q }),
+    queryFn: ({ pageParam, signal }) => historyApi.changes(appId, cls, q, pageParam, signal),
+    initialPageParam: null as string | null,
+    getNextPageParam: nextBefore,
+    staleTime: 0,
+  });
+}

@@ -3,15 +3,13 @@
  * rows, newest first, deleted rows included, filtered by who made it, a field it changed and a
  * time range. Each row links to its history in the row panel (where a deleted row is restored).
  */
-import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Input, Select } from '../../../components/ui/input.tsx';
 import { errorText } from '../../../lib/api.ts';
 import { columnsOf, type SchemaDoc } from '../../../lib/wire.ts';
-import { historyApi } from '../api/history.ts';
-import { dataBrowserKeys } from '../api/query-keys.ts';
+import { useClassChanges } from '../api/history.ts';
 import { callerText, fieldChanges } from '../lib/versions.ts';
 import { VersionTime } from './row-history.tsx';
 
@@ -48,12 +46,8 @@ export function RecentChanges({
   const [draft, setDraft] = useState<Filters>(EMPTY);
   const [applied, setApplied] = useState<Filters>(EMPTY);
   const query = toQuery(applied);
-  const q = useQuery({
-    queryKey: dataBrowserKeys.changes(appId, cls, query),
-    queryFn: ({ signal }) => historyApi.changes(appId, cls, query, signal),
-    staleTime: 0,
-  });
-  const versions = q.data?.results ?? [];
+  const q = useClassChanges(appId, cls, query);
+  const versions = q.data?.pages.flatMap((p) => p.results) ?? [];
   const set = (name: keyof Filters, value: string) => setDraft((d) => ({ ...d, [name]: value }));
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -184,6 +178,16 @@ export function RecentChanges({
           </table>
         )}
       </QueryState>
+      {q.hasNextPage && (
+        <Button
+          size="sm"
+          className="mt-2"
+          onClick={() => void q.fetchNextPage()}
+          disabled={q.isFetchingNextPage}
+        >
+          {q.isFetchingNextPage ? 'Loading…' : 'Load more changes'}
+        </Button>
+      )}
     </section>
   );
 }

@@ -4,14 +4,14 @@
  * version, or restores the row when its last version is a delete; both show what will change
  * and ask first. Read-only console users see the history without those controls.
  */
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
 import { errorText } from '../../../lib/api.ts';
 import { toast } from '../../../lib/toast.ts';
-import { historyApi, type Version } from '../api/history.ts';
+import { historyApi, useRowVersions, type Version } from '../api/history.ts';
 import { dataBrowserKeys } from '../api/query-keys.ts';
 import { callerText, type FieldChange, fieldChanges, revertFields, valueText } from '../lib/versions.ts';
 
@@ -60,11 +60,8 @@ export function RowHistory({
   onChanged(): void;
 }) {
   const qc = useQueryClient();
-  const q = useQuery({
-    queryKey: dataBrowserKeys.rowHistory(appId, className, objectId),
-    queryFn: ({ signal }) => historyApi.versions(appId, className, objectId, signal),
-  });
-  const versions = q.data?.results ?? [];
+  const q = useRowVersions(appId, className, objectId);
+  const versions = q.data?.pages.flatMap((p) => p.results) ?? [];
   const latest = versions[0];
   const deleted = latest?.op === 'delete';
   const now = current ?? latest?.after ?? null;
@@ -188,6 +185,16 @@ export function RowHistory({
           </ol>
         )}
       </QueryState>
+      {q.hasNextPage && (
+        <Button
+          size="sm"
+          className="mt-2"
+          onClick={() => void q.fetchNextPage()}
+          disabled={q.isFetchingNextPage}
+        >
+          {q.isFetchingNextPage ? 'Loading…' : 'Load older versions'}
+        </Button>
+      )}
       <Dialog
         open={pending !== null}
         title={pending?.kind === 'restore' ? 'Restore this row?' : 'Revert to this version?'}

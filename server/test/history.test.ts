@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MASTER } from '../src/kernel/caller.ts';
 import { ctxOf } from '../src/kernel/context.ts';
+import type { SqlDriver } from '../src/storage/sql/driver.ts';
 import { FakeClock } from './helpers/clock.ts';
 import { CLOUD_MODULE } from './helpers/cloud.ts';
 import { LiveClient } from './helpers/live.ts';
@@ -73,6 +74,45 @@ describe('versions of a row', () => {
     expect(Number(u!.id)).toBeGreaterThan(Number(c!.id));
     // Deleted rows keep their history; a row that never existed has none.
     expect(await rowHistory('Post', 'neverThere')).toEqual([]);
+  });
+
+  it("a version is written in its write's own unit: when it cannot be, the write fails with it", async () => {
+    // Its failures are the point: not logged.
+    const broken = await startService({ logLevel: 'silent' });
+    try {
+      const id = (await broken.request('POST', '/classes/Atomic', { as: 'master', body: { n: 1 } })).json
+        .objectId;
+      const driver = (broken.service.core.store as unknown as { driver: SqlDriver }).driver;
+      await driver.exec(`DROP TABLE ${driver.dialect.quote('_History')}`);
+      const writes: Array<[string, string, unknown]> = [
+        ['POST', '/classes/Atomic', { n: 2 }],
+        ['PUT', `/classes/Atomic/${id}`, { n: 3 }],
+        ['DELETE', `/classes/Atomic/${id}`, undefined],
+      ];
+      for (const [method, path, body] of writes) {
+        const res = await broken.request(method, path, { as: 'master', body });
+        expect(res.status, `${method} ${path}`).toBe(500);
+        expect(res.json).toEqual({ code: 1, error: 'Internal server error.' });
+      }
+      const rows = await broken.request('GET', '/classes/Atomic', { as: 'master' });
+      expect(rows.json.results.map((r: { n: number }) => r.n)).toEqual([1]);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('a write with relations (a transaction of its own) leaves its version in it', async () => {
+    const linked = await create('Linked', {
+      friends: {
+        __op: 'AddRelation',
+        objects: [{ __type: 'Pointer', className: '_User', objectId: ada.objectId }],
+      },
+    });
+    const [version] = await rowHistory('Linked', linked);
+    expect(version).toMatchObject({
+      op: 'create',
+      after: { friends: { __type: 'Relation', className: '_User' } },
+    });
   });
 
   it('pages newest first with limit and before', async () => {

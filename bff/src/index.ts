@@ -11,6 +11,7 @@ import { sendError } from './errors.ts';
 import { createLogger, requestLogger } from './logger.ts';
 import { type BffOptions, type BffOptionsInput, validateBffOptions } from './options.ts';
 import { registerApiRoutes as defaultApiRoutes } from './routes/index.ts';
+import { closeLogTails } from './routes/logs.ts';
 import { closeRealtimeStreams } from './routes/realtime.ts';
 import { openSavedFilters } from './saved-filters.ts';
 import { appAccessGuard, csrfGuard, noStore, readOnlyGuard, securityHeaders } from './security.ts';
@@ -164,6 +165,7 @@ export async function createBff(input: BffOptionsInput | BffOptions, deps: BffDe
       closed = true;
       // Inspector streams never end on their own: end them so the servers can close.
       await closeRealtimeStreams(ctx);
+      closeLogTails(ctx);
       await Promise.all(
         [...servers].map(
           (server) =>

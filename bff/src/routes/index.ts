@@ -13,6 +13,7 @@ import { registerFromParseRoutes } from './from-parse.ts';
 import { registerHistoryRoutes } from './history.ts';
 import { mayOpen, plain } from './http.ts';
 import { registerImportRoutes } from './imports.ts';
+import { registerLogRoutes } from './logs.ts';
 import { registerPeopleRoutes } from './people.ts';
 import { registerPerformanceRoutes } from './performance.ts';
 import { registerPushRoutes } from './push.ts';
@@ -58,4 +59,5 @@ export function registerApiRoutes(router: express.Router, ctx: BffContext): void
   registerPerformanceRoutes(router, ctx);
   registerFromParseRoutes(router, ctx);
   registerHistoryRoutes(router, ctx);
+  registerLogRoutes(router, ctx);
 }

@@ -23,6 +23,9 @@ export type CredentialName = keyof typeof HEADERS;
  */
 export const TRACE_HEADER = 'X-Request-Id';
 
+/** What a trace id taken from a trusted proxy may be: 1 to 128 characters, letters, digits and `._:-`. */
+export const TRACE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
 /**
  * Headers the service sets on answers. Each is also sent with the prefix `X-Parse-` (the name the
  * stock Parse SDKs read), and both are listed in `Access-Control-Expose-Headers`.

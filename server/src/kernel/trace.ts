@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { TRACE_ID_PATTERN } from '@bds/client/protocol';
 import { type TrustProxy, trustedPeer } from './client-address.ts';
 import { newObjectId } from './ids.ts';
 
@@ -7,9 +8,6 @@ import { newObjectId } from './ids.ts';
  * written on its request log line and on the lines cloud code and webhooks write while serving it.
  * Not the idempotency request id (`X-Backend-Request-Id`), which the caller chooses for a write.
  */
-
-/** What a trace id taken from a proxy may be: 1 to 128 characters, letters, digits and `._:-`. */
-export const TRACE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Length of the ids the service makes (random, [A-Za-z0-9]). */
 export const TRACE_ID_LENGTH = 16;

@@ -81,7 +81,8 @@ export class FanOut {
     }
     if (pending.length > 0) await Promise.all(pending);
     this.trace.keepEntry(event.className, entry);
-    if (this.sink && event.requestId !== undefined) this.keepLine(event, entry);
+    // An event no subscription heard is no line: a request's lines show the deliveries it caused.
+    if (this.sink && event.requestId !== undefined && entry.subscriptions > 0) this.keepLine(event, entry);
   }
 
   /** The fan-out of a request's write, as a line of that request (GET /logs/<requestId>). */

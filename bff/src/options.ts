@@ -12,12 +12,16 @@ export class OptionError extends Error {
   }
 }
 
+/** What an app's id and an import source's name may be (they appear in the console's paths). */
+const CONSOLE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const CONSOLE_NAME_RULE = 'must be 1-64 letters, digits, "_" or "-"';
+
 /**
  * A running parse-server an app may import from (docs/transfer.md, "From the console"). Its master
  * key and database URL stay in the bff: the console picks a source by name and never sees them.
  */
 const parseSourceSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, "_", "." or "-"'),
+  name: z.string().regex(CONSOLE_NAME, CONSOLE_NAME_RULE),
   serverURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
   appId: z.string().min(1),
   masterKey: z.string().min(1),
@@ -26,7 +30,7 @@ const parseSourceSchema = z.strictObject({
 });
 
 const appSchema = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"'),
+  id: z.string().regex(CONSOLE_NAME, CONSOLE_NAME_RULE),
   name: z.string().min(1).optional(),
   /** Base URL of the service including its mount path, e.g. http://localhost:1337/api */
   serverURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),

@@ -150,7 +150,7 @@ describe('bff options', () => {
     );
     expect(() =>
       validateBffOptions({ apps: [{ ...app, parseSources: [{ ...source, name: 'a b' }] }] }),
-    ).toThrow('option "apps.0.parseSources.0.name": must be 1-64 letters, digits, "_", "." or "-"');
+    ).toThrow('option "apps.0.parseSources.0.name": must be 1-64 letters, digits, "_" or "-"');
     const withDb = { ...source, name: 'db', postgresURL: 'postgres://u:pw-4411@db/parse' };
     const registry = createAppRegistry(
       validateBffOptions({ apps: [{ ...app, parseSources: [source, withDb] }] }).apps,

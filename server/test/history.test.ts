@@ -115,6 +115,23 @@ describe('versions of a row', () => {
     });
   });
 
+  it('concurrent creates (one group commit, one statement for their rows) leave one version each', async () => {
+    const bodies = Array.from({ length: 20 }, (_, n) => ({
+      n,
+      objectId: `burst${String(n).padStart(5, '0')}`,
+    }));
+    // The last one takes an objectId already taken: refused, and no version.
+    bodies.push({ n: 99, objectId: 'burst00000' });
+    const answers = await Promise.all(
+      bodies.map((body) => t.request('POST', '/classes/Burst', { as: 'master', body })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([...Array(20).fill(201), 400]);
+    const versions = (await t.request('GET', '/history/Burst', { as: 'master' })).json.results;
+    expect(
+      versions.map((v: { objectId: string; after: { n: number } }) => `${v.objectId} ${v.after.n}`).sort(),
+    ).toEqual(bodies.slice(0, 20).map((b) => `${b.objectId} ${b.n}`));
+  });
+
   it('pages newest first with limit and before', async () => {
     const id = await create('Paged', { n: 0 });
     for (let n = 1; n <= 4; n++) await update('Paged', id, { n });

@@ -24,7 +24,7 @@ import {
   WRITE_LANES,
   writeLane,
 } from './statements.ts';
-import { WriteGroups } from './write-groups.ts';
+import { type Outcome, WriteGroups } from './write-groups.ts';
 
 /** The transaction an async context runs in (on one checked-out client), and what to do once it commits. */
 interface TxScope {
@@ -110,6 +110,22 @@ const fromServer = (err: unknown): boolean => err instanceof pg.DatabaseError ||
  * refuses to run it rather than answer rows of another shape.
  */
 const STALE_PLAN = '0A000';
+
+/** Between a one-row INSERT's text and its follow-up's in a group's key (no SQL text holds U+0000). */
+const FOLLOWED_BY = '\u0000';
+
+/**
+ * Several rows of a one-row INSERT (`... VALUES ($1, ..., $n)`, placeholders in order) as one
+ * statement, each row's parameters in `rows`.
+ */
+function manyRowsOf(sql: string, rows: unknown[][]): Statement {
+  const at = sql.lastIndexOf(' VALUES (');
+  const head = sql.slice(0, at);
+  const values = sql.slice(at + ' VALUES '.length);
+  const width = rows[0]!.length;
+  const row = (offset: number) => values.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+  return { sql: `${head} VALUES ${rows.map((_, r) => row(r * width)).join(', ')}`, params: rows.flat() };
+}
 
 /** The server ended a transaction to break a deadlock. */
 const DEADLOCK = '40P01';
@@ -344,7 +360,23 @@ export class PostgresDriver implements SqlDriver {
    * two rows with one objectId, the first is inserted. The statement is not prepared: its text
    * depends on the number of rows.
    */
-  private async insertRows(client: pg.ClientBase, sql: string, rows: unknown[][]) {
+  private async insertRows(client: pg.ClientBase, sql: string, rows: unknown[][]): Promise<Outcome[]> {
+    const cut = sql.indexOf(FOLLOWED_BY);
+    if (cut >= 0) {
+      // Rows with a follow-up each (run): the rows, then the follow-ups of those written.
+      const pairs = rows as unknown as Array<[unknown[], unknown[]]>;
+      const outcomes = await this.insertRows(
+        client,
+        sql.slice(0, cut),
+        pairs.map(([row]) => row),
+      );
+      const written = pairs.filter((_, i) => outcomes[i]!.ok).map(([, follow]) => follow);
+      if (written.length > 0) {
+        const many = manyRowsOf(sql.slice(cut + FOLLOWED_BY.length), written);
+        await this.execute(client, many.sql, many.params, false);
+      }
+      return outcomes.map((o) => (o.ok ? { ok: true as const, value: { changes: 1 } } : o));
+    }
     const shape = this.rowsInsert(sql)!;
     const values = rows.map((_, r) => shape.row(r * shape.width)).join(', ');
     const text = `${shape.head} VALUES ${values} ON CONFLICT DO NOTHING RETURNING "objectId"`;
@@ -395,13 +427,17 @@ export class PostgresDriver implements SqlDriver {
     if (scope) return both(scope.client);
     checkParams(params);
     const insert = this.rowsInsert(sql);
-    // In the group's transaction (never run together with other rows: the follow-up needs its own result).
-    return (await this.lanes[0]!.submit(
+    // A one-row INSERT's follow-up (its row's version) does not depend on its answer: asked now,
+    // as if the row was written, so that creates of one text run together in a group, their rows
+    // in one statement and their follow-ups in another (insertRows); it runs only for rows written.
+    const next = insert ? then({ changes: 1 }) : undefined;
+    checkParams(next?.params ?? []);
+    return this.lanes[0]!.submit(
       both,
       () => this.transaction(() => both(this.scope()!.client)),
-      undefined,
+      next ? { key: `${sql}${FOLLOWED_BY}${next.sql}`, params: [params, next.params] } : undefined,
       insert ? lockOrder({ insert, params }) : undefined,
-    )) as { changes: number };
+    ) as Promise<{ changes: number }>;
   }
 
   /** The statement a write called for (FollowUp), on the write's connection. */

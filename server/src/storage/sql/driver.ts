@@ -25,7 +25,9 @@ export interface Statement {
 /**
  * What a write calls for once it ran, given its result: one more statement (the row history's
  * version: history.ts) or nothing. It runs in the write's own unit: the same transaction, or
- * outside one the same group commit, so both land or neither does.
+ * outside one the same group commit, so both land or neither does. A one-row INSERT's follow-up
+ * may be asked before the INSERT runs, as if it wrote its row (PostgreSQL runs the creates of a
+ * group together): it must not depend on more than that, and runs only if the row was written.
  */
 export type FollowUp<R> = (result: R) => Statement | undefined;
 

@@ -254,6 +254,33 @@ describe('who and where', () => {
     }
   });
 
+  it("the account routes' writes keep the console's name and the request id", async () => {
+    const signUp = await t.request('POST', '/users', {
+      as: 'master',
+      headers: CONSOLE,
+      body: { username: 'linus', password: 'pw-linus-1' },
+    });
+    expect(signUp.status, signUp.text).toBe(201);
+    const id = signUp.json.objectId as string;
+    const edit = await t.request('PUT', `/users/${id}`, {
+      as: 'master',
+      headers: CONSOLE,
+      body: { emailVerified: true },
+    });
+    expect(edit.status, edit.text).toBe(200);
+    const del = await t.request('DELETE', `/users/${id}`, { as: 'master', headers: CONSOLE });
+    expect(del.status, del.text).toBe(200);
+    const versions = await rowHistory('_User', id);
+    expect(versions.map((v) => [v.op, v.source, v.caller, v.requestId])).toEqual(
+      [del, edit, signUp].map((res, i) => [
+        ['delete', 'update', 'create'][i],
+        'console',
+        { kind: 'console', name: 'grace@console' },
+        res.headers.get('x-request-id'),
+      ]),
+    );
+  });
+
   it("a class's recent changes, filtered by user, field, op and time", async () => {
     const a = await create('Feed', { title: 'a', n: 1 });
     const b = await create('Feed', { title: 'b' }, CONSOLE);

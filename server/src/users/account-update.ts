@@ -11,6 +11,7 @@ import { hashPassword } from './passwords.ts';
 import { type AuthProviders, providerPayload, unsupportedService } from './providers.ts';
 import type { Sessions } from './sessions.ts';
 import {
+  type AccountVia,
   accountCtx,
   alreadyLinked,
   anonymousIdOf,
@@ -51,7 +52,7 @@ export class AccountUpdates {
   }
 
   /** PUT /users/<id>: own session (or master) only; password changes revoke the other sessions. */
-  async update(auth: Caller, objectId: string, raw: unknown): Promise<Row> {
+  async update(auth: Caller, objectId: string, raw: unknown, via?: AccountVia): Promise<Row> {
     // Before the body is read: another caller learns nothing about the row or the names taken.
     demandOwnAccount(auth, 'update', objectId);
     if (!isObject(raw)) throw notAnObject();
@@ -115,7 +116,7 @@ export class AccountUpdates {
     const result = await this.core.store.transaction(async () => {
       let updated: Row;
       try {
-        updated = await this.data.writes.update(accountCtx(auth), '_User', objectId, body, { internal });
+        updated = await this.data.writes.update(accountCtx(auth, via), '_User', objectId, body, { internal });
       } catch (err) {
         const explained = await this.rows.explainDuplicate(
           err,
@@ -221,10 +222,10 @@ export class AccountUpdates {
   }
 
   /** DELETE /users/<id>: own session (or master); the user's sessions go with the row. */
-  async delete(auth: Caller, objectId: string): Promise<void> {
+  async delete(auth: Caller, objectId: string, via?: AccountVia): Promise<void> {
     demandOwnAccount(auth, 'delete', objectId);
     await this.core.store.transaction(async () => {
-      await this.data.writes.delete(accountCtx(auth), '_User', objectId);
+      await this.data.writes.delete(accountCtx(auth, via), '_User', objectId);
       await this.sessions.revoke(objectId);
     });
   }

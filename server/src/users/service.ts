@@ -12,6 +12,7 @@ import { Logins } from './login.ts';
 import { type LinkKind, MailLinks } from './mail-links.ts';
 import { AuthProviders, type ProviderCheck } from './providers.ts';
 import { Sessions } from './sessions.ts';
+import type { AccountVia } from './shared.ts';
 import { SignUps } from './sign-up.ts';
 import { UserRows } from './user-rows.ts';
 
@@ -72,8 +73,13 @@ export class Users {
 
   // Sign-up and login
 
-  signUp(auth: Caller, raw: unknown, ip: string | null = null): Promise<{ created: boolean; body: Row }> {
-    return this.signUps.signUp(auth, raw, ip);
+  signUp(
+    auth: Caller,
+    raw: unknown,
+    ip: string | null = null,
+    via?: AccountVia,
+  ): Promise<{ created: boolean; body: Row }> {
+    return this.signUps.signUp(auth, raw, ip, via);
   }
 
   logIn(auth: Caller, params: Record<string, unknown>, ip: string | null = null): Promise<Row> {
@@ -120,12 +126,12 @@ export class Users {
 
   // The user's own account
 
-  update(auth: Caller, objectId: string, raw: unknown): Promise<Row> {
-    return this.updates.update(auth, objectId, raw);
+  update(auth: Caller, objectId: string, raw: unknown, via?: AccountVia): Promise<Row> {
+    return this.updates.update(auth, objectId, raw, via);
   }
 
-  delete(auth: Caller, objectId: string): Promise<void> {
-    return this.updates.delete(auth, objectId);
+  delete(auth: Caller, objectId: string, via?: AccountVia): Promise<void> {
+    return this.updates.delete(auth, objectId, via);
   }
 
   // Mail links

@@ -23,8 +23,19 @@ export const isEmailAddress = (value: unknown): value is string =>
 
 export const userPointer = (objectId: string) => ({ __type: 'Pointer', className: '_User', objectId });
 
+/**
+ * What an account write keeps of the request that asked for it: its trace id and the console user
+ * it was made for (the row history records them).
+ */
+export type AccountVia = Pick<Ctx, 'requestId' | 'consoleUser'>;
+
 /** A call made through the account rules, with the caller's authority or the service's own (MASTER). */
-export const accountCtx = (caller: Caller): Ctx => ({ caller, source: 'account', context: {} });
+export const accountCtx = (caller: Caller, via?: AccountVia): Ctx => {
+  const ctx: { -readonly [K in keyof Ctx]: Ctx[K] } = { caller, source: 'account', context: {} };
+  if (via?.requestId !== undefined) ctx.requestId = via.requestId;
+  if (via?.consoleUser !== undefined) ctx.consoleUser = via.consoleUser;
+  return ctx;
+};
 export const SYSTEM = accountCtx(MASTER);
 
 export const forbidden = (message: string) => new BdsError(ErrorCode.OPERATION_FORBIDDEN, message);

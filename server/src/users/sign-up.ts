@@ -14,6 +14,7 @@ import { hashPassword } from './passwords.ts';
 import { type AuthProviders, providerPayload, unsupportedService } from './providers.ts';
 import type { Sessions } from './sessions.ts';
 import {
+  type AccountVia,
   accountCtx,
   alreadyLinked,
   anonymousIdOf,
@@ -65,6 +66,7 @@ export class SignUps {
     auth: Caller,
     raw: unknown,
     ip: string | null = null,
+    via?: AccountVia,
   ): Promise<{ created: boolean; body: Row }> {
     if (!isObject(raw)) throw notAnObject();
     const chosen = takeChosenObjectId(raw, mayChooseObjectId(auth.isMaster, this.core.options));
@@ -140,7 +142,10 @@ export class SignUps {
     const answer = await this.core.store.transaction(async () => {
       let created: Row;
       try {
-        created = await this.data.writes.create(accountCtx(auth), '_User', body, { objectId, internal });
+        created = await this.data.writes.create(accountCtx(auth, via), '_User', body, {
+          objectId,
+          internal,
+        });
       } catch (err) {
         throw await this.rows.explainDuplicate(err, body.username as string, body.email);
       }

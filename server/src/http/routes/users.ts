@@ -47,15 +47,15 @@ export function registerUserRoutes(router: Router, users: Users, data: Data, pub
     router.add(method, pattern, handler, ROUTE_PRECEDENCE.accountRules);
   for (const prefix of ['/users', '/classes/_User']) {
     account('POST', prefix, async (req) => {
-      const { created, body } = await users.signUp(req.ctx.caller, req.body, req.ctx.ip ?? null);
+      const { created, body } = await users.signUp(req.ctx.caller, req.body, req.ctx.ip ?? null, req.ctx);
       const location = `${publicUrl()}${prefix}/${body.objectId as string}`;
       return { status: created ? 201 : 200, body, headers: { Location: location } };
     });
     account('PUT', `${prefix}/:objectId`, async (req) => ({
-      body: await users.update(req.ctx.caller, req.params.objectId!, req.body),
+      body: await users.update(req.ctx.caller, req.params.objectId!, req.body, req.ctx),
     }));
     account('DELETE', `${prefix}/:objectId`, async (req) => {
-      await users.delete(req.ctx.caller, req.params.objectId!);
+      await users.delete(req.ctx.caller, req.params.objectId!, req.ctx);
       return { body: {} };
     });
   }

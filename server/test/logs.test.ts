@@ -342,6 +342,23 @@ describe('the request logs are bounded, and can be off', () => {
     }
   });
 
+  it("the explorer's own reads are not kept", async () => {
+    const t = await startService();
+    try {
+      await t.request('GET', '/classes/Read');
+      await t.request('GET', '/logs', { as: 'master' });
+      await t.request('GET', '/logs/abc', { as: 'master' });
+      await t.request('GET', '/logsbook', { as: 'master' });
+      const res = await t.request('GET', '/logs', { as: 'master' });
+      expect((res.json as { results: Line[] }).results.map((l) => [l.path, l.status])).toEqual([
+        ['/logsbook', 404],
+        ['/classes/Read', 200],
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('requestLogSize 0 keeps nothing and answers no lines', async () => {
     const t = await startService({ requestLogSize: 0 });
     try {

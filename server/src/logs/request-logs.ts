@@ -71,8 +71,12 @@ export class RequestLogs implements TraceSink {
     }
   }
 
-  /** The request line of a request (http/app.ts), once it is answered. */
+  /**
+   * The request line of a request (http/app.ts), once it is answered. The explorer's own reads
+   * (GET /logs...) are not kept: a live tail, which asks every second, would list itself.
+   */
   keepRequest(line: KeptRequest): void {
+    if (line.path.startsWith('/logs') && (line.path.length === 5 || line.path[5] === '/')) return;
     this.put(line);
   }
 

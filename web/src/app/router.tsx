@@ -24,6 +24,7 @@ const ApiConsoleRoute = lazy(() => import('../features/api-console/api-console-r
 const ApiDocsRoute = lazy(() => import('../features/api-docs/api-docs-route.tsx'));
 const ServerRoute = lazy(() => import('../features/server/server-route.tsx'));
 const PerformanceRoute = lazy(() => import('../features/performance/performance-route.tsx'));
+const LogsRoute = lazy(() => import('../features/logs/logs-route.tsx'));
 
 export function createRouter() {
   return createBrowserRouter([
@@ -62,6 +63,7 @@ export function createRouter() {
             { path: 'api-docs/:className', element: <ApiDocsRoute /> },
             { path: 'server', element: <ServerRoute /> },
             { path: 'performance', element: <PerformanceRoute /> },
+            { path: 'logs', element: <LogsRoute /> },
             ...SECTIONS.filter((s) => !s.ready).map((s) => ({
               path: s.slug,
               element: <ComingSoon slug={s.slug} />,

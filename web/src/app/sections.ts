@@ -31,6 +31,13 @@ export const SECTIONS: Section[] = [
     ready: true,
     blurb: 'Slow query shapes and the indexes that serve them.',
   },
+  {
+    slug: 'logs',
+    label: 'Logs',
+    key: 'o',
+    ready: true,
+    blurb: 'Recent requests, and what each one logged.',
+  },
   { slug: 'audit', label: 'Audit', key: 'a', ready: true, blurb: 'Who changed what, and when.' },
   { slug: 'api-console', label: 'API console', key: 'k', ready: true, blurb: 'Send raw REST calls.' },
 ];

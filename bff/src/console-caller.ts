@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { HEADERS } from '@bds/client/protocol';
+import { CONSOLE_USER_HEADER, HEADERS } from '@bds/client/protocol';
 
 /**
  * The console user on whose behalf the bff calls the service. The session check runs the rest of
@@ -9,9 +9,6 @@ import { HEADERS } from '@bds/client/protocol';
  * history: caller `{kind: 'console', name}`, source `console`) under the name of who made them.
  * One place for every route, the ones written later included.
  */
-
-/** The header naming the console user on a master-key call of the bff. */
-export const CONSOLE_USER_HEADER = 'X-BDS-Console-User';
 
 const current = new AsyncLocalStorage<string>();
 

@@ -1,7 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CONSOLE_USER_HEADER } from '@bds/client/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asConsoleUser, CONSOLE_USER_HEADER, consoleCallerFetch } from '../src/console-caller.ts';
+import { asConsoleUser, consoleCallerFetch } from '../src/console-caller.ts';
 import { type BffFetch, KEYS, type StartedBff, startBff } from './helpers/bff.ts';
 
 /**

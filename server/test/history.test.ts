@@ -1,3 +1,4 @@
+import { CONSOLE_USER_HEADER } from '@bds/client/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MASTER } from '../src/kernel/caller.ts';
 import { ctxOf } from '../src/kernel/context.ts';
@@ -13,7 +14,7 @@ let t: TestService;
 let ada: { objectId: string; sessionToken: string };
 
 const MASTER_ONLY = { code: 119, error: 'unauthorized: master key is required' };
-const CONSOLE = { 'X-BDS-Console-User': 'grace@console' };
+const CONSOLE = { [CONSOLE_USER_HEADER]: 'grace@console' };
 
 async function rowHistory(className: string, objectId: string, query: Record<string, string> = {}) {
   const res = await t.request('GET', `/history/${className}/${objectId}`, { as: 'master', query });

@@ -23,6 +23,12 @@ export type CredentialName = keyof typeof HEADERS;
  */
 export const TRACE_HEADER = 'X-Request-Id';
 
+/**
+ * The console user a master-key call of the console's backend is made for (docs/protocol.md#row-history):
+ * the service records that call's writes under this name. Taken from master-key calls only.
+ */
+export const CONSOLE_USER_HEADER = 'X-BDS-Console-User';
+
 /** What a trace id taken from a trusted proxy may be: 1 to 128 characters, letters, digits and `._:-`. */
 export const TRACE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 

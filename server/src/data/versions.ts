@@ -18,9 +18,6 @@ export interface HistoryOp {
   revertOf?: string;
 }
 
-/** The header the console's backend names its signed-in user with, on master-key calls. */
-export const CONSOLE_USER_HEADER = 'x-bds-console-user';
-
 /** A console user's name as recorded: 1 to 128 characters, no control characters. */
 export function consoleUserOf(value: string | string[] | undefined): string | undefined {
   if (typeof value !== 'string') return undefined;

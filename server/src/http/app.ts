@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isObject, TRACE_HEADER } from '@bds/client/protocol';
+import { CONSOLE_USER_HEADER, isObject, TRACE_HEADER } from '@bds/client/protocol';
 import express from 'express';
 import type { CallerResolver } from '../auth/caller.ts';
 import type { Core } from '../data/core.ts';
-import { CONSOLE_USER_HEADER, withConsoleUser } from '../data/versions.ts';
+import { withConsoleUser } from '../data/versions.ts';
 import { anonymous, type Caller, MASTER } from '../kernel/caller.ts';
 import { clientAddressOf } from '../kernel/client-address.ts';
 import { type Ctx, ctxOf, headersOf } from '../kernel/context.ts';
@@ -17,6 +17,9 @@ import { CORS_ANSWER_HEADERS, CORS_PREFLIGHT_HEADERS } from './cors.ts';
 import { badMethod, checkKeys, credentialsFromHeaders, liftBodyCredentials } from './credentials.ts';
 import { RateLimited, type RateLimiter } from './rate-limit.ts';
 import { type ApiResponse, type Method, type Router, requestPath } from './router.ts';
+
+/** Node's (lower-case) name of the console user header. */
+const CONSOLE_USER = CONSOLE_USER_HEADER.toLowerCase();
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
@@ -308,7 +311,7 @@ export function createHandler(
       caller = identified instanceof Promise ? await identified : identified;
       const ctx = withConsoleUser(
         ctxOf(caller, 'rest', clientIp(req), headersOf(req.headers), requestId),
-        req.headers[CONSOLE_USER_HEADER],
+        req.headers[CONSOLE_USER],
       );
       if (upload && method === 'POST') {
         // The JSON form of an upload: counted and claimed as the raw form is.

@@ -138,8 +138,13 @@ export async function createService(
     options.requestLogSize > 0
       ? new RequestLogs(
           options.requestLogSize,
-          [options.masterKey, options.restAPIKey, options.javascriptKey, options.clientKey, options.webhookKey]
-            .filter((key): key is string => typeof key === 'string' && key.length > 0),
+          [
+            options.masterKey,
+            options.restAPIKey,
+            options.javascriptKey,
+            options.clientKey,
+            options.webhookKey,
+          ].filter((key): key is string => typeof key === 'string' && key.length > 0),
           redis,
         )
       : undefined;

@@ -213,7 +213,7 @@ export const optionsSchema = z
       .default(1000)
       .describe(
         'Request log lines (with the cloud code and webhook lines of each request) kept for the ' +
-          'master-only GET /logs and the console\'s Logs page, per instance in memory and with ' +
+          "master-only GET /logs and the console's Logs page, per instance in memory and with " +
           '`redisURL` across instances in Redis; 0 keeps none.',
       ),
     serverURL: secret(z.string().url(), 'url')

@@ -215,10 +215,7 @@ export async function createService(
   registerOpenApiRoute(
     router,
     data,
-    () => [
-      ...cloud.registry.describe().functions,
-      ...cloud.webhooks.registry.listFunctions().map((f) => f.functionName),
-    ],
+    (caller) => cloud.functions.callableBy(caller),
     () => publicUrl,
   );
   registerHookRoutes(router, cloud.webhooks);

@@ -107,6 +107,24 @@ afterAll(async () => {
 });
 
 describe('GET /openapi.json', () => {
+  it('lists the cloud functions whose rules the caller passes, and no other', async () => {
+    const functions = (doc: Doc) =>
+      operations(doc)
+        .filter((op) => op.startsWith('POST /functions/'))
+        .map((op) => op.slice('POST /functions/'.length));
+    expect(functions(docs.master!)).toContain('mastersOnly');
+    expect(functions(docs.master!)).toContain('admins');
+    expect(functions(docs.master!)).toContain('strict');
+    // Signed in, without the Admin role: the user-only function, neither the role's nor the master's.
+    expect(functions(docs.writer!)).toContain('strict');
+    expect(functions(docs.writer!)).not.toContain('admins');
+    expect(functions(docs.writer!)).not.toContain('mastersOnly');
+    // Anonymous: none of the three is named.
+    for (const name of ['strict', 'admins', 'mastersOnly'])
+      expect(functions(docs.anonymous!)).not.toContain(name);
+    expect(functions(docs.anonymous!)).toContain('hello');
+  });
+
   it('is a valid OpenAPI 3.1 document for every caller', async () => {
     for (const [who, doc] of Object.entries(docs)) {
       const validator = new Validator();

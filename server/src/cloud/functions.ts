@@ -18,19 +18,23 @@ const TYPE_CHECKS: Record<string, (v: unknown) => boolean> = {
   Array: (v) => Array.isArray(v),
 };
 
+/** Why this caller may not call a function of these rules, or undefined; the master key passes. */
+function callerRefusal(rules: FunctionRules, caller: Caller): string | undefined {
+  if (rules.requireMaster && !caller.isMaster) return 'Master key is required to complete this request.';
+  if (caller.isMaster) return undefined;
+  if ((rules.requireUser || rules.requireAnyUserRoles?.length) && !caller.user)
+    return 'Please login to continue.';
+  const roles = rules.requireAnyUserRoles;
+  if (roles?.length && !roles.some((r) => caller.roles.includes(r))) {
+    return `The caller must hold one of the roles: ${roles.join(', ')}.`;
+  }
+  return undefined;
+}
+
 /** A function's rules (who may call it, what its params hold); the master key passes the caller rules. */
 export function checkRules(rules: FunctionRules, caller: Caller, params: Record<string, unknown>): void {
-  if (rules.requireMaster && !caller.isMaster)
-    throw validation('Master key is required to complete this request.');
-  if (!caller.isMaster) {
-    if ((rules.requireUser || rules.requireAnyUserRoles?.length) && !caller.user) {
-      throw validation('Please login to continue.');
-    }
-    const roles = rules.requireAnyUserRoles;
-    if (roles?.length && !roles.some((r) => caller.roles.includes(r))) {
-      throw validation(`The caller must hold one of the roles: ${roles.join(', ')}.`);
-    }
-  }
+  const refusal = callerRefusal(rules, caller);
+  if (refusal) throw validation(refusal);
   for (const [field, rule] of Object.entries(rules.fields ?? {})) {
     const value = params[field];
     if (value === undefined || value === null) {
@@ -72,6 +76,21 @@ export class Functions {
     }
     if (!answer.ok) throw new BdsError(ErrorCode.SCRIPT_FAILED, answer.error);
     return answer.value;
+  }
+
+  /**
+   * The functions this caller may call, sorted (the API document): in-process ones whose caller
+   * rules it passes, and the webhook ones (which have no rules here).
+   */
+  callableBy(caller: Caller): string[] {
+    const names = new Set<string>();
+    for (const [name, fn] of this.registry.functions) {
+      if (callerRefusal(fn.rules, caller) === undefined) names.add(name);
+    }
+    for (const hook of this.webhooks.registry.listFunctions()) {
+      if (!this.registry.functions.has(hook.functionName)) names.add(hook.functionName);
+    }
+    return [...names].sort();
   }
 
   /** Names of every function, in-process and webhook (for the console). */

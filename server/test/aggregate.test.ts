@@ -325,7 +325,8 @@ describe('POST /aggregate', () => {
     expect(res.json.results).toEqual([{ n: 1000 }]);
     const skipped = await aggregate([{ $skip: 2499 }, { $project: { n: 1, _id: 0 } }], 'Big');
     expect(skipped.json.results).toHaveLength(1);
-  });
+    // 2,500 writes through the API (each with its row version): past the default 20 s on a loaded PostgreSQL.
+  }, 60_000);
 });
 
 runScenarios('POST /aggregate errors', [

@@ -85,6 +85,7 @@ describe('request id: X-Request-Id on every answer', () => {
 });
 
 const CLOUD = fileURLToPath(new URL('./fixtures/logs-cloud.ts', import.meta.url));
+const PARSE_CLOUD = fileURLToPath(new URL('./fixtures/logs-incumbent-cloud.cjs', import.meta.url));
 
 type Line = LogLine;
 
@@ -211,6 +212,18 @@ describe('the request logs: GET /logs and GET /logs/<requestId>', () => {
     ]);
   });
 
+  it("a write cloud code makes while serving a request carries the request's id", async () => {
+    const events: WriteEvent[] = [];
+    const off = t.service.core.events.subscribe((e) => events.push(e));
+    const res = await t.request('POST', '/functions/makeRow', {
+      headers: { 'X-Request-Id': 'cloud-write-1' },
+    });
+    off();
+    expect(res.json).toEqual({ result: 'made' });
+    const made = events.find((e) => e.className === 'MadeByCloud');
+    expect([made?.source, made?.requestId]).toEqual(['cloud', 'cloud-write-1']);
+  });
+
   it('a bad filter answers 400, code 102 and its reason', async () => {
     const cases: Array<[Record<string, string>, string]> = [
       [{ status: 'abc' }, 'Invalid logs filter: status must be a whole number from 100 to 599.'],
@@ -285,6 +298,48 @@ describe('the request logs: GET /logs and GET /logs/<requestId>', () => {
     const all = await t.request('GET', '/logs?limit=1000', { as: 'master' });
     for (const secret of [KEYS.masterKey, KEYS.restAPIKey, 'pw-logan-1', 'hunter2-in-cloud']) {
       expect(all.text).not.toContain(secret);
+    }
+  });
+});
+
+describe('request.log of cloud code written for the incumbent', () => {
+  it('its lines are lines of the request, scrubbed, and its log records carry the request id', async () => {
+    const written: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        written.push(chunk.toString());
+        done();
+      },
+    });
+    const t = await startService(
+      { parseCloud: PARSE_CLOUD, trustProxy: ['loopback'], logLevel: 'info' },
+      { log: createLogger('info', sink) },
+    );
+    try {
+      const res = await t.request('POST', '/functions/logged', {
+        headers: { 'X-Request-Id': 'parse-log-1' },
+      });
+      expect(res.json).toEqual({ result: 'ok' });
+      const lines = (await t.request('GET', '/logs/parse-log-1', { as: 'master' })).json as { lines: Line[] };
+      expect(lines.lines.map((l) => [l.kind, l.level, l.text])).toEqual([
+        ['cloud', 'info', 'from request.log {"sessionToken":"[FILTERED]","n":1}'],
+        ['cloud', 'error', 'it went wrong'],
+        ['request', undefined, undefined],
+      ]);
+      t.service.core.log.flush();
+      await new Promise((r) => setTimeout(r, 60));
+      const records = written
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === 'cloud code');
+      expect(records.map((r) => [r.requestId, r.trigger, r.level])).toEqual([
+        ['parse-log-1', 'logged', 30],
+        ['parse-log-1', 'logged', 50],
+      ]);
+    } finally {
+      await t.close();
     }
   });
 });

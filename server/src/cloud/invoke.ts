@@ -100,8 +100,14 @@ export class Invoker {
 
   private dataApi(caller: Caller, ip: string | null): DataApi {
     const { reads, writes } = this.data;
-    // Each call is its own request: its triggers share a fresh context.
-    const ctx = (): Ctx => ({ caller, source: 'cloud', context: {}, ip });
+    // Each call is its own request: its triggers share a fresh context. Made while the handler
+    // serves an HTTP request, it carries that request's trace id (row history, GET /logs).
+    const ctx = (): Ctx => {
+      const requestId = traceScope.getStore()?.requestId;
+      return requestId === undefined
+        ? { caller, source: 'cloud', context: {}, ip }
+        : { caller, source: 'cloud', context: {}, ip, requestId };
+    };
     return {
       find: async (className, query = {}) => {
         const { count: _count, ...params } = query;

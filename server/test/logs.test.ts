@@ -46,6 +46,25 @@ describe('request id: X-Request-Id on every answer', () => {
     expect(ok.headers.get('Access-Control-Expose-Headers')).toContain('X-Request-Id');
   });
 
+  it('on an upload, a download, an account page and a refusal under /apps/ too', async () => {
+    const upload = await plain.request('POST', '/files/hello.txt', {
+      as: 'master',
+      rawBody: 'hello',
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    expect(upload.status).toBe(201);
+    const { url } = upload.json as { url: string };
+    const download = await fetch(`${plain.url}${new URL(url).pathname.replace(/^\/api/, '')}`);
+    expect(download.status).toBe(200);
+    const page = await fetch(`${plain.url}/apps/${KEYS.appId}/verify_email?token=nope`);
+    const missing = await fetch(`${plain.url}/apps/${KEYS.appId}/nothing-here`);
+    for (const res of [upload.headers, download.headers, page.headers, missing.headers]) {
+      expect(res.get('X-Request-Id')).toMatch(GENERATED);
+    }
+    // Not a page: a request without keys.
+    expect(missing.status).toBe(403);
+  });
+
   it("a client that is not a trusted proxy cannot choose its request's id", async () => {
     const res = await plain.request('GET', '/classes/Thing', {
       headers: { 'X-Request-Id': 'chosen-by-client' },

@@ -57,13 +57,24 @@ export interface AppState {
   beforeDispatch?: (req: IncomingMessage, method: string, path: string) => Promise<void> | undefined;
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+/**
+ * A JSON answer. Its request id goes in the one object given to writeHead: a header set before with
+ * setHeader sends Node down writeHead's slow path (every header set again, one by one).
+ */
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> | undefined,
+  requestId: string,
+): void {
   const text = JSON.stringify(body);
   const out: Record<string, string | number> = {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(text),
     ...CORS_ANSWER_HEADERS,
     ...headers,
+    [TRACE_HEADER]: requestId,
   };
   res.writeHead(status, out);
   answerAtEndOfTurn(res, text);
@@ -76,9 +87,9 @@ interface Outcome {
   caller?: Caller;
 }
 
-function respond(res: ServerResponse, response: ApiResponse, caller: Caller): Outcome {
+function respond(res: ServerResponse, response: ApiResponse, caller: Caller, requestId: string): Outcome {
   const status = response.status ?? 200;
-  send(res, status, response.body, response.headers);
+  send(res, status, response.body, response.headers, requestId);
   return { status, caller };
 }
 
@@ -86,9 +97,9 @@ function respond(res: ServerResponse, response: ApiResponse, caller: Caller): Ou
  * `GET /health`, also as the SDKs' offline queue asks it (a POST with `_method: "GET"`): no keys
  * needed, 503 until the store is ready.
  */
-function health(res: ServerResponse, ready: boolean): Outcome {
+function health(res: ServerResponse, ready: boolean, requestId: string): Outcome {
   const status = ready ? 200 : 503;
-  send(res, status, { status: ready ? 'ok' : 'starting' });
+  send(res, status, { status: ready ? 'ok' : 'starting' }, undefined, requestId);
   return { status };
 }
 
@@ -98,14 +109,15 @@ function sendError(
   log: Logger,
   res: ServerResponse,
   err: unknown,
-  headers?: Record<string, string>,
+  headers: Record<string, string> | undefined,
+  requestId: string,
 ): Outcome {
   const e = toBdsError(err);
   if (e.code === ErrorCode.INTERNAL_SERVER_ERROR && !(err instanceof BdsError)) {
     // Logged for the operator without request data (which may hold secrets); never sent to the caller.
     log.error({ err: err instanceof Error ? err.stack : String(err) }, 'unexpected error');
   }
-  send(res, e.httpStatus, e.toJSON(), headers);
+  send(res, e.httpStatus, e.toJSON(), headers, requestId);
   return { status: e.httpStatus, code: e.code };
 }
 
@@ -244,6 +256,7 @@ export function createHandler(
   ): Promise<Outcome> {
     const url = req.url ?? '/';
     if (req.method === 'OPTIONS') {
+      res.setHeader(TRACE_HEADER, requestId);
       res.writeHead(204, CORS_PREFLIGHT_HEADERS);
       res.end();
       return { status: 204 };
@@ -254,7 +267,7 @@ export function createHandler(
       // The one normal form: pages, downloads, uploads, idempotency, the rate limits and the router
       // see only it, so no spelling of a path gets past a rule that the router then dispatches.
       const path = requestPath(written);
-      if (isHealth(req.method ?? '', path)) return health(res, state.ready);
+      if (isHealth(req.method ?? '', path)) return health(res, state.ready, requestId);
       const upload = state.uploads?.(req.method ?? '', path);
       // Pages and downloads are served without keys and no route of the router has their paths:
       // they are counted here, by address, when a rule names them (routed requests are counted by
@@ -267,10 +280,14 @@ export function createHandler(
         });
         if (waiting) await waiting;
       }
-      if (state.pages && path.startsWith('/apps/') && (await state.pages(req, res, path))) {
-        return { status: res.statusCode };
+      if (state.pages && path.startsWith('/apps/')) {
+        // Pages and downloads write their own heads: the request id is set on the answer first.
+        res.setHeader(TRACE_HEADER, requestId);
+        if (await state.pages(req, res, path)) return { status: res.statusCode };
       }
       const opened = state.open?.(req, res, path);
+      // A download writes its head after an await at the least: set before that.
+      if (opened !== undefined) res.setHeader(TRACE_HEADER, requestId);
       const served = opened === undefined ? undefined : await opened;
       if (served !== undefined) return { status: served };
       const creds = credentialsFromHeaders(req.headers);
@@ -282,7 +299,7 @@ export function createHandler(
         const waiting = limiter?.check({ method: 'POST', path, ctx });
         if (waiting) await waiting;
         await state.beforeDispatch?.(req, 'POST', path);
-        return respond(res, await upload.raw(req, ctx), caller);
+        return respond(res, await upload.raw(req, ctx), caller, requestId);
       }
       let body = upload
         ? jsonForm(await readBody(req, upload.jsonLimit, upload.tooLarge))
@@ -305,7 +322,7 @@ export function createHandler(
       }
       if (!METHODS.has(method))
         throw new BdsError(ErrorCode.INVALID_JSON, `Method ${method} is not supported.`, 405);
-      if (isHealth(method, path)) return health(res, state.ready);
+      if (isHealth(method, path)) return health(res, state.ready, requestId);
       // Awaited only when there is something to wait for: most requests need no lookup.
       const identified = identify(creds);
       caller = identified instanceof Promise ? await identified : identified;
@@ -318,7 +335,7 @@ export function createHandler(
         const waiting = limiter?.check({ method, path, ctx });
         if (waiting) await waiting;
         await state.beforeDispatch?.(req, method, path);
-        return respond(res, await upload.json(body, contentType, ctx), caller);
+        return respond(res, await upload.json(body, contentType, ctx), caller, requestId);
       }
       const claimed = state.beforeDispatch?.(req, method, path);
       if (claimed) await claimed;
@@ -330,7 +347,7 @@ export function createHandler(
         ctx,
         inBatch: false,
       });
-      return respond(res, response, caller);
+      return respond(res, response, caller, requestId);
     } catch (err) {
       // A refused body is not read to its end (413): the connection cannot carry another request.
       const closing = streaming || (err instanceof BdsError && err.httpStatus === 413);
@@ -344,7 +361,7 @@ export function createHandler(
         res.destroy();
         return { status: res.statusCode, caller };
       }
-      return { ...sendError(log, res, err, headers), caller };
+      return { ...sendError(log, res, err, headers, requestId), caller };
     }
   }
 
@@ -356,8 +373,6 @@ export function createHandler(
     // The path only, as written: a query string may carry a password (GET /login).
     const path = q < 0 ? url : url.slice(0, q);
     const requestId = traceOf(req.socket.remoteAddress, req.headers['x-request-id']);
-    // Set before anything answers, so every answer carries it (errors, pages, downloads included).
-    res.setHeader(TRACE_HEADER, requestId);
     try {
       const outcome = await handle(req, res, path, requestId);
       // One object for the log line and the kept line: nothing else is made per request.

@@ -360,9 +360,7 @@ export const optionsSchema = z
       .describe(
         'Webhooks ({hook_url}): HTTPS only unless allowInsecureUrls; calls time out; after-hooks retry.',
       ),
-    jobs: jobsSchema
-      .default({ ...JOBS_DEFAULTS })
-      .describe('Jobs and their schedules.'),
+    jobs: jobsSchema.default({ ...JOBS_DEFAULTS }).describe('Jobs and their schedules.'),
     files: z
       .object({
         adapter: z

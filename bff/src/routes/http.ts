@@ -206,6 +206,40 @@ export function plain(ctx: BffContext, fn: Handler<RouteScope>): express.Request
   };
 }
 
+/**
+ * The one check of a console user on an app's route (`/apps/:appId/...`): the query they may use,
+ * the app known, and theirs to open. Answers the app's id and client; throws a BffError otherwise.
+ */
+export function openApp(
+  ctx: BffContext,
+  req: express.Request,
+  user: ConsoleUser,
+): { appId: string; client: Client } {
+  demandQueryAllowed(user, req);
+  const appId = param(req, 'appId');
+  if (!ctx.apps.has(appId)) throw new BffError(404, ErrorCode.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
+  if (!mayOpen(user, appId)) {
+    throw new BffError(
+      403,
+      ErrorCode.OPERATION_FORBIDDEN,
+      `Console user ${user.username} may not open app ${appId}.`,
+    );
+  }
+  return { appId, client: ctx.apps.clientFor(appId) };
+}
+
+/** Starts a server-sent event stream on `res` (the console's live streams: realtime, logs tail). */
+export function openEventStream(req: express.Request, res: express.Response): void {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Connection', 'keep-alive');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  req.socket.setKeepAlive(true);
+  req.socket.setNoDelay(true);
+}
+
 export interface AppRouteOptions {
   /** Changes something: needs the `write` capability (the foundation's guard refuses it too). */
   write?: boolean;
@@ -225,17 +259,7 @@ export function appRoute(
       const user = consoleUserOf(req);
       known = user;
       if (options.write) demand(user, 'write');
-      demandQueryAllowed(user, req);
-      const appId = String(req.params.appId ?? '');
-      if (!ctx.apps.has(appId)) throw new BffError(404, ErrorCode.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
-      if (!mayOpen(user, appId)) {
-        throw new BffError(
-          403,
-          ErrorCode.OPERATION_FORBIDDEN,
-          `Console user ${user.username} may not open app ${appId}.`,
-        );
-      }
-      const client = ctx.apps.clientFor(appId);
+      const { appId, client } = openApp(ctx, req, user);
       const audit = (action: string, target: string, before: unknown, after: unknown) =>
         ctx.audit.record({
           user: user.username,

@@ -1,3 +1,4 @@
+import type { Client } from '@bds/client';
 import {
   ErrorCode,
   LOG_FILTERS,
@@ -12,10 +13,9 @@ import { answerFor } from '../capabilities.ts';
 import { type BffContext, consoleUserOf } from '../context.ts';
 import {
   appRoute,
-  BffError,
-  demandQueryAllowed,
   errorAnswer,
-  mayOpen,
+  openApp,
+  openEventStream,
   param,
   parse,
   redactSecrets,
@@ -83,36 +83,18 @@ export function registerLogRoutes(router: express.Router, ctx: BffContext): void
 
   // Registered before /logs/:requestId, which would take `tail` as a request id.
   router.get(`${base}/tail`, async (req, res) => {
-    let scope: { user: ReturnType<typeof consoleUserOf>; appId: string };
+    let scope: { user: ReturnType<typeof consoleUserOf>; client: Client };
     try {
       const user = consoleUserOf(req);
-      demandQueryAllowed(user, req);
-      const appId = param(req, 'appId');
-      if (!ctx.apps.has(appId)) throw new BffError(404, ErrorCode.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
-      if (!mayOpen(user, appId)) {
-        throw new BffError(
-          403,
-          ErrorCode.OPERATION_FORBIDDEN,
-          `Console user ${user.username} may not open app ${appId}.`,
-        );
-      }
-      scope = { user, appId };
+      scope = { user, client: openApp(ctx, req, user).client };
     } catch (err) {
       const a = errorAnswer(err);
       res.status(a.status).json({ code: a.code, error: a.error });
       return;
     }
-    const { user, appId } = scope;
-    const client = ctx.apps.clientFor(appId);
+    const { user, client } = scope;
     const keys = secrets();
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Connection', 'keep-alive');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-    req.socket.setKeepAlive(true);
-    req.socket.setNoDelay(true);
+    openEventStream(req, res);
 
     let ended = false;
     const timers: NodeJS.Timeout[] = [];

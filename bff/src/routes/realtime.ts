@@ -15,10 +15,10 @@ import { answerFor } from '../capabilities.ts';
 import { type BffContext, consoleUserOf } from '../context.ts';
 import {
   BffError,
-  demandQueryAllowed,
   errorAnswer,
   hideCredentials,
-  mayOpen,
+  openApp,
+  openEventStream,
   param,
   parse,
   redactSecrets,
@@ -163,17 +163,7 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
 
   const checkApp = (req: express.Request) => {
     const user = consoleUserOf(req);
-    demandQueryAllowed(user, req);
-    const appId = param(req, 'appId');
-    if (!ctx.apps.has(appId)) throw new BffError(404, ErrorCode.OBJECT_NOT_FOUND, `Unknown app: ${appId}.`);
-    if (!mayOpen(user, appId)) {
-      throw new BffError(
-        403,
-        ErrorCode.OPERATION_FORBIDDEN,
-        `Console user ${user.username} may not open app ${appId}.`,
-      );
-    }
-    return { user, appId, client: ctx.apps.clientFor(appId) };
+    return { user, ...openApp(ctx, req, user) };
   };
 
   // The delivery trace of a class (master-only on the service; any console user of the app may read it).
@@ -213,14 +203,7 @@ export function registerRealtimeRoutes(router: express.Router, ctx: BffContext):
     const { user, appId, client } = scope;
     const keys = secrets();
 
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Connection', 'keep-alive');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-    req.socket.setKeepAlive(true);
-    req.socket.setNoDelay(true);
+    openEventStream(req, res);
 
     let ended = false;
     let connection: RealtimeConnection | undefined;

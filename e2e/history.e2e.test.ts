@@ -118,6 +118,20 @@ describe('row history in the console', () => {
     );
     await admin.screenshot('history-row');
 
+    // The edit's request, in the Logs section: its request line.
+    const edit = versions(page).first().getByTestId('version-request');
+    const requestHref = (await edit.getAttribute('href')) ?? '';
+    const requestId = decodeURIComponent(requestHref.split('requestId=')[1] ?? '');
+    expect(requestId).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+    await edit.click();
+    await page.waitForURL(/\/logs\?requestId=/);
+    const lines = page.getByRole('region', { name: `Lines of request ${requestId}` });
+    await expect
+      .poll(() => lines.getByTestId('request-line-text').first().textContent(), POLL)
+      .toMatch(new RegExp(`^PUT \\S*/classes/Post/${ids.kept} → 200 in [\\d.]+ ms$`));
+    await page.goBack();
+    await expect.poll(() => versions(page).count(), POLL).toBe(2);
+
     // Revert to the create: the preview first; Cancel changes nothing.
     const create = versions(page).nth(1);
     const revertDialog = page.getByRole('dialog', { name: 'Revert to this version?' });

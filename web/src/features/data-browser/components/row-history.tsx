@@ -6,6 +6,7 @@
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { QueryState } from '../../../components/query-state.tsx';
 import { Button } from '../../../components/ui/button.tsx';
 import { Dialog } from '../../../components/ui/dialog.tsx';
@@ -160,6 +161,18 @@ export function RowHistory({
                   <p className="text-xs text-gray-600 dark:text-gray-400">
                     by <span data-testid="version-who">{callerText(v.caller)}</span> via{' '}
                     <span data-testid="version-source">{v.source}</span>
+                    {v.requestId && (
+                      <>
+                        {' · '}
+                        <Link
+                          to={`/apps/${encodeURIComponent(appId)}/logs?requestId=${encodeURIComponent(v.requestId)}`}
+                          className="underline"
+                          data-testid="version-request"
+                        >
+                          its request
+                        </Link>
+                      </>
+                    )}
                   </p>
                   {revertOf && (
                     <p className="text-xs text-gray-600 dark:text-gray-400" data-testid="version-revert-of">

@@ -12,7 +12,8 @@
  * (profile the service and the baseline children and write their .cpuprofile files there), BENCH_LOG_LEVEL (the
  * service's log level, default info), BENCH_ROW_CACHE_MB (the service's rowCacheMB; 0 turns it off),
  * BENCH_AUTO_INDEX (`off`: no automatic indexes; a number: their check interval in ms, so that they
- * are built during warm-up), BENCH_HISTORY (`off`: no row history versions).
+ * are built during warm-up), BENCH_HISTORY (`off`: no row history versions), BENCH_REQUEST_LOG
+ * (`off`: no request lines kept for GET /logs).
  *
  * `npm run bench -- --store postgres [--instances 2]` runs the service's REST workloads on the
  * PostgreSQL store (a fresh schema of BENCH_DATABASE_URL, default the local `test` database, dropped

@@ -49,6 +49,8 @@ async function main(): Promise<void> {
     ...autoIndexOption(process.env.BENCH_AUTO_INDEX),
     // BENCH_HISTORY=off measures writes without the row history (on by default, as in the service).
     ...(process.env.BENCH_HISTORY === 'off' ? { history: { enabled: false } } : {}),
+    // BENCH_REQUEST_LOG=off: the service keeps no request lines for GET /logs (requestLogSize 0).
+    ...(process.env.BENCH_REQUEST_LOG === 'off' ? { requestLogSize: 0 } : {}),
     // `--store postgres` (bench/run.ts): the PostgreSQL store, and Redis between instances.
     ...(process.env.BENCH_DATABASE_URI ? { databaseURI: process.env.BENCH_DATABASE_URI } : {}),
     ...(process.env.BENCH_REDIS_URL

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
@@ -12,8 +13,19 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill('SIGTERM');
+afterEach(async () => {
+  // The data dir goes only once its process has exited: it may still be writing there (the store's
+  // WAL, a version, a log line) when SIGTERM arrives, and rmdir then finds the directory not empty.
+  await Promise.all(
+    children.splice(0).map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const late = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(late);
+    }),
+  );
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 

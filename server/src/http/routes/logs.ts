@@ -7,7 +7,7 @@ import type { Router } from '../router.ts';
 /**
  * The request logs (docs/protocol.md#request-logs), master key only: GET /logs lists request lines
  * by the filters, newest first; GET /logs/<requestId> answers every line of one request. A service
- * that keeps no lines (option `logs.keep` 0) answers none.
+ * that keeps no lines (option `requestLogSize` 0) answers none.
  */
 export function registerLogRoutes(router: Router, logs: RequestLogs | undefined): void {
   router.add('GET', '/logs', async (req) => {

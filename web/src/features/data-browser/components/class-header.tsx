@@ -31,7 +31,7 @@ export function ClassHeader(p: ClassHeaderProps) {
   const { count } = p;
   return (
     <div className="flex flex-wrap items-center gap-x-2 gap-y-1 px-2 pt-2 text-sm" data-testid="class-header">
-      <h1 className="max-w-[40%] shrink-0 truncate text-base font-semibold" title={p.cls}>
+      <h1 className="max-w-[30%] shrink-0 truncate text-base font-semibold" title={p.cls}>
         {p.cls}
       </h1>
       <span

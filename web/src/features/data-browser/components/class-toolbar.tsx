@@ -22,7 +22,7 @@ export interface ClassToolbarProps {
 export function ClassToolbar(p: ClassToolbarProps) {
   return (
     <div
-      className="flex flex-nowrap items-center gap-1.5 overflow-x-auto border-b p-2 text-sm"
+      className="flex flex-nowrap items-center gap-1 overflow-x-auto border-b p-2 text-sm"
       data-testid="class-toolbar"
     >
       <button type="button" className={TOOL_BUTTON} onClick={() => p.togglePanel('filter')}>

@@ -1,4 +1,5 @@
 import type { FieldType } from '@bds/client/protocol';
+import { type BdsError, incorrectType } from './errors.ts';
 
 export { FIELD_TYPES, type FieldType, SCHEMA_FIELD_TYPES } from '@bds/client/protocol';
 
@@ -168,3 +169,19 @@ export const USER_INTERNAL_COLUMNS = {
   verifyToken: '_email_verify_token',
   verifyExpires: '_email_verify_token_expires_at',
 } as const;
+
+/** A field's type as messages name it: `Pointer<_User>`, `Number`. */
+export function describeType(def: FieldDef): string {
+  return def.targetClass ? `${def.type}<${def.targetClass}>` : def.type;
+}
+
+export function sameType(a: FieldDef, b: FieldDef): boolean {
+  return a.type === b.type && (a.targetClass ?? null) === (b.targetClass ?? null);
+}
+
+/** 111: a field given a type other than the one its class has. */
+export function typeMismatch(className: string, field: string, expected: FieldDef, got: FieldDef): BdsError {
+  return incorrectType(
+    `schema mismatch for ${className}.${field}; expected ${describeType(expected)} but got ${describeType(got)}`,
+  );
+}

@@ -5,6 +5,8 @@ import type { FieldDef } from '../kernel/schema.ts';
 import { closedRing } from '../query/geo.ts';
 import { normaliseIso } from '../query/parse.ts';
 
+export { describeType, sameType, typeMismatch } from '../kernel/schema.ts';
+
 /** The type a plain (non-operation) wire value gives a new field. */
 export function typeOfValue(value: unknown, field: string): FieldDef {
   if (typeof value === 'string') return { type: 'String' };
@@ -132,14 +134,6 @@ export function normaliseValue(value: unknown, field: string): unknown {
   }
 }
 
-export function describeType(def: FieldDef): string {
-  return def.targetClass ? `${def.type}<${def.targetClass}>` : def.type;
-}
-
-export function sameType(a: FieldDef, b: FieldDef): boolean {
-  return a.type === b.type && (a.targetClass ?? null) === (b.targetClass ?? null);
-}
-
 /** A value for a `Vector` field: exactly `dimension` finite numbers (111 otherwise). */
 export function checkVector(value: unknown, field: string, dimension: number): number[] {
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'number' && Number.isFinite(v))) {
@@ -149,10 +143,4 @@ export function checkVector(value: unknown, field: string, dimension: number): n
     throw incorrectType(`${field} is a Vector of dimension ${dimension}; got ${value.length} numbers.`);
   }
   return value as number[];
-}
-
-export function typeMismatch(className: string, field: string, expected: FieldDef, got: FieldDef): BdsError {
-  return incorrectType(
-    `schema mismatch for ${className}.${field}; expected ${describeType(expected)} but got ${describeType(got)}`,
-  );
 }

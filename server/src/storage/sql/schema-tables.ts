@@ -1,4 +1,4 @@
-import type { ClassSchema, FieldDef } from '../../kernel/schema.ts';
+import { type ClassSchema, type FieldDef, sameType, typeMismatch } from '../../kernel/schema.ts';
 import type { SchemaChange, SchemaStorage } from '../adapter.ts';
 import type { GeoFieldType } from './dialect.ts';
 import type { SqlDriver } from './driver.ts';
@@ -218,7 +218,6 @@ export class SqlSchemaTables extends SqlStorePart implements SchemaStorage {
    * (the dialect has a schema lock); undefined otherwise or when there is none.
    */
   private async lockedSchema(className: string): Promise<ClassSchema | undefined> {
-    if (!this.dialect.schemaLock) return undefined;
     const p = this.params();
     const row = await this.driver.get(
       `SELECT ${this.q('schema')} FROM ${this.q(SCHEMA_TABLE)} WHERE ${this.q('className')} = ${p.add(className)}`,
@@ -234,6 +233,13 @@ export class SqlSchemaTables extends SqlStorePart implements SchemaStorage {
    */
   private async mergeSchema(stored: ClassSchema, schema: ClassSchema, change: SchemaChange): Promise<void> {
     const deleted = new Set(change.deleteFields.map(([name]) => name));
+    // A field the stored class already has keeps its type: a writer that planned another one from
+    // an older view of the class (another instance, or a transaction not yet committed) is refused.
+    for (const [name, def] of Object.entries(schema.fields)) {
+      const known = stored.fields[name];
+      if (known && !deleted.has(name) && !sameType(known, def))
+        throw typeMismatch(schema.className, name, known, def);
+    }
     const dropped = new Set(change.dropIndexes);
     const addFields = [...change.addFields];
     for (const [name, def] of Object.entries(schema.fields))

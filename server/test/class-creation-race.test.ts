@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from './helpers/service.ts';
 
 /**
- * Concurrent first writes of a class (on both stores): the schema cache learns a class, or a new
- * field, only once its DDL is committed. Before, it learnt them inside the creating transaction,
- * and a concurrent create that read the cache then wrote to a table its own transaction could
- * not see yet: PostgreSQL answered 500 ("relation does not exist"). A writer that planned a field
- * from an older view of the class and finds it stored with another type is refused with 111.
+ * Concurrent first writes of a class (on both stores): the schema cache learns a class only once
+ * its table is committed. Before, it learnt it inside the creating transaction, and a concurrent
+ * create that read the cache then wrote to a table its own transaction could not see yet:
+ * PostgreSQL answered 500 ("relation does not exist"). A writer that planned a field from an older
+ * view of the class and finds it stored with another type is refused with 111.
  */
 
 let t: TestService;

@@ -511,17 +511,18 @@ export class WritePipeline {
     const existing = schemas.get(className);
     if (existing && wanted.size === 0) return existing;
     const plan = schemas.planFields(className, wanted, permission);
-    // The cache learns the class or its new fields once their DDL is committed: a concurrent write
-    // that saw them earlier would write to a table or column its own transaction cannot see yet
-    // (PostgreSQL answered "relation does not exist" to concurrent first writes of a class). A
-    // concurrent write that finds nothing waits on the store's schema lock, then joins the class.
     if (plan.change === 'create') {
       await store.createClass(plan.schema);
+      // The cache learns a new class once its table is committed: a concurrent write that saw it
+      // earlier would write to a table its own transaction cannot see yet (PostgreSQL answered
+      // "relation does not exist" to concurrent first writes of a class). A concurrent write that
+      // finds no class waits on the store's schema lock, then joins the stored class.
       store.afterCommit(() => schemas.set(plan.schema));
       this.emitSchema(ctx, className, undefined, plan.schema);
     } else if (plan.change) {
       await store.changeSchema(plan.schema, plan.change);
-      store.afterCommit(() => schemas.set(plan.schema));
+      // New fields are known at once: the rest of this write (a sign-up's answer, say) reads them.
+      schemas.set(plan.schema);
       this.emitSchema(ctx, className, existing, plan.schema);
     }
     return plan.schema;

@@ -56,6 +56,7 @@ export async function openStore(options: {
   const driver = new SqliteDriver(file, {
     synchronous: options.sqliteSynchronous,
     mmapBytes: (options.sqliteMmapMB ?? 0) * 1024 * 1024,
+    onCheckpointError: (message) => options.log?.warn({ err: message }, 'WAL checkpoint failed'),
   });
   const store = new SqlStore(driver, {
     rowCacheBytes: (options.rowCacheMB ?? 0) * 1024 * 1024,

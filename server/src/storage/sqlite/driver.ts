@@ -11,6 +11,7 @@ import {
   type Statement as SqlStatement,
   storeLimitError,
 } from '../sql/driver.ts';
+import { BACKSTOP_PAGES, Checkpointer } from './checkpoints.ts';
 import { sqliteDialect } from './dialect.ts';
 import { registerFunctions } from './functions.ts';
 
@@ -131,6 +132,8 @@ export class SqliteDriver implements SqlDriver {
   private readonly snapshots = new AsyncLocalStorage<SnapshotScope>();
   private openSnapshots = 0;
   private readonly file: string;
+  /** The WAL checkpoint worker (none for `:memory:`). */
+  readonly checkpointer: Checkpointer | undefined;
   private readonly mmapBytes: number;
   private locked = false;
   /** The open group of writes outside transactions, holding the lock until it commits. */
@@ -152,7 +155,15 @@ export class SqliteDriver implements SqlDriver {
    * (full scans of unindexed queries and counts read every page of a class: measured 9-23% faster
    * with 256 MB on issue 11's classes). 0 reads with read calls only.
    */
-  constructor(file: string, options: { synchronous?: 'normal' | 'full'; mmapBytes?: number } = {}) {
+  constructor(
+    file: string,
+    options: {
+      synchronous?: 'normal' | 'full';
+      mmapBytes?: number;
+      /** Told when the checkpoint worker fails (checkpoints.ts); the writer's backstop still runs. */
+      onCheckpointError?: (message: string) => void;
+    } = {},
+  ) {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
     this.file = file;
     this.mmapBytes = Math.floor(options.mmapBytes ?? 0);
@@ -167,6 +178,11 @@ export class SqliteDriver implements SqlDriver {
     this.writer.pragma('foreign_keys = OFF');
     registerFunctions(this.writer);
     this.reader = file === ':memory:' ? this.writer : this.openReader();
+    if (file !== ':memory:') {
+      // Checkpoints run in a worker thread; the writer's own only as a backstop (checkpoints.ts).
+      this.writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+      this.checkpointer = new Checkpointer(file, { onError: options.onCheckpointError });
+    }
   }
 
   /** A read-only connection to the file (it never takes the write lock). */
@@ -537,6 +553,7 @@ export class SqliteDriver implements SqlDriver {
     if (this.closed) return;
     this.closed = true;
     while (this.locked) await this.acquire().then(() => this.release());
+    await this.checkpointer?.close();
     if (this.reader !== this.writer) this.reader.close();
     this.writer.pragma('wal_checkpoint(TRUNCATE)');
     this.writer.close();

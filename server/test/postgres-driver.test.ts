@@ -48,6 +48,19 @@ async function writers(): Promise<number> {
   return rows[0].n;
 }
 
+/** The statements starting with `prefix` that the driver sends to the server from now on. */
+function countStatements(prefix: string): { count(): number; stop(): void } {
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  let count = 0;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const text = (args[0] as { text?: string } | string | undefined) ?? '';
+    if ((typeof text === 'string' ? text : (text.text ?? '')).startsWith(prefix)) count++;
+    return original.apply(this, args);
+  };
+  return { count: () => count, stop: () => (proto.query = original) };
+}
+
 describe.skipIf(!reachable)('the PostgreSQL driver', () => {
   describe('group commits of writes made outside a transaction', () => {
     it('commits writes that arrive together in far fewer transactions than writes', async () => {
@@ -198,19 +211,6 @@ describe.skipIf(!reachable)('the PostgreSQL driver', () => {
   describe('one-row INSERTs of class rows in a group run as one statement', () => {
     /** A class table's shape: objectId first, a unique name, a typed placeholder. */
     const ROW = 'INSERT INTO "R" ("objectId", "name", "score") VALUES ($1, $2, $3::float8)';
-    /** The INSERT statements the driver sent to the server from now on. */
-    function countInserts(): { count(): number; stop(): void } {
-      const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-      const original = proto.query;
-      let count = 0;
-      proto.query = function (this: unknown, ...args: unknown[]) {
-        const text = (args[0] as { text?: string } | string | undefined) ?? '';
-        if ((typeof text === 'string' ? text : (text.text ?? '')).startsWith('INSERT INTO "R"')) count++;
-        return original.apply(this, args);
-      };
-      return { count: () => count, stop: () => (proto.query = original) };
-    }
-
     beforeEach(async () => {
       await other.query(
         'DROP TABLE IF EXISTS "R"; CREATE TABLE "R" ("objectId" text PRIMARY KEY, "name" text UNIQUE, "score" double precision NOT NULL)',
@@ -219,7 +219,7 @@ describe.skipIf(!reachable)('the PostgreSQL driver', () => {
 
     it('inserts every row, in far fewer statements than rows, each write answered once committed', async () => {
       await open(2);
-      const inserts = countInserts();
+      const inserts = countStatements('INSERT INTO "R"');
       let changes: Array<{ changes: number }>;
       try {
         changes = await Promise.all(
@@ -290,6 +290,54 @@ describe.skipIf(!reachable)('the PostgreSQL driver', () => {
         ...Array.from({ length: 5 }, (_, i) => `r${i}`),
         ...Array.from({ length: 5 }, (_, i) => `s${i}`),
       ]);
+    });
+  });
+
+  describe('the statements writes of a group call for (their versions) run together before its commit', () => {
+    const VERSION = 'INSERT INTO "V" ("id", "n") VALUES ($1, $2)';
+    /** An increment of row `id` whose follow-up records the value it wrote in "V". */
+    const increment = (id: string) =>
+      driver.readThenWrite(
+        { sql: 'SELECT "n" FROM "T" WHERE "id" = $1', params: [id] },
+        { sql: 'UPDATE "T" SET "n" = "n" + 1 WHERE "id" = $1 RETURNING "n"', params: [id] },
+        (rows) => ({ sql: VERSION, params: [id, rows.written[0]!.n] }),
+      );
+
+    beforeEach(async () => {
+      await other.query(
+        'DROP TABLE IF EXISTS "V"; CREATE TABLE "V" ("id" text NOT NULL, "n" integer NOT NULL CHECK ("n" < 1000))',
+      );
+      await other.query(`INSERT INTO "T" SELECT 'r' || i, i FROM generate_series(0, 39) AS i`);
+    });
+
+    it('records every write, in far fewer statements than writes, each write answered once committed', async () => {
+      await open(2);
+      const versions = countStatements('INSERT INTO "V"');
+      let pairs: Array<{ read: unknown[]; written: unknown[] }>;
+      try {
+        pairs = await Promise.all(Array.from({ length: 40 }, (_, i) => increment(`r${i}`)));
+      } finally {
+        versions.stop();
+      }
+      expect(pairs.map((p) => p.written)).toEqual(Array.from({ length: 40 }, (_, i) => [{ n: i + 1 }]));
+      const { rows } = await other.query('SELECT "id", "n" FROM "V" ORDER BY "n"');
+      expect(rows).toEqual(Array.from({ length: 40 }, (_, i) => ({ id: `r${i}`, n: i + 1 })));
+      // The first write runs alone (nothing to join yet); the others' versions go in together.
+      expect(versions.count()).toBeLessThanOrEqual(5);
+    });
+
+    it("a follow-up the server refuses fails its own write only: the group runs again alone, that write's change undone", async () => {
+      await open(2);
+      await other.query(`UPDATE "T" SET "n" = 999 WHERE "id" = 'r7'`);
+      const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => increment(`r${i}`)));
+      const refused = outcomes.flatMap((o, i) =>
+        o.status === 'rejected' ? [[i, (o.reason as Error).message]] : [],
+      );
+      expect(refused).toEqual([[7, 'new row for relation "V" violates check constraint "V_n_check"']]);
+      const { rows } = await other.query('SELECT "id", "n" FROM "T" ORDER BY "id"');
+      expect(rows.find((r) => r.id === 'r7')).toEqual({ id: 'r7', n: 999 });
+      expect(rows.filter((r) => r.id !== 'r7').every((r) => r.n === Number(r.id.slice(1)) + 1)).toBe(true);
+      expect((await other.query('SELECT count(*)::int AS n FROM "V"')).rows[0].n).toBe(39);
     });
   });
 

@@ -16,15 +16,17 @@ import { ACL_COUNT_SHARD, functionsSql } from './functions.ts';
 import { RowChangeFeed } from './row-changes.ts';
 import {
   lockOrder,
+  manyRowsOf,
   type RowsInsert,
   readThenWriteStatement,
   rowsInsertOf,
   SINGLE_ROW_INSERT,
   splitReadAndWritten,
+  together,
   WRITE_LANES,
   writeLane,
 } from './statements.ts';
-import { type Outcome, WriteGroups } from './write-groups.ts';
+import { type Defer, type Outcome, WriteGroups } from './write-groups.ts';
 
 /** The transaction an async context runs in (on one checked-out client), and what to do once it commits. */
 interface TxScope {
@@ -114,19 +116,6 @@ const STALE_PLAN = '0A000';
 /** Between a one-row INSERT's text and its follow-up's in a group's key (no SQL text holds U+0000). */
 const FOLLOWED_BY = '\u0000';
 
-/**
- * Several rows of a one-row INSERT (`... VALUES ($1, ..., $n)`, placeholders in order) as one
- * statement, each row's parameters in `rows`.
- */
-function manyRowsOf(sql: string, rows: unknown[][]): Statement {
-  const at = sql.lastIndexOf(' VALUES (');
-  const head = sql.slice(0, at);
-  const values = sql.slice(at + ' VALUES '.length);
-  const width = rows[0]!.length;
-  const row = (offset: number) => values.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
-  return { sql: `${head} VALUES ${rows.map((_, r) => row(r * width)).join(', ')}`, params: rows.flat() };
-}
-
 /** The server ended a transaction to break a deadlock. */
 const DEADLOCK = '40P01';
 
@@ -181,6 +170,10 @@ export class PostgresDriver implements SqlDriver {
           leavesTransactionIntact: (err) => err instanceof DuplicateRow,
           fromServer,
           runTogether: (client, sql, params) => this.insertRows(client, sql, params),
+          runDeferred: async (client, statements) => {
+            for (const statement of together(statements))
+              await this.execute(client, statement.sql, statement.params, false);
+          },
           ranAgainAlone: (err) => {
             if ((err as { code?: unknown } | null)?.code === DEADLOCK) this.deadlocks++;
           },
@@ -417,9 +410,9 @@ export class PostgresDriver implements SqlDriver {
     then?: FollowUp<{ changes: number }>,
   ): Promise<{ changes: number }> {
     if (!then) return { changes: (await this.write(sql, params)).rowCount ?? 0 };
-    const both = async (client: pg.ClientBase) => {
+    const both = async (client: pg.ClientBase, defer?: Defer) => {
       const result = { changes: (await this.writeOn(client, sql, params)).rowCount ?? 0 };
-      await this.followUp(client, then(result));
+      await this.followUp(client, then(result), defer);
       return result;
     };
     const scope = this.scope();
@@ -440,9 +433,13 @@ export class PostgresDriver implements SqlDriver {
     ) as Promise<{ changes: number }>;
   }
 
-  /** The statement a write called for (FollowUp), on the write's connection. */
-  private async followUp(client: pg.ClientBase, next: Statement | undefined): Promise<void> {
-    if (next) await this.execute(client, next.sql, next.params);
+  /**
+   * The statement a write called for (FollowUp), on the write's connection: in a group, deferred to
+   * just before its commit (`defer`), where the group's run them together (write-groups.ts).
+   */
+  private async followUp(client: pg.ClientBase, next: Statement | undefined, defer?: Defer): Promise<void> {
+    if (next && defer) defer(next);
+    else if (next) await this.execute(client, next.sql, next.params);
   }
 
   async runReturning(sql: string, params: unknown[]): Promise<SqlRow[]> {
@@ -459,9 +456,9 @@ export class PostgresDriver implements SqlDriver {
     then?: FollowUp<{ read: SqlRow[]; written: SqlRow[] }>,
   ): Promise<{ read: SqlRow[]; written: SqlRow[] }> {
     const statement = readThenWriteStatement(read, write);
-    const both = async (client: pg.ClientBase) => {
+    const both = async (client: pg.ClientBase, defer?: Defer) => {
       const rows = splitReadAndWritten((await this.execute(client, statement.sql, statement.params)).rows);
-      if (then) await this.followUp(client, then(rows));
+      if (then) await this.followUp(client, then(rows), defer);
       return rows;
     };
     const scope = this.scope();

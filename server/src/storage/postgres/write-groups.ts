@@ -1,11 +1,15 @@
 import type pg from 'pg';
+import type { Statement } from '../sql/driver.ts';
+
+/** Queues a statement of a write to run just before its group commits (see WriteGroupsOptions.runDeferred). */
+export type Defer = (statement: Statement) => void;
 
 /**
  * One write waiting for its group: what it runs on the group's connection, and what it runs on its
  * own when the group cannot commit it.
  */
 interface GroupedWrite {
-  inGroup(client: pg.PoolClient): Promise<unknown>;
+  inGroup(client: pg.PoolClient, defer: Defer | undefined): Promise<unknown>;
   alone(): Promise<unknown>;
   together?: Together;
   /** The write's place in its group's lock order (see WriteGroups); none: it stays where it came. */
@@ -50,6 +54,12 @@ export interface WriteGroupsOptions {
    * write in order; throws as a statement would (the group then runs its writes again alone).
    */
   runTogether?(client: pg.PoolClient, key: string, params: unknown[][]): Promise<Outcome[]>;
+  /**
+   * Runs, in order, the statements the group's writes deferred (their versions, say) once every
+   * write ran, before the commit; throws as a statement would (the group then runs its writes again
+   * alone, where nothing is deferred).
+   */
+  runDeferred?(client: pg.PoolClient, statements: Statement[]): Promise<void>;
   /** Told of the error that made a group run its writes again alone (a deadlock, say). */
   ranAgainAlone?(err: unknown): void;
 }
@@ -68,6 +78,9 @@ export interface WriteGroupsOptions {
  *   row each locks, docs/architecture/storage.md) sorted by it: every group, of every lane and
  *   every instance, locks rows in one order, so two groups can wait for each other's locks but
  *   never deadlock. A write without an `order` runs where it came, between the sorted runs.
+ * - What a write calls for once it ran (its row's version) may be deferred to the end of its
+ *   group, where the deferred statements run together (`runDeferred`): one statement for the
+ *   group's versions instead of one round trip per write.
  * - When a statement fails on the server, the whole transaction is lost. The group rolls back
  *   and each of its writes runs again on its own, as it would have without groups: the failing
  *   write gets its own error and the others their results.
@@ -83,7 +96,7 @@ export class WriteGroups {
   constructor(private readonly options: WriteGroupsOptions) {}
 
   submit<T>(
-    inGroup: (client: pg.PoolClient) => Promise<T>,
+    inGroup: (client: pg.PoolClient, defer: Defer | undefined) => Promise<T>,
     alone: () => Promise<T>,
     together?: Together,
     order?: string,
@@ -150,6 +163,7 @@ export class WriteGroups {
     const writes = inLockOrder(group.writes);
     let phase: 'statements' | 'commit' = 'statements';
     let broken: Error | undefined;
+    const deferred: Statement[] = [];
     try {
       await client.query('BEGIN');
       for (let i = 0; i < writes.length; ) {
@@ -167,14 +181,20 @@ export class WriteGroups {
           i += together;
           continue;
         }
+        // A write's deferred statements run only when the write itself succeeded; without
+        // runDeferred, a write runs them itself.
+        const own: Statement[] = [];
+        const defer = this.options.runDeferred ? (s: Statement) => own.push(s) : undefined;
         try {
-          write.outcome = { ok: true, value: await write.inGroup(client) };
+          write.outcome = { ok: true, value: await write.inGroup(client, defer) };
+          deferred.push(...own);
         } catch (err) {
           if (!this.options.leavesTransactionIntact(err)) throw err;
           write.outcome = { ok: false, error: err };
         }
         i++;
       }
+      if (deferred.length > 0) await this.options.runDeferred!(client, deferred);
       executed();
       phase = 'commit';
       await client.query('COMMIT');

@@ -85,27 +85,41 @@ export class SqlHistory extends SqlStorePart implements HistoryStorage {
     const kept = (row: Row | null) => (row && stamp.withhold ? stamp.withhold(row) : row);
     const b = kept(before);
     const a = kept(after);
-    const p = this.params();
-    const values = [
-      p.add(className),
-      p.add(objectId),
-      p.add(stamp.op),
-      p.add(stamp.time),
-      p.add(b ? JSON.stringify(b) : null),
-      p.add(a ? JSON.stringify(a) : null),
-      p.add(changedFields(b, a)),
-      p.add(stamp.callerKind),
-      p.add(stamp.userId),
-      p.add(stamp.name),
-      p.add(stamp.source),
-      p.add(stamp.eventId),
-      p.add(stamp.requestId),
-      p.add(stamp.revertOf),
-    ];
     return {
-      sql: `INSERT INTO ${this.q(HISTORY_TABLE)} (${COLUMNS.map((c) => this.q(c)).join(', ')}) VALUES (${values.join(', ')})`,
-      params: p.values,
+      sql: this.insertText(),
+      // In the order of COLUMNS.
+      params: [
+        className,
+        objectId,
+        stamp.op,
+        stamp.time,
+        b ? JSON.stringify(b) : null,
+        a ? JSON.stringify(a) : null,
+        changedFields(b, a),
+        stamp.callerKind,
+        stamp.userId,
+        stamp.name,
+        stamp.source,
+        stamp.eventId,
+        stamp.requestId,
+        stamp.revertOf,
+      ],
     };
+  }
+
+  private insertSql: string | undefined;
+
+  /**
+   * The INSERT of a version, built once: every value it binds is a string or null, so its
+   * placeholders never depend on the values (PostgreSQL types only numbers and booleans).
+   */
+  private insertText(): string {
+    if (this.insertSql === undefined) {
+      const p = this.params();
+      const values = COLUMNS.map(() => p.add(''));
+      this.insertSql = `INSERT INTO ${this.q(HISTORY_TABLE)} (${COLUMNS.map((c) => this.q(c)).join(', ')}) VALUES (${values.join(', ')})`;
+    }
+    return this.insertSql;
   }
 
   async versions(filter: VersionFilter): Promise<StoredVersion[]> {

@@ -107,6 +107,45 @@ describe('SQLite reads, open transactions and grouped commits', () => {
     await driver.run('INSERT INTO g (name) VALUES (?)', ['g']);
     expect(await driver.all('SELECT name FROM g WHERE name = ?', ['g'])).toEqual([{ name: 'g' }]);
   });
+
+  it("the versions a group's writes call for are written with them, at the group's end; a refused one fails the group", async () => {
+    await driver.exec("CREATE TABLE v (name TEXT NOT NULL CHECK (name <> 'bad'))");
+    const write = (name: string, version: string) =>
+      driver.run('INSERT INTO g (name) VALUES (?)', [name], () => ({
+        sql: 'INSERT INTO v (name) VALUES (?)',
+        params: [version],
+      }));
+    expect(await Promise.all([write('h', 'h1'), write('i', 'i1'), write('j', 'j1')])).toEqual([
+      { changes: 1 },
+      { changes: 1 },
+      { changes: 1 },
+    ]);
+    expect((await driver.all('SELECT name FROM v ORDER BY name', [])).map((r) => r.name)).toEqual([
+      'h1',
+      'i1',
+      'j1',
+    ]);
+    // A write that fails alone calls for nothing; a version refused fails every write of the group,
+    // and none of them is stored: no write is answered as done that did not commit.
+    const results = await Promise.allSettled([write('k', 'k1'), write('a', 'a1'), write('l', 'bad')]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(String((results[0] as PromiseRejectedResult).reason)).toBe(
+      "SqliteError: CHECK constraint failed: name <> 'bad'",
+    );
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE constraint failed: g.name/);
+    expect(await driver.all("SELECT name FROM g WHERE name IN ('k', 'l')", [])).toEqual([]);
+    expect((await driver.all('SELECT name FROM v ORDER BY name', [])).map((r) => r.name)).toEqual([
+      'h1',
+      'i1',
+      'j1',
+    ]);
+    // In a transaction the version is written at once, under a savepoint: refused, it undoes its write only.
+    await driver.transaction(async () => {
+      await expect(write('m', 'bad')).rejects.toThrow("CHECK constraint failed: name <> 'bad'");
+      await write('n', 'n1');
+    });
+    expect(await driver.all("SELECT name FROM g WHERE name IN ('m', 'n')", [])).toEqual([{ name: 'n' }]);
+  });
 });
 
 describe('the memory map of the SQLite file (option sqliteMmapMB)', () => {

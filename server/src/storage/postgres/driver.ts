@@ -11,18 +11,16 @@ import {
   type Statement,
   storeLimitError,
 } from '../sql/driver.ts';
+import { manyRowsOf, SINGLE_ROW_INSERT, together } from '../sql/many-rows.ts';
 import { findPostgis, postgresDialect, postgresDialectFor } from './dialect.ts';
 import { ACL_COUNT_SHARD, functionsSql } from './functions.ts';
 import { RowChangeFeed } from './row-changes.ts';
 import {
   lockOrder,
-  manyRowsOf,
   type RowsInsert,
   readThenWriteStatement,
   rowsInsertOf,
-  SINGLE_ROW_INSERT,
   splitReadAndWritten,
-  together,
   WRITE_LANES,
   writeLane,
 } from './statements.ts';

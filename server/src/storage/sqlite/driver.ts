@@ -11,6 +11,7 @@ import {
   type Statement as SqlStatement,
   storeLimitError,
 } from '../sql/driver.ts';
+import { together } from '../sql/many-rows.ts';
 import { BACKSTOP_PAGES, Checkpointer } from './checkpoints.ts';
 import { sqliteDialect } from './dialect.ts';
 import { registerFunctions } from './functions.ts';
@@ -101,6 +102,8 @@ function rowOf(statement: Statement, shape: RowShape, values: unknown[]): SqlRow
 interface WriteGroup {
   committed: Promise<void>;
   settle(err?: unknown): void;
+  /** What the group's writes called for once they ran (their versions), run just before the commit. */
+  deferred: SqlStatement[];
 }
 
 /** The transaction an async context runs in, and what to do once it commits. */
@@ -285,7 +288,7 @@ export class SqliteDriver implements SqlDriver {
     // Every write of the group awaits it; this keeps a group whose only write failed from an
     // unhandled rejection.
     committed.catch(() => undefined);
-    const group: WriteGroup = { committed, settle };
+    const group: WriteGroup = { committed, settle, deferred: [] };
     this.group = group;
     setImmediate(() => this.endGroup(group));
     return this.inGroup(group, execute);
@@ -311,6 +314,8 @@ export class SqliteDriver implements SqlDriver {
     let error = failure;
     if (error === undefined) {
       try {
+        for (const { sql, params } of together(group.deferred))
+          this.statement(this.writer, this.writerStatements, sql).statement.run(...params);
         this.writer.exec('COMMIT');
       } catch (err) {
         error = err;
@@ -330,10 +335,19 @@ export class SqliteDriver implements SqlDriver {
   }
 
   /**
-   * A write and its follow-up, synchronously on the writer, under a savepoint of the transaction
-   * (the group's, outside one): a follow-up that fails undoes the write with it, and nothing else.
+   * A write and its follow-up (its row's version). In a group, the follow-up waits for the group's
+   * end, where those of all its writes run together, before the commit: one that fails fails the
+   * whole group, and nothing of it commits. In a transaction, it runs at once under a savepoint: a
+   * follow-up that fails undoes the write with it, and nothing else.
    */
   private followed<R>(execute: () => R, then: FollowUp<R>): R {
+    const group = this.tx.getStore() ? undefined : this.group;
+    if (group) {
+      const result = execute();
+      const next = then(result);
+      if (next) group.deferred.push(next);
+      return result;
+    }
     this.unit ??= this.writer.transaction((fn: () => unknown) => fn());
     return this.unit(() => {
       const result = execute();

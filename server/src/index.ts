@@ -43,6 +43,7 @@ import { Jobs } from './jobs/index.ts';
 import { RedisTickLock, StoreTickLock } from './jobs/scheduler.ts';
 import { type Clock, systemClock } from './kernel/clock.ts';
 import { createLogger, type Logger } from './kernel/log.ts';
+import { redactorOf } from './kernel/trace.ts';
 import { LiveQuery } from './live/server.ts';
 import { RequestLogs } from './logs/request-logs.ts';
 import { PushService } from './push/service.ts';
@@ -134,21 +135,19 @@ export async function createService(
   const clock = extra.clock ?? systemClock;
   const callers = new CallerResolver(data, clock);
   // Request log lines kept for GET /logs (option requestLogSize), shared through Redis when configured.
+  // What cloud code, webhooks and deliveries write is scrubbed, the app's keys included, wherever it goes.
+  const redact = redactorOf(
+    [
+      options.masterKey,
+      options.restAPIKey,
+      options.javascriptKey,
+      options.clientKey,
+      options.webhookKey,
+    ].filter((key): key is string => typeof key === 'string'),
+  );
   const requestLogs =
-    options.requestLogSize > 0
-      ? new RequestLogs(
-          options.requestLogSize,
-          [
-            options.masterKey,
-            options.restAPIKey,
-            options.javascriptKey,
-            options.clientKey,
-            options.webhookKey,
-          ].filter((key): key is string => typeof key === 'string' && key.length > 0),
-          redis,
-        )
-      : undefined;
-  const cloud = await Cloud.start(data, log, requestLogs);
+    options.requestLogSize > 0 ? new RequestLogs(options.requestLogSize, redact, redis) : undefined;
+  const cloud = await Cloud.start(data, log, redact, requestLogs);
   const jobs = new Jobs(
     data,
     cloud,

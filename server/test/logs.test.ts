@@ -357,6 +357,12 @@ describe('request.log of cloud code written for the incumbent', () => {
         ['parse-log-1', 'logged', 30],
         ['parse-log-1', 'logged', 50],
       ]);
+      // The service's log holds the line as kept: the token inside the text is scrubbed there too.
+      expect(records.map((r) => r.cloud)).toEqual([
+        'from request.log {"sessionToken":"[FILTERED]","n":1}',
+        'it went wrong',
+      ]);
+      expect(written.join('')).not.toContain('tok-secret-1');
     } finally {
       await t.close();
     }

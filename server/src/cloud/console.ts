@@ -7,10 +7,11 @@ const LEVELS = { log: 'info', info: 'info', debug: 'debug', warn: 'warn', error:
 let captured = false;
 
 /**
- * What cloud code writes with `console` while it serves a request is also kept as a line of that
- * request (GET /logs/<requestId>), besides going where it always goes. Outside a handler serving a
- * request (traceScope), console calls are untouched. Installed once per process, by the first
- * service that keeps lines.
+ * What cloud code writes with `console` while it serves a request goes where it always goes, and is
+ * kept as a line of that request (GET /logs/<requestId>) when the service keeps lines; both get it
+ * scrubbed as the request's scope says (the secret keys, and the app's keys as values). Outside a
+ * handler serving a request (traceScope), console calls are untouched. Installed once per process,
+ * by the first service.
  */
 export function captureConsole(): void {
   if (captured) return;
@@ -21,14 +22,15 @@ export function captureConsole(): void {
     const original = console[method].bind(console);
     console[method] = (...args: unknown[]) => {
       const scope = traceScope.getStore();
-      if (scope?.sink)
-        scope.sink.keep({
-          requestId: scope.requestId,
-          kind: 'cloud',
-          level,
-          text: format(...args.map((arg) => scrub(arg))),
-        });
-      original(...args);
+      if (!scope) {
+        original(...args);
+        return;
+      }
+      // The process's output gets the line as kept: a secret cloud code logs by mistake reaches
+      // neither.
+      const text = scope.redact(format(...args.map((arg) => scrub(arg))));
+      scope.sink?.keep({ requestId: scope.requestId, kind: 'cloud', level, text });
+      original(text);
     };
   }
 }

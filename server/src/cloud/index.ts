@@ -1,7 +1,7 @@
 import type { Data } from '../data/data.ts';
 import { Webhooks } from '../hooks/webhooks.ts';
 import type { Logger } from '../kernel/log.ts';
-import type { TraceSink } from '../kernel/trace.ts';
+import type { Redact, TraceSink } from '../kernel/trace.ts';
 import type { ProviderCheck } from '../users/providers.ts';
 import { cloudProviderChecks } from './auth-providers.ts';
 import { Functions } from './functions.ts';
@@ -42,7 +42,7 @@ export class Cloud {
    * Loads the modules (option `cloud`, then option `parseCloud`) and the `_Hooks` rows. The triggers they make are bound into
    * the core's hooks by createService.
    */
-  static async start(data: Data, log: Logger, sink?: TraceSink): Promise<Cloud> {
+  static async start(data: Data, log: Logger, redact: Redact, sink?: TraceSink): Promise<Cloud> {
     const registry = await loadCloudModule(data.core.options.cloud);
     const webhooks = new Webhooks(data, log, (name) => registry.functions.has(name), sink);
     const { options } = data.core;
@@ -66,7 +66,7 @@ export class Cloud {
         );
       }
     }
-    const invoker = new Invoker(data, sink);
+    const invoker = new Invoker(data, redact, sink);
     const triggers = new CloudTriggers(data, registry, webhooks, invoker, log);
     return new Cloud(
       registry,

@@ -5,7 +5,7 @@ import { type Caller, MASTER } from '../kernel/caller.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
 import type { Row } from '../kernel/records.ts';
-import { type TraceSink, traceScope } from '../kernel/trace.ts';
+import { type Redact, type TraceSink, traceScope } from '../kernel/trace.ts';
 import { captureConsole } from './console.ts';
 import type { CloudRequest, DataApi, Handler } from './registry.ts';
 
@@ -71,12 +71,16 @@ export class Invoker {
   /** A request's user row, looked up once per caller (callers are resolved once per request). */
   private readonly users = new WeakMap<Caller, Promise<Row | undefined>>();
 
-  /** `sink`: where the lines cloud code writes while serving a request are kept (GET /logs). */
+  /**
+   * `redact`: how what cloud code writes while serving a request is scrubbed, wherever it goes;
+   * `sink`: where those lines are kept (GET /logs).
+   */
   constructor(
     private readonly data: Data,
+    private readonly redact: Redact,
     private readonly sink?: TraceSink,
   ) {
-    if (sink) captureConsole();
+    captureConsole();
   }
 
   private userOf(caller: Caller): Promise<Row | undefined> {
@@ -159,7 +163,7 @@ export class Invoker {
     try {
       // What the handler logs (request.log, console) is tied to the request it serves.
       if (requestId !== undefined && traceScope.getStore()?.requestId !== requestId) {
-        const scope = { requestId, sink: this.sink };
+        const scope = { requestId, sink: this.sink, redact: this.redact };
         return await traceScope.run(scope, () => depth.run(current + 1, () => handler(request)));
       }
       return await depth.run(current + 1, () => handler(request));

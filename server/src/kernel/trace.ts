@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { TRACE_ID_PATTERN } from '@bds/client/protocol';
+import { FILTERED, scrub, TRACE_ID_PATTERN } from '@bds/client/protocol';
 import { type TrustProxy, trustedPeer } from './client-address.ts';
 import { newObjectId } from './ids.ts';
 
@@ -42,6 +42,23 @@ export interface TraceSink {
   keep(line: TracedLine): void;
 }
 
+/** A text as any log may hold it (see redactorOf). */
+export type Redact = (text: string) => string;
+
+/**
+ * The one scrub of texts that cloud code, webhooks and deliveries write: the log scrub
+ * (docs/protocol.md#log-scrubbing: secret keys, also inside embedded JSON), and the values of the
+ * app's own keys (`secrets`) wherever they appear, replaced by [FILTERED].
+ */
+export function redactorOf(secrets: readonly string[]): Redact {
+  const values = secrets.filter((secret) => secret.length > 0);
+  return (text) => {
+    let out = String(scrub(text));
+    for (const secret of values) if (out.includes(secret)) out = out.split(secret).join(FILTERED);
+    return out;
+  };
+}
+
 /**
  * The request cloud code is running for, while it runs (cloud/invoke.ts opens it around a handler
  * of a request that has an id): what it writes with `request.log` or `console` is tied to it. Only
@@ -50,6 +67,8 @@ export interface TraceSink {
 export interface TraceScope {
   readonly requestId: string;
   readonly sink: TraceSink | undefined;
+  /** How what it writes is scrubbed, wherever it goes (the kept lines, the process's output, the log). */
+  readonly redact: Redact;
 }
 
 export const traceScope = new AsyncLocalStorage<TraceScope>();

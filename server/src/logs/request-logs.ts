@@ -1,7 +1,7 @@
-import { FILTERED, type LogLine, scrub } from '@bds/client/protocol';
+import { type LogLine, scrub } from '@bds/client/protocol';
 import { newObjectId } from '../kernel/ids.ts';
 import type { RequestLine } from '../kernel/log.ts';
-import type { TracedLine, TraceSink } from '../kernel/trace.ts';
+import type { Redact, TracedLine, TraceSink } from '../kernel/trace.ts';
 import type { RedisLink } from '../redis/link.ts';
 import { type LogFilter, matches } from './filter.ts';
 
@@ -47,8 +47,8 @@ export class RequestLogs implements TraceSink {
 
   constructor(
     readonly size: number,
-    /** Values of the configured keys: replaced in kept texts if cloud code logs one. */
-    private readonly secrets: readonly string[],
+    /** The scrub of kept texts: a key cloud code logs by mistake is not kept (kernel/trace.ts). */
+    private readonly redact: Redact,
     private readonly redis?: RedisLink,
   ) {
     this.ring = new Array(size);
@@ -82,9 +82,7 @@ export class RequestLogs implements TraceSink {
 
   /** A line cloud code, a webhook call or a realtime delivery wrote while serving a request. */
   keep(line: TracedLine): void {
-    let text = String(scrub(line.text));
-    for (const secret of this.secrets) if (text.includes(secret)) text = text.split(secret).join(FILTERED);
-    this.put({ ...line, text, at: Date.now() });
+    this.put({ ...line, text: this.redact(line.text), at: Date.now() });
   }
 
   private wire(line: Kept, seq: number): LogLine {

@@ -73,8 +73,9 @@ function logFor(log: Logger, where: Record<string, unknown>) {
       log[level]({ ...where, cloud }, 'cloud code');
       return;
     }
-    log[level]({ ...where, cloud, requestId: scope.requestId }, 'cloud code');
-    const text = args.map((arg) => String(scrub(arg))).join(' ');
+    // The service's log gets the line as kept: scrubbed, the app's keys too (kernel/trace.ts).
+    const text = scope.redact(args.map((arg) => String(scrub(arg))).join(' '));
+    log[level]({ ...where, cloud: text, requestId: scope.requestId }, 'cloud code');
     scope.sink?.keep({ requestId: scope.requestId, kind: 'cloud', level, text });
   };
   return {

@@ -1,5 +1,5 @@
 /**
- * The bench's child processes (the service, the baseline, the proxy, the incumbent): each runs in
+ * The bench's child processes (the service, the baseline, the incumbent): each runs in
  * its own `node --import tsx` process, so the load generator never shares an event loop with a
  * server. Every child started here is tracked, so a failing or interrupted run kills them all.
  */

@@ -1,6 +1,6 @@
 /**
  * `--store <sqlite|postgres|all> [--instances n]`: the service deployed on a store, seeded, with
- * several instances sharing Redis behind the round-robin proxy (bench/proxy.ts).
+ * several instances sharing Redis, the load spread over them by the load generator itself.
  */
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -15,7 +15,10 @@ export interface Deployment {
 }
 
 export interface Deployed {
+  /** The first instance's (the one that seeded). */
   origin: string;
+  /** Every instance's: the bench's load goes to all of them. */
+  origins: string[];
   dataDir: string;
   children: ChildProcess[];
   ids: string[];
@@ -25,7 +28,7 @@ export interface Deployed {
 
 /**
  * Starts the service instances of a deployment (the first seeds the store with `rows` rows of the
- * bench class), and the proxy in front of several. `env` goes to every instance.
+ * bench class). `env` goes to every instance.
  */
 export async function deploy(
   d: Deployment,
@@ -67,19 +70,11 @@ export async function deploy(
       children.push(other.child);
       urls.push(other.message.url);
     }
-    let origin = new URL(first.message.url).origin;
-    if (d.instances > 1) {
-      const proxy = await startChild(
-        'proxy.ts',
-        { BENCH_PROXY_TARGETS: urls.map((u) => new URL(u).origin).join(',') },
-        30_000,
-      );
-      origin = new URL(proxy.message.url).origin;
-      // Stopped with the instances; its CPU is not the service's.
-      cleanups.unshift(() => stopChild(proxy.child));
-    }
     return {
-      origin,
+      origin: new URL(first.message.url).origin,
+      // autocannon spreads its connections over them (a proxy in front cost a hop of its own on
+      // every request, which a deployment's load balancer does not take from the instances' CPU).
+      origins: urls.map((u) => new URL(u).origin),
       dataDir: instanceEnv.BENCH_DATA_DIR,
       children,
       ids: first.message.ids ?? [],

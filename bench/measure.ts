@@ -44,7 +44,7 @@ function cpuOf(child: ChildProcess): Promise<{ micros: number; loopMicros: numbe
   });
 }
 
-/** The CPU time of several children together (instances behind the proxy). */
+/** The CPU time of several children together (the instances of a deployment). */
 async function cpuOfAll(children: ChildProcess[]): Promise<{ micros: number; loopMicros: number }> {
   const all = await Promise.all(children.map(cpuOf));
   return {
@@ -77,16 +77,18 @@ export function load1(): number {
   return loadavg()[0]!;
 }
 
+/** `target`: an origin, or the origins of several instances, over which the connections are spread. */
 export async function measure(
-  origin: string,
+  target: string | string[],
   w: Workload,
   child: ChildProcess | ChildProcess[],
   prefix: HeaderPrefix = 'X-Backend-',
 ): Promise<Measured> {
   const children = Array.isArray(child) ? child : [child];
-  await check(origin, w, prefix);
+  const origins = Array.isArray(target) ? target : [target];
+  for (const origin of origins) await check(origin, w, prefix);
   const instance = autocannon({
-    url: origin,
+    url: origins.length === 1 ? origins[0]! : origins,
     connections: CONNECTIONS,
     duration: DURATION,
     pipelining: 1,

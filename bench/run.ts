@@ -17,8 +17,8 @@
  *
  * `npm run bench -- --store postgres [--instances 2]` runs the service's REST workloads on the
  * PostgreSQL store (a fresh schema of BENCH_DATABASE_URL, default the local `test` database, dropped
- * at the end), several instances sharing Redis (BENCH_REDIS_URL) behind a round-robin proxy
- * (bench/proxy.ts); `--store all` runs SQLite, PostgreSQL and two PostgreSQL instances side by side.
+ * at the end), several instances sharing Redis (BENCH_REDIS_URL), the load generator's connections
+ * spread over them; `--store all` runs SQLite, PostgreSQL and two PostgreSQL instances side by side.
  * Each PostgreSQL deployment's report line gives the deadlocks the database counted meanwhile.
  *
  * `npm run bench -- --vs-incumbent [--store sqlite|postgres|all]` runs every REST workload against
@@ -224,7 +224,7 @@ async function compareStores(deployments: Deployment[]): Promise<void> {
       const deadlocksBefore = d.store === 'postgres' ? await postgresDeadlocks() : undefined;
       for (const w of plan) {
         process.stdout.write(`bench: ${d.label}: ${w.name}...`);
-        const r = await measure(deployed.origin, w, deployed.children);
+        const r = await measure(deployed.origins, w, deployed.children);
         console.log(` ${fmt(r.rps)} req/s`);
         results.push(r);
       }

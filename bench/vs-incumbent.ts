@@ -49,6 +49,8 @@ export const INCUMBENT_DATABASE = 'bds_bench_incumbent';
 export interface Side {
   label: string;
   origin: string;
+  /** A deployment of several instances: each one's, and the load goes to all. */
+  origins?: string[];
   prefix: HeaderPrefix;
   ids: string[];
   signedIn: SignedIn;
@@ -283,7 +285,12 @@ export async function main(): Promise<void> {
       for (let i = 0; i < planSize; i++) {
         process.stdout.write(`bench: round ${round}: ${plans.get(order[0]!)![i]!.name}:`);
         for (const side of order) {
-          const result = await measure(side.origin, plans.get(side)![i]!, side.children, side.prefix);
+          const result = await measure(
+            side.origins ?? side.origin,
+            plans.get(side)![i]!,
+            side.children,
+            side.prefix,
+          );
           figures.push({ side, round, result });
           process.stdout.write(` ${side.label} ${fmt(result.rps)} req/s`);
         }

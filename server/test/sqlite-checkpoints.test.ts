@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKSTOP_PAGES } from '../src/storage/sqlite/checkpoints.ts';
@@ -50,6 +52,17 @@ describe('SQLite checkpoints in a worker thread', () => {
     } finally {
       again.close();
     }
+  });
+
+  it("close finishes in a process with nothing else to do: the worker's end keeps it alive until then", () => {
+    const other = path.join(dir, 'other.sqlite');
+    const script = fileURLToPath(new URL('./fixtures/sqlite-close-exit.ts', import.meta.url));
+    const child = spawnSync(process.execPath, ['--import', 'tsx', script, other], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 4, stderr: '' });
+    expect(statSync(`${other}-wal`, { throwIfNoEntry: false })?.size ?? 0).toBe(0);
   });
 
   it('the in-memory store has no worker', async () => {

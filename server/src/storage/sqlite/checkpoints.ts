@@ -95,6 +95,9 @@ export class Checkpointer {
 
   /** Stops the worker and closes its connection; resolves once it has. */
   async close(): Promise<void> {
+    // Referenced again while it ends: an unreferenced worker lets the process exit before its exit
+    // event, leaving whoever awaits close (and everything after it) behind.
+    this.worker.ref();
     this.worker.postMessage('close');
     await this.exited;
   }

@@ -2,13 +2,13 @@ import { isObject, OBJECT_ID_PATTERN } from '@bds/client/protocol';
 import type { MasterSurface } from '../access/class.ts';
 import type { Ctx } from '../kernel/context.ts';
 import { BdsError, ErrorCode, incorrectType, notFound } from '../kernel/errors.ts';
-import type { PendingWrite, WriteEvent, WriteTriggers } from '../kernel/events.ts';
+import type { PendingWrite, WriteTriggers } from '../kernel/events.ts';
 import { newObjectId } from '../kernel/ids.ts';
 import type { QueryNode } from '../kernel/query.ts';
 import type { Row } from '../kernel/records.ts';
 import type { ClassSchema, FieldDef } from '../kernel/schema.ts';
-import { checkClassName, classNotFound, schemaDocument } from '../schema/registry.ts';
-import type { InternalValues, StoredConfig, VersionStamp } from '../storage/adapter.ts';
+import { checkClassName, classNotFound } from '../schema/registry.ts';
+import type { InternalValues, VersionStamp } from '../storage/adapter.ts';
 import { and, demandMaster, rowAccess } from './authorize.ts';
 import {
   checkInstallationImmutable,
@@ -20,17 +20,15 @@ import {
 import type { Core } from './core.ts';
 import type { Reads } from './reads.ts';
 import { parseRestoredRow } from './restored-row.ts';
+import { SchemaWrites } from './schema-writes.ts';
 import { type HistoryOp, VersionStamps } from './versions.ts';
 import { initialValues, mayChooseObjectId, type ParsedWrite, takeChosenObjectId } from './write-body.ts';
 import { validateCreate, validateUpdate } from './write-checks.ts';
+import { publishWrite } from './write-events.ts';
 import { echoProducedValues, readableAfterWrite, stripWriteResponse } from './write-response.ts';
 
 /** Classes whose write checks read what the write changes: they run in a transaction. */
 const CHECKED_IN_TRANSACTION = new Set(['_Role', '_Installation']);
-
-/** The pseudo-class of schema change events: `objectId` is the class, rows are schema documents. */
-export const SCHEMA_EVENT_CLASS = '_SCHEMA';
-export const CONFIG_EVENT_CLASS = '_GlobalConfig';
 
 export interface CreateOptions {
   /** A chosen objectId (the account rules pick the user's before its ACL names it). */
@@ -83,39 +81,10 @@ export class WritePipeline {
     private readonly reads: Reads,
   ) {
     this.versions = new VersionStamps(core.options.history);
+    this.schemaWrites = new SchemaWrites(core);
   }
 
-  /**
-   * Publishes the event once the write's transaction commits; outside a transaction at once, with
-   * no callback to queue (the common single-statement write).
-   */
-  private emit(
-    ctx: Ctx,
-    op: WriteEvent['op'],
-    className: string,
-    objectId: string | null,
-    before: Row | null,
-    after: Row | null,
-    version?: VersionStamp,
-  ): void {
-    const event: WriteEvent = {
-      op,
-      className,
-      objectId,
-      before,
-      after,
-      caller: ctx.caller,
-      source: ctx.source,
-      context: ctx.context,
-      ip: ctx.ip ?? null,
-      headers: ctx.headers,
-      requestId: ctx.requestId,
-    };
-    if (version?.eventId) event.eventId = version.eventId;
-    const { store, events } = this.core;
-    if (store.inTransaction()) store.afterCommit(() => events.publish(event));
-    else events.publish(event);
-  }
+  private readonly schemaWrites: SchemaWrites;
 
   /**
    * Before any access decision: the class name. Which writers may write the account classes
@@ -283,7 +252,7 @@ export class WritePipeline {
       internal,
       history: version,
     });
-    this.emit(ctx, 'create', target.className, objectId, null, row, version);
+    publishWrite(this.core, ctx, 'create', target.className, objectId, null, row, version);
     return { objectId, createdAt, ...produced };
   }
 
@@ -364,7 +333,7 @@ export class WritePipeline {
       history: version,
     });
     if (!result) throw notFound();
-    this.emit(ctx, 'update', className, objectId, result.before, result.after, version);
+    publishWrite(this.core, ctx, 'update', className, objectId, result.before, result.after, version);
     const answer: { updatedAt: string } & Row = { updatedAt: result.after.updatedAt as string };
     // Values produced by operations (Increment, Add...) come back to the caller.
     const returning = echoProducedValues(parsed, result.after, answer);
@@ -394,7 +363,7 @@ export class WritePipeline {
     const version = this.versions.stamp(ctx, className, 'delete', new Date().toISOString());
     const deleted = await this.core.store.delete(schema, objectId, access, version);
     if (!deleted) throw notFound();
-    this.emit(ctx, 'delete', className, objectId, deleted, null, version);
+    publishWrite(this.core, ctx, 'delete', className, objectId, deleted, null, version);
   }
 
   /** Every row of a class (master only). One `purge` event for the class, no rows carried. */
@@ -404,7 +373,7 @@ export class WritePipeline {
     const schema = this.core.schemas.get(className);
     if (!schema) return;
     await this.core.store.purge(schema);
-    this.emit(ctx, 'purge', className, null, null, null);
+    publishWrite(this.core, ctx, 'purge', className, null, null, null);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -434,7 +403,7 @@ export class WritePipeline {
       internal,
       history: version,
     });
-    this.emit(ctx, 'create', className, objectId, null, after, version);
+    publishWrite(this.core, ctx, 'create', className, objectId, null, after, version);
   }
 
   /** The class a restore writes to: master only, an existing class. */
@@ -471,7 +440,7 @@ export class WritePipeline {
       relations: [{ field, add: relatedIds, remove: [] }],
     });
     if (!result) throw notFound();
-    this.emit(ctx, 'update', className, owningId, result.before, result.after);
+    publishWrite(this.core, ctx, 'update', className, owningId, result.before, result.after);
   }
 
   /** Rules of built-in classes on update that read what the write changes; inside its transaction. */
@@ -497,123 +466,34 @@ export class WritePipeline {
     }
   }
 
-  /**
-   * The schema a write needs: fields it adds are created (and a new class, when allowed), each
-   * change announced as a `_SCHEMA` event. Runs inside the write's transaction when it changes.
-   */
-  private async ensureFields(
+  /** The schema a write needs (schema-writes.ts), inside the write's transaction when it changes. */
+  private ensureFields(
     ctx: Ctx,
     className: string,
     wanted: Map<string, FieldDef>,
     permission: { createClass: boolean },
   ): Promise<ClassSchema> {
-    const { schemas, store } = this.core;
-    const existing = schemas.get(className);
-    if (existing && wanted.size === 0) return existing;
-    const plan = schemas.planFields(className, wanted, permission);
-    if (plan.change === 'create') {
-      await store.createClass(plan.schema);
-      // The cache learns a new class once its table is committed: a concurrent write that saw it
-      // earlier would write to a table its own transaction cannot see yet (PostgreSQL answered
-      // "relation does not exist" to concurrent first writes of a class). A concurrent write that
-      // finds no class waits on the store's schema lock, then joins the stored class.
-      store.afterCommit(() => schemas.set(plan.schema));
-      this.emitSchema(ctx, className, undefined, plan.schema);
-    } else if (plan.change) {
-      await store.changeSchema(plan.schema, plan.change);
-      // New fields are known at once: the rest of this write (a sign-up's answer, say) reads them.
-      schemas.set(plan.schema);
-      this.emitSchema(ctx, className, existing, plan.schema);
-    }
-    return plan.schema;
+    return this.schemaWrites.ensureFields(ctx, className, wanted, permission);
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Schemas (master only: decided in the authorize step, whatever the route checked)
-  // -------------------------------------------------------------------------------------------
-
-  private emitSchema(
-    ctx: Ctx,
-    className: string,
-    before: ClassSchema | undefined,
-    after: ClassSchema | undefined,
-  ) {
-    this.emit(
-      ctx,
-      before ? (after ? 'update' : 'delete') : 'create',
-      SCHEMA_EVENT_CLASS,
-      className,
-      before ? schemaDocument(before) : null,
-      after ? schemaDocument(after) : null,
-    );
+  // Schema changes and config updates (master only), in schema-writes.ts.
+  createClass(ctx: Ctx, className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
+    return this.schemaWrites.createClass(ctx, className, doc);
   }
 
-  async createClass(ctx: Ctx, className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
-    this.authorizeSurface(ctx, 'schema', className);
-    const schema = this.core.schemas.planCreate(className, doc);
-    await this.core.store.createClass(schema);
-    this.core.schemas.set(schema);
-    this.emitSchema(ctx, className, undefined, schema);
-    return schema;
+  updateClass(ctx: Ctx, className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
+    return this.schemaWrites.updateClass(ctx, className, doc);
   }
 
-  async updateClass(ctx: Ctx, className: string, doc: Record<string, unknown>): Promise<ClassSchema> {
-    this.authorizeSurface(ctx, 'schema', className);
-    const before = this.core.schemas.get(className);
-    const { schema, change } = this.core.schemas.planUpdate(className, doc);
-    await this.core.store.changeSchema(schema, change);
-    this.core.schemas.set(schema);
-    this.emitSchema(ctx, className, before, schema);
-    return schema;
+  deleteClass(ctx: Ctx, className: string): Promise<void> {
+    return this.schemaWrites.deleteClass(ctx, className);
   }
 
-  /** Drops an empty class that is not built in. */
-  async deleteClass(ctx: Ctx, className: string): Promise<void> {
-    this.authorizeSurface(ctx, 'schema', className);
-    checkClassName(className);
-    const { schemas, store } = this.core;
-    const existing = schemas.get(className);
-    if (!existing) return;
-    const rows = await store.count(existing, { where: { type: 'and', children: [] } }, schemas.lookup);
-    const schema = schemas.planDelete(className, rows);
-    if (!schema) return;
-    await store.deleteClass(schema);
-    schemas.remove(className);
-    this.emitSchema(ctx, className, schema, undefined);
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Config (master only: decided in the authorize step, whatever the route checked)
-  // -------------------------------------------------------------------------------------------
-
-  /** Applies a change to the config: `{__op: "Delete"}` removes a parameter; flags set masterKeyOnly. */
-  async updateConfig(
+  updateConfig(
     ctx: Ctx,
     params: Record<string, unknown>,
     masterKeyOnly: Record<string, boolean>,
   ): Promise<void> {
-    this.authorizeSurface(ctx, 'config');
-    const { store } = this.core;
-    await store.transaction(async () => {
-      const before = await store.getConfig();
-      const after: StoredConfig = {
-        params: { ...before.params },
-        masterKeyOnly: { ...before.masterKeyOnly },
-      };
-      for (const [k, v] of Object.entries(params)) {
-        if (isObject(v) && v.__op === 'Delete') {
-          delete after.params[k];
-          delete after.masterKeyOnly[k];
-        } else {
-          after.params[k] = v;
-        }
-      }
-      for (const [k, v] of Object.entries(masterKeyOnly)) {
-        if (v) after.masterKeyOnly[k] = true;
-        else delete after.masterKeyOnly[k];
-      }
-      await store.setConfig(after);
-      this.emit(ctx, 'update', CONFIG_EVENT_CLASS, null, { ...before }, { ...after });
-    });
+    return this.schemaWrites.updateConfig(ctx, params, masterKeyOnly);
   }
 }

@@ -104,3 +104,8 @@ export interface WriteTriggers {
   hasBefore(className: string, op: PendingWrite['op']): boolean;
   before(write: PendingWrite): Promise<Record<string, unknown> | undefined>;
 }
+
+/** The pseudo-class of schema change events: `objectId` is the class, rows are schema documents. */
+export const SCHEMA_EVENT_CLASS = '_SCHEMA';
+/** The pseudo-class of config change events. */
+export const CONFIG_EVENT_CLASS = '_GlobalConfig';

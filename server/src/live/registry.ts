@@ -10,7 +10,7 @@ import { type CallerResolver, sessionIsLive } from '../auth/caller.ts';
 import type { Caller } from '../kernel/caller.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { BdsError, ErrorCode } from '../kernel/errors.ts';
-import type { WriteEvent } from '../kernel/events.ts';
+import { SCHEMA_EVENT_CLASS, type WriteEvent } from '../kernel/events.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import { ClassSubscriptions } from './class-index.ts';
@@ -72,7 +72,7 @@ export class SubscriptionRegistry {
    */
   followWrite(event: WriteEvent): void {
     if (
-      event.className === '_SCHEMA' &&
+      event.className === SCHEMA_EVENT_CLASS &&
       typeof event.objectId === 'string' &&
       this.byClass.has(event.objectId)
     ) {

@@ -2,8 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
 import type { Redis } from 'ioredis';
 import { Listeners } from '../data/events.ts';
-import { SCHEMA_EVENT_CLASS } from '../data/pipeline.ts';
-import type { EventBus, EventListener, ListenerBinding, WriteEvent } from '../kernel/events.ts';
+import {
+  type EventBus,
+  type EventListener,
+  type ListenerBinding,
+  SCHEMA_EVENT_CLASS,
+  type WriteEvent,
+} from '../kernel/events.ts';
 import type { Logger } from '../kernel/log.ts';
 import type { SchemaRegistry } from '../schema/registry.ts';
 import type { SchemaStorage } from '../storage/adapter.ts';

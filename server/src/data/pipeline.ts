@@ -24,7 +24,7 @@ import { SchemaWrites } from './schema-writes.ts';
 import { type HistoryOp, VersionStamps } from './versions.ts';
 import { initialValues, mayChooseObjectId, type ParsedWrite, takeChosenObjectId } from './write-body.ts';
 import { validateCreate, validateUpdate } from './write-checks.ts';
-import { publishWrite } from './write-events.ts';
+import { publishWrite, writerOf } from './write-events.ts';
 import { echoProducedValues, readableAfterWrite, stripWriteResponse } from './write-response.ts';
 
 /** Classes whose write checks read what the write changes: they run in a transaction. */
@@ -130,12 +130,7 @@ export class WritePipeline {
         objectId,
         body: sent as Record<string, unknown> | null,
         original,
-        caller: ctx.caller,
-        source: ctx.source,
-        context: ctx.context,
-        ip: ctx.ip ?? null,
-        headers: ctx.headers,
-        requestId: ctx.requestId,
+        ...writerOf(ctx),
       });
       return changed ?? sent;
     };

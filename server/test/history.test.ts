@@ -77,6 +77,36 @@ describe('versions of a row', () => {
     expect(await rowHistory('Post', 'neverThere')).toEqual([]);
   });
 
+  it("an update's version stores of the row before only what the write changed, and answers the whole row", async () => {
+    const body = 'x'.repeat(2000);
+    const created = await t.request('POST', '/classes/Post', {
+      as: 'master',
+      body: { title: 'long', body, n: 1 },
+    });
+    const id = created.json.objectId as string;
+    const updatedAt = await update('Post', id, { n: { __op: 'Increment', amount: 1 }, gone: 'new' });
+    const [u] = await rowHistory('Post', id);
+    const createdRow = {
+      objectId: id,
+      createdAt: created.json.createdAt,
+      updatedAt: created.json.createdAt,
+      title: 'long',
+      body,
+      n: 1,
+    };
+    expect(u!.before).toEqual(createdRow);
+    expect(u!.after).toEqual({ ...createdRow, updatedAt, n: 2, gone: 'new' });
+    const driver = (t.service.core.store as unknown as { driver: SqlDriver }).driver;
+    const stored = await driver.get(
+      `SELECT "before", "fields" FROM "_History" WHERE "id" = ${Number(u!.id)}`,
+      [],
+    );
+    expect({ before: JSON.parse(String(stored!.before)), fields: stored!.fields }).toEqual({
+      before: { updatedAt: created.json.createdAt, n: 1 },
+      fields: ',n,gone,',
+    });
+  });
+
   it("a version is written in its write's own unit: when it cannot be, the write fails with it", async () => {
     // Its failures are the point: not logged.
     const broken = await startService({ logLevel: 'silent' });

@@ -44,17 +44,40 @@ const BOOKKEEPING = new Set(['objectId', 'createdAt', 'updatedAt']);
  * The names of the fields a write changed, as the `fields` column keeps them (`,a,b,`: a field
  * filter looks for `,name,`). A create names the fields it set, a delete those the row had.
  */
-export function changedFields(before: Row | null, after: Row | null): string {
-  const names: string[] = [];
-  if (before && after) {
-    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-      if (BOOKKEEPING.has(key)) continue;
-      if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) names.push(key);
-    }
-  } else {
-    for (const key of Object.keys(before ?? after ?? {})) if (!BOOKKEEPING.has(key)) names.push(key);
-  }
+function fieldList(names: string[]): string {
   return names.length ? `,${names.join(',')},` : '';
+}
+
+/** The fields of a row a version is about: all but the bookkeeping ones. */
+const fieldsOf = (row: Row): string[] => Object.keys(row).filter((key) => !BOOKKEEPING.has(key));
+
+/** The fields whose values differ between two states of a row (bookkeeping left out). */
+function changedBetween(before: Row, after: Row): string[] {
+  const names: string[] = [];
+  for (const key in before) {
+    if (!BOOKKEEPING.has(key) && JSON.stringify(before[key]) !== JSON.stringify(after[key])) names.push(key);
+  }
+  for (const key in after) if (!(key in before) && !BOOKKEEPING.has(key)) names.push(key);
+  return names;
+}
+
+/**
+ * What an update's version keeps of the row before it: the values of the fields it changed, and
+ * updatedAt. The rest is the row after; `wholeBefore` puts the row back together when it is read.
+ * Half of what an Increment's version wrote was the unchanged row a second time.
+ */
+function changedPart(before: Row, changed: string[]): Row {
+  const part: Row = {};
+  if ('updatedAt' in before) part.updatedAt = before.updatedAt;
+  for (const key of changed) if (key in before) part[key] = before[key];
+  return part;
+}
+
+/** The row before an update, from its version: the row after, with the changed fields as they were. */
+function wholeBefore(part: Row, after: Row, fields: string): Row {
+  const whole: Row = {};
+  for (const key in after) if (key !== 'updatedAt' && !fields.includes(`,${key},`)) whole[key] = after[key];
+  return { ...whole, ...part };
 }
 
 /** The versions of rows: written by the row writes (row-writes.ts) in their own unit, read and pruned here. */
@@ -83,8 +106,10 @@ export class SqlHistory extends SqlStorePart implements HistoryStorage {
     stamp: VersionStamp,
   ): Statement {
     const kept = (row: Row | null) => (row && stamp.withhold ? stamp.withhold(row) : row);
-    const b = kept(before);
+    let b = kept(before);
     const a = kept(after);
+    const changed = b && a ? changedBetween(b, a) : fieldsOf(b ?? a ?? {});
+    if (b && a) b = changedPart(b, changed);
     return {
       sql: this.insertText(),
       // In the order of COLUMNS.
@@ -95,7 +120,7 @@ export class SqlHistory extends SqlStorePart implements HistoryStorage {
         stamp.time,
         b ? JSON.stringify(b) : null,
         a ? JSON.stringify(a) : null,
-        changedFields(b, a),
+        fieldList(changed),
         stamp.callerKind,
         stamp.userId,
         stamp.name,
@@ -228,14 +253,16 @@ function parsed(text: unknown): Row | null {
 const textOrNull = (value: unknown): string | null => (value == null ? null : String(value));
 
 function toVersion(row: SqlRow): StoredVersion {
+  const after = parsed(row.after);
+  const kept = parsed(row.before);
   return {
     id: String(row.id),
     className: String(row.className),
     objectId: String(row.objectId),
     op: row.op as VersionOp,
     time: String(row.time),
-    before: parsed(row.before),
-    after: parsed(row.after),
+    before: kept && after ? wholeBefore(kept, after, String(row.fields)) : kept,
+    after,
     callerKind: row.callerKind as VersionCallerKind,
     userId: textOrNull(row.userId),
     name: textOrNull(row.callerName),

@@ -139,6 +139,18 @@ describe('SQLite reads, open transactions and grouped commits', () => {
       'i1',
       'j1',
     ]);
+    // A version that cannot even be made fails the group too: its write ran in it.
+    const unmade = await Promise.allSettled([
+      write('o', 'o1'),
+      driver.run('INSERT INTO g (name) VALUES (?)', ['p'], () => {
+        throw new Error('no version');
+      }),
+    ]);
+    expect(unmade.map((r) => (r.status === 'rejected' ? String(r.reason) : r.status))).toEqual([
+      'Error: no version',
+      'Error: no version',
+    ]);
+    expect(await driver.all("SELECT name FROM g WHERE name IN ('o', 'p')", [])).toEqual([]);
     // In a transaction the version is written at once, under a savepoint: refused, it undoes its write only.
     await driver.transaction(async () => {
       await expect(write('m', 'bad')).rejects.toThrow("CHECK constraint failed: name <> 'bad'");

@@ -344,7 +344,14 @@ export class SqliteDriver implements SqlDriver {
     const group = this.tx.getStore() ? undefined : this.group;
     if (group) {
       const result = execute();
-      const next = then(result);
+      let next: SqlStatement | undefined;
+      try {
+        next = then(result);
+      } catch (err) {
+        // The write ran in the group: failing it alone would leave it to commit with the others.
+        this.endGroup(group, err);
+        throw err;
+      }
       if (next) group.deferred.push(next);
       return result;
     }

@@ -25,13 +25,16 @@ describe("cloud code's console output", () => {
     console.warn = originals.warn;
   });
 
-  it("writes a request's console lines scrubbed: no password, no key", async () => {
+  /** Calls the fixture's `shout` (it logs a password and the master key) and answers what was written. */
+  async function shout(service: TestService, word: string): Promise<Array<[string, string]>> {
     written.length = 0;
-    const shout = await t.request('POST', '/functions/shout', {
-      body: { word: 'hello', key: KEYS.masterKey },
-    });
-    expect(shout.status).toBe(200);
-    expect(written).toEqual([
+    const res = await service.request('POST', '/functions/shout', { body: { word, key: KEYS.masterKey } });
+    expect(res.status).toBe(200);
+    return [...written];
+  }
+
+  it("writes a request's console lines scrubbed: no password, no key", async () => {
+    expect(await shout(t, 'hello')).toEqual([
       ['log', 'shouting hello'],
       ['warn', '{"password":"[FILTERED]","note":"kept"} [FILTERED]'],
     ]);
@@ -40,12 +43,7 @@ describe("cloud code's console output", () => {
   it('scrubs them the same in a service that keeps no request lines', async () => {
     const quiet = await startService({ cloud: CLOUD, requestLogSize: 0 });
     try {
-      written.length = 0;
-      const shout = await quiet.request('POST', '/functions/shout', {
-        body: { word: 'quietly', key: KEYS.masterKey },
-      });
-      expect(shout.status).toBe(200);
-      expect(written).toEqual([
+      expect(await shout(quiet, 'quietly')).toEqual([
         ['log', 'shouting quietly'],
         ['warn', '{"password":"[FILTERED]","note":"kept"} [FILTERED]'],
       ]);

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_PREPARED, PostgresDriver } from '../src/storage/postgres/driver.ts';
-import { WRITE_LANES, writeLane } from '../src/storage/postgres/statements.ts';
+import { PostgresDriver } from '../src/storage/postgres/driver.ts';
+import { MAX_PREPARED, WRITE_LANES, writeLane } from '../src/storage/postgres/statements.ts';
 import { MAX_GROUP_WRITES } from '../src/storage/postgres/write-groups.ts';
 import { POSTGRES_TEST_BASE, postgresAnswers } from './helpers/postgres.ts';
 import { freshSchema } from './helpers/service.ts';

@@ -11,20 +11,20 @@ import {
   type Statement,
   storeLimitError,
 } from '../sql/driver.ts';
-import { manyRowsOf, SINGLE_ROW_INSERT, together } from '../sql/many-rows.ts';
+import { together } from '../sql/many-rows.ts';
 import { findPostgis, postgresDialect, postgresDialectFor } from './dialect.ts';
 import { ACL_COUNT_SHARD, functionsSql } from './functions.ts';
 import { RowChangeFeed } from './row-changes.ts';
+import { DuplicateRow, RowInserts } from './row-inserts.ts';
 import {
   lockOrder,
-  type RowsInsert,
+  MAX_PREPARED,
   readThenWriteStatement,
-  rowsInsertOf,
   splitReadAndWritten,
   WRITE_LANES,
   writeLane,
 } from './statements.ts';
-import { type Defer, type Outcome, WriteGroups } from './write-groups.ts';
+import { type Defer, WriteGroups } from './write-groups.ts';
 
 /** The transaction an async context runs in (on one checked-out client), and what to do once it commits. */
 interface TxScope {
@@ -91,14 +91,6 @@ function translated(err: unknown): unknown {
   return code === '22021' || code === '22P05' ? nulError() : storeLimitError(postgresDialect, err);
 }
 
-/** A one-row INSERT that met a taken unique value, answered without ending the transaction it ran in. */
-class DuplicateRow extends Error {
-  readonly code = '23505';
-  constructor() {
-    super('duplicate key value violates a unique index');
-  }
-}
-
 /**
  * An error the server answered, or a value refused before it was sent (the connection still
  * works), as opposed to a lost connection.
@@ -111,14 +103,8 @@ const fromServer = (err: unknown): boolean => err instanceof pg.DatabaseError ||
  */
 const STALE_PLAN = '0A000';
 
-/** Between a one-row INSERT's text and its follow-up's in a group's key (no SQL text holds U+0000). */
-const FOLLOWED_BY = '\u0000';
-
 /** The server ended a transaction to break a deadlock. */
 const DEADLOCK = '40P01';
-
-/** Most statements prepared by name on each connection; past it, statements run unnamed. */
-export const MAX_PREPARED = 1000;
 
 export interface PostgresDriverOptions {
   /** Most connections the pool opens. */
@@ -145,6 +131,10 @@ export class PostgresDriver implements SqlDriver {
   private readonly sharded = new WeakSet<pg.ClientBase>();
   /** The committed row changes every instance's row cache catches up with (row-changes.ts). */
   readonly rowChanges = new RowChangeFeed(this);
+  /** One-row INSERTs: alone inside a transaction, several rows in one statement in a group. */
+  private readonly inserts = new RowInserts((client, sql, params, prepared) =>
+    this.execute(client, sql, params, prepared),
+  );
   /**
    * Prepared statements: each statement text gets a name, so each connection has the server parse
    * and plan it once rather than on every call. A schema change starts a new generation of names,
@@ -167,7 +157,7 @@ export class PostgresDriver implements SqlDriver {
           checkout: () => this.checkout(),
           leavesTransactionIntact: (err) => err instanceof DuplicateRow,
           fromServer,
-          runTogether: (client, sql, params) => this.insertRows(client, sql, params),
+          runTogether: (client, key, rows) => this.inserts.insertRows(client, key, rows),
           runDeferred: async (client, statements) => {
             for (const statement of together(statements))
               await this.execute(client, statement.sql, statement.params, false);
@@ -306,92 +296,23 @@ export class PostgresDriver implements SqlDriver {
   }
 
   /**
-   * A write. Outside a transaction it joins a group commit (`WriteGroups`).
-   *
-   * In SQLite a statement that fails inside a transaction is undone alone and the transaction goes
-   * on (the sign-up that meets a taken name then says which one); in PostgreSQL it ends the
-   * transaction. So inside a transaction (a group's too) a one-row INSERT runs with ON CONFLICT DO
-   * NOTHING and a row not inserted is answered as the unique violation it would have been, with
-   * the transaction intact (cheaper than a savepoint around every write). Updates run under the
+   * A write. Outside a transaction it joins a group commit (`WriteGroups`). A one-row INSERT
+   * meeting a taken value leaves its transaction intact (row-inserts.ts); updates run under the
    * savepoint of readThenWrite.
    */
   private write(sql: string, params: unknown[]): Promise<pg.QueryResult<SqlRow>> {
     const scope = this.scope();
     if (scope?.readOnly) return Promise.reject(new SnapshotWriteError());
-    if (scope) return this.writeOn(scope.client, sql, params);
+    if (scope) return this.inserts.writeOn(scope.client, sql, params);
     // Refused here rather than in the group, whose transaction a refusal would end.
     checkParams(params);
-    const insert = this.rowsInsert(sql);
+    const insert = this.inserts.shapeOf(sql);
     return this.lanes[0]!.submit(
-      (client) => this.writeOn(client, sql, params),
+      (client) => this.inserts.writeOn(client, sql, params),
       () => this.pooled(sql, params),
-      insert ? { key: sql, params } : undefined,
+      this.inserts.together(sql, params),
       insert ? lockOrder({ insert, params }) : undefined,
     );
-  }
-
-  /** Statement texts known to be (or not to be) a ROW_INSERT, with the way to write several rows. */
-  private readonly rowsInserts = new Map<string, RowsInsert | null>();
-
-  private rowsInsert(sql: string): RowsInsert | undefined {
-    let shape = this.rowsInserts.get(sql);
-    if (shape === undefined) {
-      shape = rowsInsertOf(sql) ?? null;
-      if (this.rowsInserts.size >= MAX_PREPARED) this.rowsInserts.clear();
-      this.rowsInserts.set(sql, shape);
-    }
-    return shape ?? undefined;
-  }
-
-  /**
-   * The rows of several one-row INSERTs of one text (writes of a group, in order) in one statement:
-   * one round trip instead of one per row, which is what a group spends its time on (about 300 µs
-   * a statement on this project's machines). A row whose objectId (or another unique value) is
-   * taken is not inserted and answers the unique violation, as its own statement would have; of
-   * two rows with one objectId, the first is inserted. The statement is not prepared: its text
-   * depends on the number of rows.
-   */
-  private async insertRows(client: pg.ClientBase, sql: string, rows: unknown[][]): Promise<Outcome[]> {
-    const cut = sql.indexOf(FOLLOWED_BY);
-    if (cut >= 0) {
-      // Rows with a follow-up each (run): the rows, then the follow-ups of those written.
-      const pairs = rows as unknown as Array<[unknown[], unknown[]]>;
-      const outcomes = await this.insertRows(
-        client,
-        sql.slice(0, cut),
-        pairs.map(([row]) => row),
-      );
-      const written = pairs.filter((_, i) => outcomes[i]!.ok).map(([, follow]) => follow);
-      if (written.length > 0) {
-        const many = manyRowsOf(sql.slice(cut + FOLLOWED_BY.length), written);
-        await this.execute(client, many.sql, many.params, false);
-      }
-      return outcomes.map((o) => (o.ok ? { ok: true as const, value: { changes: 1 } } : o));
-    }
-    const shape = this.rowsInsert(sql)!;
-    const values = rows.map((_, r) => shape.row(r * shape.width)).join(', ');
-    const text = `${shape.head} VALUES ${values} ON CONFLICT DO NOTHING RETURNING "objectId"`;
-    const result = await this.execute(client, text, rows.flat(), false);
-    const inserted = new Map<unknown, number>();
-    for (const row of result.rows) inserted.set(row.objectId, (inserted.get(row.objectId) ?? 0) + 1);
-    return rows.map((params) => {
-      const left = inserted.get(params[0]) ?? 0;
-      if (left === 0) return { ok: false as const, error: new DuplicateRow() };
-      inserted.set(params[0], left - 1);
-      const value: Pick<pg.QueryResult<SqlRow>, 'rows' | 'rowCount'> = { rows: [], rowCount: 1 };
-      return { ok: true as const, value };
-    });
-  }
-
-  private async writeOn(
-    client: pg.ClientBase,
-    sql: string,
-    params: unknown[],
-  ): Promise<pg.QueryResult<SqlRow>> {
-    if (!SINGLE_ROW_INSERT.test(sql) || / ON CONFLICT /i.test(sql)) return this.execute(client, sql, params);
-    const result = await this.execute(client, `${sql} ON CONFLICT DO NOTHING`, params);
-    if (result.rowCount === 0) throw new DuplicateRow();
-    return result;
   }
 
   async all(sql: string, params: unknown[]): Promise<SqlRow[]> {
@@ -409,7 +330,7 @@ export class PostgresDriver implements SqlDriver {
   ): Promise<{ changes: number }> {
     if (!then) return { changes: (await this.write(sql, params)).rowCount ?? 0 };
     const both = async (client: pg.ClientBase, defer?: Defer) => {
-      const result = { changes: (await this.writeOn(client, sql, params)).rowCount ?? 0 };
+      const result = { changes: (await this.inserts.writeOn(client, sql, params)).rowCount ?? 0 };
       await this.followUp(client, then(result), defer);
       return result;
     };
@@ -417,7 +338,7 @@ export class PostgresDriver implements SqlDriver {
     if (scope?.readOnly) throw new SnapshotWriteError();
     if (scope) return both(scope.client);
     checkParams(params);
-    const insert = this.rowsInsert(sql);
+    const insert = this.inserts.shapeOf(sql);
     // A one-row INSERT's follow-up (its row's version) does not depend on its answer: asked now,
     // as if the row was written, so that creates of one text run together in a group, their rows
     // in one statement and their follow-ups in another (insertRows); it runs only for rows written.
@@ -426,7 +347,7 @@ export class PostgresDriver implements SqlDriver {
     return this.lanes[0]!.submit(
       both,
       () => this.transaction(() => both(this.scope()!.client)),
-      next ? { key: `${sql}${FOLLOWED_BY}${next.sql}`, params: [params, next.params] } : undefined,
+      next && this.inserts.together(sql, params, next),
       insert ? lockOrder({ insert, params }) : undefined,
     ) as Promise<{ changes: number }>;
   }

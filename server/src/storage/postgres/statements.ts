@@ -39,6 +39,12 @@ export function rowsInsertOf(sql: string): RowsInsert | undefined {
 }
 
 /**
+ * Most statements prepared by name on each connection (past it, statements run unnamed), and most
+ * statement texts whose shape the driver remembers.
+ */
+export const MAX_PREPARED = 1000;
+
+/**
  * Lanes of group commits. Lane 0 takes every write but one kind: an update by id that leaves the
  * read list alone, which goes to the lane of its row. A group's statements run one after another
  * on one connection, and an update's share of PostgreSQL's work (a new row version, every index,

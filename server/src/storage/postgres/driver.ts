@@ -16,6 +16,7 @@ import { findPostgis, postgresDialect, postgresDialectFor } from './dialect.ts';
 import { ACL_COUNT_SHARD, functionsSql } from './functions.ts';
 import { RowChangeFeed } from './row-changes.ts';
 import { DuplicateRow, RowInserts } from './row-inserts.ts';
+import { JOIN_SQL, SoleLease } from './sole-lease.ts';
 import {
   lockOrder,
   MAX_PREPARED,
@@ -127,10 +128,14 @@ export class PostgresDriver implements SqlDriver {
   private closed = false;
   /** Groups that met a deadlock and ran their writes again alone (none, with writes in lock order). */
   deadlocks = 0;
-  /** Connections that took their `_ACL_COUNT` shard (functions.ts). */
+  /** Connections that took their `_ACL_COUNT` shard (functions.ts) and their member lock (sole-lease.ts). */
   private readonly sharded = new WeakSet<pg.ClientBase>();
+  /** Whether this instance is the only one using the schema (sole-lease.ts). */
+  private readonly lease: SoleLease;
+  /** Writes begun and not yet committed or undone (the row cache's checks while sole). */
+  private openWrites = 0;
   /** The committed row changes every instance's row cache catches up with (row-changes.ts). */
-  readonly rowChanges = new RowChangeFeed(this);
+  readonly rowChanges: RowChangeFeed;
   /** One-row INSERTs: alone inside a transaction, several rows in one statement in a group. */
   private readonly inserts = new RowInserts((client, sql, params, prepared) =>
     this.execute(client, sql, params, prepared),
@@ -147,6 +152,15 @@ export class PostgresDriver implements SqlDriver {
 
   constructor(connectionString: string, options: PostgresDriverOptions) {
     this.pool = new pg.Pool({ connectionString: inUtc(connectionString), max: options.poolSize, types });
+    this.lease = new SoleLease({
+      connect: async () => {
+        const client = new pg.Client({ connectionString: inUtc(connectionString), types });
+        await client.connect();
+        return client;
+      },
+      becameSole: () => this.rowChanges.becameSole(),
+    });
+    this.rowChanges = new RowChangeFeed(this, this.lease, () => this.openWrites);
     // An idle client's connection dropped by the server: the pool removes it; nothing to do here.
     this.pool.on('error', () => undefined);
     this.pool.on('connect', (client) => this.clientGenerations.set(client, this.generation));
@@ -170,14 +184,16 @@ export class PostgresDriver implements SqlDriver {
   }
 
   /**
-   * A connection of the pool, with its `_ACL_COUNT` shard and without prepared statements from
-   * before the last schema change.
+   * A connection of the pool, with its `_ACL_COUNT` shard, its member lock (once no other instance
+   * is sole), and without prepared statements from before the last schema change.
    */
   private async checkout(): Promise<pg.PoolClient> {
     const client = await this.pool.connect();
     if (!this.sharded.has(client)) {
       try {
         await client.query(ACL_COUNT_SHARD);
+        await client.query(JOIN_SQL, [this.lease.instance]);
+        await this.lease.waitUntilNoneSole(client);
       } catch (err) {
         client.release(err as Error);
         throw err;
@@ -307,12 +323,26 @@ export class PostgresDriver implements SqlDriver {
     // Refused here rather than in the group, whose transaction a refusal would end.
     checkParams(params);
     const insert = this.inserts.shapeOf(sql);
-    return this.lanes[0]!.submit(
-      (client) => this.inserts.writeOn(client, sql, params),
-      () => this.pooled(sql, params),
-      this.inserts.together(sql, params),
-      insert ? lockOrder({ insert, params }) : undefined,
+    return this.writing(() =>
+      this.lanes[0]!.submit(
+        (client) => this.inserts.writeOn(client, sql, params),
+        () => this.pooled(sql, params),
+        this.inserts.together(sql, params),
+        insert ? lockOrder({ insert, params }) : undefined,
+      ),
     );
+  }
+
+  /** A write outside any transaction, from its start to its commit (see openWrites). */
+  private async writing<T>(work: () => Promise<T>): Promise<T> {
+    this.openWrites++;
+    this.rowChanges.writeBoundary();
+    try {
+      return await work();
+    } finally {
+      this.openWrites--;
+      this.rowChanges.writeBoundary();
+    }
   }
 
   async all(sql: string, params: unknown[]): Promise<SqlRow[]> {
@@ -344,12 +374,15 @@ export class PostgresDriver implements SqlDriver {
     // in one statement and their follow-ups in another (insertRows); it runs only for rows written.
     const next = insert ? then({ changes: 1 }) : undefined;
     checkParams(next?.params ?? []);
-    return this.lanes[0]!.submit(
-      both,
-      () => this.transaction(() => both(this.scope()!.client)),
-      next && this.inserts.together(sql, params, next),
-      insert ? lockOrder({ insert, params }) : undefined,
-    ) as Promise<{ changes: number }>;
+    return this.writing(
+      () =>
+        this.lanes[0]!.submit(
+          both,
+          () => this.transaction(() => both(this.scope()!.client)),
+          next && this.inserts.together(sql, params, next),
+          insert ? lockOrder({ insert, params }) : undefined,
+        ) as Promise<{ changes: number }>,
+    );
   }
 
   /**
@@ -385,11 +418,13 @@ export class PostgresDriver implements SqlDriver {
     if (scope) return this.transaction(() => both(scope.client));
     checkParams(statement.params);
     const lane = this.lanes[writeLane(read, write)]!;
-    return lane.submit(
-      both,
-      () => this.transaction(() => both(this.scope()!.client)),
-      undefined,
-      lockOrder({ read, write }),
+    return this.writing(() =>
+      lane.submit(
+        both,
+        () => this.transaction(() => both(this.scope()!.client)),
+        undefined,
+        lockOrder({ read, write }),
+      ),
     );
   }
 
@@ -398,7 +433,19 @@ export class PostgresDriver implements SqlDriver {
     if (scope?.readOnly) throw new SnapshotWriteError();
     try {
       if (scope) await scope.client.query(sql);
-      else await this.pool.query(sql);
+      else
+        await this.writing(async () => {
+          const client = await this.checkout();
+          let broken: Error | undefined;
+          try {
+            await client.query(sql);
+          } catch (err) {
+            if (!fromServer(err)) broken = err as Error;
+            throw err;
+          } finally {
+            client.release(broken);
+          }
+        });
     } finally {
       this.tablesChanged();
     }
@@ -507,6 +554,11 @@ export class PostgresDriver implements SqlDriver {
         throw err;
       }
     }
+    return this.writing(() => this.outermost(fn));
+  }
+
+  /** A transaction of its own, on a connection checked out for it. */
+  private async outermost<T>(fn: () => Promise<T>): Promise<T> {
     const client = await this.checkout();
     const top = { ended: false };
     const scope: TxScope = { client, depth: 0, committed: [], ended: false, top };
@@ -541,6 +593,7 @@ export class PostgresDriver implements SqlDriver {
     this.closed = true;
     this.rowChanges.close();
     await Promise.all(this.lanes.map((lane) => lane.drain()));
+    await this.lease.close();
     await this.pool.end();
   }
 }

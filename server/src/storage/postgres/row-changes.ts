@@ -1,6 +1,12 @@
 import type { SqlDriver } from '../sql/driver.ts';
 import { sqlIdentifier } from '../sql/names.ts';
-import { type ChangeFeed, isCachedClass, type RowForgetting } from '../sql/row-cache.ts';
+import {
+  type CacheableDriver,
+  type ChangeFeed,
+  isCachedClass,
+  type RowForgetting,
+} from '../sql/row-cache.ts';
+import { type SoleLease, soleKey } from './sole-lease.ts';
 
 /**
  * The PostgreSQL store's log of committed row changes, which keeps every instance's row cache
@@ -21,6 +27,10 @@ import { type ChangeFeed, isCachedClass, type RowForgetting } from '../sql/row-c
  * after), which `pg_visible_in_snapshot` decides. Entries older than a minute are removed by
  * every instance (`prune`); an instance whose previous look is older than what was removed
  * forgets its whole cache.
+ *
+ * While the instance is the only one using the schema (sole-lease.ts), it skips the look: nobody
+ * else commits a change to a cached row then. A session that is no instance's waits in the
+ * triggers below until no instance is sole (the sole one sees it waiting and lets it go).
  */
 export const ROW_CHANGES_TABLE = '_ROW_CHANGES';
 /** One row: the transaction id below which entries of ROW_CHANGES_TABLE may have been removed. */
@@ -30,6 +40,11 @@ export const ROW_CHANGES_PRUNED_TABLE = '_ROW_CHANGES_PRUNED';
 export const MOST_CHANGES_PER_LOOK = 10_000;
 /** How often entries are removed, and how old (at least) the removed ones are. */
 export const PRUNE_INTERVAL_MS = 60_000;
+
+/** In a trigger: a session that is no instance's waits until no instance is sole (sole-lease.ts). */
+const NON_MEMBER_WAITS =
+  "IF current_setting('bds.member', true) IS DISTINCT FROM 'on' THEN " +
+  `PERFORM pg_advisory_xact_lock_shared(${soleKey('TG_TABLE_SCHEMA')}); END IF;`;
 
 /**
  * The log's tables and trigger functions, and the trigger on the schema documents (a class
@@ -45,11 +60,13 @@ CREATE TABLE IF NOT EXISTS "${ROW_CHANGES_PRUNED_TABLE}" (id integer PRIMARY KEY
 INSERT INTO "${ROW_CHANGES_PRUNED_TABLE}" (id, xid) VALUES (1, '0') ON CONFLICT DO NOTHING;
 CREATE OR REPLACE FUNCTION bds_row_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  ${NON_MEMBER_WAITS}
   INSERT INTO ${t} (xid, class, "objectId") VALUES (pg_current_xact_id(), TG_ARGV[0], OLD."objectId");
   RETURN NULL;
 END $$;
 CREATE OR REPLACE FUNCTION bds_schema_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  ${NON_MEMBER_WAITS}
   INSERT INTO ${t} (xid, class, "objectId")
   VALUES (pg_current_xact_id(), CASE TG_OP WHEN 'DELETE' THEN OLD."className" ELSE NEW."className" END, NULL);
   RETURN NULL;
@@ -102,7 +119,54 @@ export class RowChangeFeed implements ChangeFeed {
   /** The oldest running transaction one prune interval ago: entries below it are removed next. */
   private pruneBelow: string | undefined;
 
-  constructor(private readonly driver: SqlDriver) {}
+  /** The cache this feed keeps exact (the first one to catch up). */
+  private cache: (RowForgetting & { writeBoundary(): void }) | undefined;
+
+  /**
+   * `lease`: whether this instance is the only one using the schema; `openWrites`: how many of
+   * its writes are not committed yet.
+   */
+  constructor(
+    private readonly driver: SqlDriver,
+    private readonly lease: SoleLease,
+    private readonly openWrites: () => number,
+  ) {}
+
+  /**
+   * The local checks the cache makes while this instance holds the sole lock, as on the embedded
+   * store: no row is kept while a write of this instance is open, or if one began or ended during
+   * its read (writeBoundary). Otherwise the looks keep it exact.
+   */
+  readonly localChecks: CacheableDriver = {
+    hasUncommittedWrites: () => this.lease.holds() && this.openWrites() > 0,
+    changedElsewhere: () => false,
+  };
+
+  /** The cache this feed keeps exact; it is emptied whenever this instance becomes sole. */
+  attach(cache: RowForgetting & { writeBoundary(): void }): void {
+    this.cache = cache;
+    this.lease.start();
+  }
+
+  /** Whether this instance is sole now: reads of cached rows skip the look (diagnostics, tests). */
+  get sole(): boolean {
+    return this.lease.sole();
+  }
+
+  /** Looks sent so far (diagnostics, tests). */
+  get looks(): number {
+    return this.sent;
+  }
+
+  /** This instance became sole: rows kept before may be older than its own open writes. */
+  becameSole(): void {
+    this.cache?.clear();
+  }
+
+  /** A write of this instance began or ended (see localChecks). */
+  writeBoundary(): void {
+    this.cache?.writeBoundary();
+  }
 
   /** Makes the tables, functions and the schema trigger, and starts removing old entries. */
   async install(): Promise<void> {
@@ -115,10 +179,11 @@ export class RowChangeFeed implements ChangeFeed {
 
   /**
    * Resolves once `cache` has forgotten every row changed by a transaction that committed before
-   * this call. The callers of one turn of the event loop share one look, sent when the turn ends
+   * this call; undefined when nothing else can have committed (this instance is sole). The callers of one turn of the event loop share one look, sent when the turn ends
    * (after every one of them came); looks of different turns may overlap.
    */
-  catchUp(cache: RowForgetting): Promise<void> {
+  catchUp(cache: RowForgetting): Promise<void> | undefined {
+    if (this.lease.sole()) return undefined;
     this.gathering ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       this.gathering = undefined;
       return this.look(cache);

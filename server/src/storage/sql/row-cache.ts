@@ -24,8 +24,15 @@ export interface RowForgetting {
  * storage/postgres/row-changes.ts; docs/architecture/storage.md).
  */
 export interface ChangeFeed {
-  /** Resolves once `cache` has forgotten every row changed by a commit made before the call. */
-  catchUp(cache: RowForgetting): Promise<void>;
+  /**
+   * Resolves once `cache` has forgotten every row changed by a commit made before the call;
+   * undefined when no other process can have committed such a change.
+   */
+  catchUp(cache: RowForgetting): Promise<void> | undefined;
+  /** The checks the cache makes itself, for what the looks do not cover (see CacheableDriver). */
+  readonly localChecks: CacheableDriver;
+  /** Called once with the cache the feed keeps exact. */
+  attach(cache: RowCache): void;
 }
 
 /**
@@ -81,14 +88,16 @@ export class RowCache implements RowForgetting {
     private readonly driver: CacheableDriver,
     private readonly maxBytes: number,
     private readonly feed?: ChangeFeed,
-  ) {}
+  ) {
+    feed?.attach(this);
+  }
 
   /**
    * Undefined when rows held may be answered at once; else resolves once the changes committed
    * elsewhere before the call are forgotten (a failed look empties the cache: reads go to the store).
    */
   catchUp(): Promise<void> | undefined {
-    return this.feed?.catchUp(this).catch(() => this.clear());
+    return this.feed?.catchUp(this)?.catch(() => this.clear());
   }
 
   private key(className: string, objectId: string): string {
@@ -133,6 +142,14 @@ export class RowCache implements RowForgetting {
       this.rows.delete(oldest);
       this.bytes -= entry.bytes;
     }
+  }
+
+  /**
+   * A write of this process began or ended, on a driver that cannot say whether a read's row is
+   * older than a write that overlapped it (PostgreSQL): a read that overlapped it keeps nothing.
+   */
+  writeBoundary(): void {
+    this.generation++;
   }
 
   forget(className: string, objectId: string): void {

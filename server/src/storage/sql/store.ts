@@ -35,15 +35,6 @@ import { SqlSchemaTables } from './schema-tables.ts';
 import { VectorIndexes } from './vector-index.ts';
 
 /**
- * On a shared store the driver's own checks say nothing (its reads outside a transaction see only
- * committed rows; other processes' commits are the feed's): the feed keeps the cache exact.
- */
-const NO_LOCAL_CHECKS: CacheableDriver = {
-  hasUncommittedWrites: () => false,
-  changedElsewhere: () => false,
-};
-
-/**
  * The storage adapter for SQL engines: one part per role of StorageAdapter (schema-tables.ts,
  * row-reads.ts, row-writes.ts, internal-rows.ts, relations.ts, config-table.ts, files.ts,
  * aggregate.ts), all building their SQL on store-part.ts; engine differences live in the dialect.
@@ -79,7 +70,7 @@ export class SqlStore implements StorageAdapter {
     if (options.rowCacheBytes && cacheable.hasUncommittedWrites && cacheable.changedElsewhere)
       rowCache = new RowCache(driver as SqlDriver & CacheableDriver, options.rowCacheBytes);
     else if (options.rowCacheBytes && cacheable.rowChanges)
-      rowCache = new RowCache(NO_LOCAL_CHECKS, options.rowCacheBytes, cacheable.rowChanges);
+      rowCache = new RowCache(cacheable.rowChanges.localChecks, options.rowCacheBytes, cacheable.rowChanges);
     const vectors = new VectorIndexes();
     this.schemas = new SqlSchemaTables(driver, vectors, rowCache);
     this.reads = new SqlRowReads(driver, rowCache);

@@ -159,4 +159,60 @@ describe.skipIf(!reachable)('the sole-writer lease of the PostgreSQL row cache',
     expect(await titleOn(a, id)).toBe('past the stall');
     await stall;
   });
+  it('after its lease ran out, is sole again only with its cache emptied (another may have written and left)', async () => {
+    await becomesSole(a);
+    const id = await note('kept before');
+    expect(await titleOn(a, id)).toBe('kept before');
+    expect(await titleOn(a, id)).toBe('kept before');
+    const lease = (driverOf(a) as unknown as { lease: { client: pg.Client } }).lease;
+    const stall = lease.client.query('SELECT pg_sleep(3)');
+    // B comes, writes and leaves while A confirms nothing, and A reads nothing meanwhile.
+    const b = await startService(options);
+    const put = await b.request('PUT', `/classes/Note/${id}`, {
+      as: 'master',
+      body: { title: 'B was here' },
+    });
+    expect(put.status, put.text).toBe(200);
+    await b.close();
+    await stall;
+    await becomesSole(a);
+    expect(await titleOn(a, id)).toBe('B was here');
+  });
+
+  it("answers counts of a whole class from memory while sole, exact after its own and others' inserts", async () => {
+    await becomesSole(a);
+    const driver = driverOf(a);
+    const countStatements = { n: 0 };
+    const get = driver.get.bind(driver);
+    driver.get = (sql, params) => {
+      if (sql.includes('_ACL_COUNT')) countStatements.n++;
+      return get(sql, params);
+    };
+    const count = async () => {
+      const res = await a.request('GET', '/classes/Note?count=1&limit=0');
+      expect(res.status, res.text).toBe(200);
+      return (res.json as { count: number }).count;
+    };
+    try {
+      const before = await count();
+      expect(await count()).toBe(before);
+      expect(countStatements.n).toBe(1);
+      await note('counted');
+      expect(await count()).toBe(before + 1);
+      const outside = new pg.Client({ connectionString: POSTGRES_TEST_BASE });
+      await outside.connect();
+      try {
+        await outside.query(`SET search_path TO "${schema.name}"`);
+        await outside.query(
+          `INSERT INTO "Note" ("objectId", "createdAt", "updatedAt", title) ` +
+            `SELECT 'fromOutside1', "createdAt", "updatedAt", 'outside' FROM "Note" LIMIT 1`,
+        );
+      } finally {
+        await outside.end();
+      }
+      expect(await count()).toBe(before + 2);
+    } finally {
+      driver.get = get;
+    }
+  });
 });

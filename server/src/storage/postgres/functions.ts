@@ -10,6 +10,8 @@
  * where compiler checks the JSON type beside every such comparison anyway.
  */
 
+import { NON_MEMBER_WAITS } from './sole-lease.ts';
+
 /** Text as a number, NULL when it is none (never an error). */
 const NUM = `
 CREATE OR REPLACE FUNCTION bds_num(value text) RETURNS double precision
@@ -315,6 +317,7 @@ CREATE OR REPLACE FUNCTION bds_acl_count() RETURNS trigger LANGUAGE plpgsql AS $
 DECLARE
   own_shard integer := COALESCE(NULLIF(current_setting('bds.acl_shard', true), ''), '0')::integer;
 BEGIN
+  ${NON_MEMBER_WAITS}
   IF TG_OP IN ('DELETE', 'UPDATE') THEN
     INSERT INTO "_ACL_COUNT_SHARDS" (class, rperm, shard, n)
     VALUES (TG_ARGV[0], COALESCE(array_to_json(OLD._rperm)::text, ''), own_shard, -1)

@@ -6,7 +6,7 @@ import {
   isCachedClass,
   type RowForgetting,
 } from '../sql/row-cache.ts';
-import { type SoleLease, soleKey } from './sole-lease.ts';
+import { NON_MEMBER_WAITS, type SoleLease } from './sole-lease.ts';
 
 /**
  * The PostgreSQL store's log of committed row changes, which keeps every instance's row cache
@@ -40,11 +40,6 @@ export const ROW_CHANGES_PRUNED_TABLE = '_ROW_CHANGES_PRUNED';
 export const MOST_CHANGES_PER_LOOK = 10_000;
 /** How often entries are removed, and how old (at least) the removed ones are. */
 export const PRUNE_INTERVAL_MS = 60_000;
-
-/** In a trigger: a session that is no instance's waits until no instance is sole (sole-lease.ts). */
-const NON_MEMBER_WAITS =
-  "IF current_setting('bds.member', true) IS DISTINCT FROM 'on' THEN " +
-  `PERFORM pg_advisory_xact_lock_shared(${soleKey('TG_TABLE_SCHEMA')}); END IF;`;
 
 /**
  * The log's tables and trigger functions, and the trigger on the schema documents (a class

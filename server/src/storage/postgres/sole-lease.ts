@@ -26,8 +26,8 @@ import type pg from 'pg';
  *   if it is not freed within SOLE_LEASE_MS (the sole instance stalled, or its lease connection
  *   was lost), the connection goes on, since every confirmation sent after its member lock was
  *   taken finds it, so the sole instance's lease has run out by then;
- * - a session that is no instance's (psql, another program) waits in the change-log trigger for
- *   the sole lock (row-changes.ts): the sole instance sees it waiting and lets it go.
+ * - a session that is no instance's (psql, another program) waits in the triggers for the sole
+ *   lock (NON_MEMBER_WAITS): the sole instance sees it waiting and lets it go.
  */
 
 /** How long after sending a confirmation that found no one an instance answers as the sole one. */
@@ -42,6 +42,15 @@ const CLOCK_SLACK_MS = 100;
 export const MEMBER_KEY = "hashtext(current_schema() || ':bds-member')";
 /** The sole lock's key; `schema`: the SQL of the schema's name (the triggers give their table's). */
 export const soleKey = (schema: string): string => `hashtext(${schema} || ':bds-sole'), 0`;
+
+/**
+ * In a trigger: a session that is no instance's waits until no instance is sole. The triggers of
+ * the change log (row-changes.ts) and of the row counts (functions.ts) run it: every change a
+ * sole instance's cache could hold (rows, counts) passes one of them.
+ */
+export const NON_MEMBER_WAITS =
+  "IF current_setting('bds.member', true) IS DISTINCT FROM 'on' THEN " +
+  `PERFORM pg_advisory_xact_lock_shared(${soleKey('TG_TABLE_SCHEMA')}); END IF;`;
 
 /** Marks a connection as an instance's (the triggers let members write without waiting). */
 export const JOIN_SQL = `SELECT pg_advisory_lock_shared(${MEMBER_KEY}, $1::int4), set_config('bds.member', 'on', false)`;
@@ -141,7 +150,9 @@ export class SoleLease {
       await this.client!.query(RELEASE_SQL);
       return;
     }
-    if (this.confirmedAt === Number.NEGATIVE_INFINITY) this.options.becameSole();
+    // Newly sole, or sole again after the lease ran out (another instance may have written and
+    // left meanwhile, unseen by this confirmation): what the cache holds may be old.
+    if (sent - this.confirmedAt >= SOLE_LEASE_MS) this.options.becameSole();
     this.confirmedAt = sent;
   }
 

@@ -33,6 +33,11 @@ export interface ChangeFeed {
   readonly localChecks: CacheableDriver;
   /** Called once with the cache the feed keeps exact. */
   attach(cache: RowCache): void;
+  /**
+   * True while no other process can commit anything (the PostgreSQL instance is sole): every
+   * change then passes this process's writeBoundary.
+   */
+  readonly sole: boolean;
 }
 
 /**
@@ -40,6 +45,9 @@ export interface ChangeFeed {
  * own and secrets in their rows.
  */
 export const isCachedClass = (className: string): boolean => !className.startsWith('_');
+
+/** Most counts kept; past it they start over. */
+const MOST_COUNTS = 10_000;
 
 /** Rough memory of a row as stored: its strings and bytes, plus a fixed cost per value and per row. */
 function sizeOf(row: SqlRow): number {
@@ -77,6 +85,8 @@ function sizeOf(row: SqlRow): number {
  */
 export class RowCache implements RowForgetting {
   private readonly rows = new Map<string, { row: SqlRow; bytes: number }>();
+  /** Counts of whole classes as a caller (see count), by class and principals. */
+  private readonly counts = new Map<string, number>();
   private bytes = 0;
   /** Counts forgets: a read's copy may be kept only if none happened since the read began. */
   private generation = 0;
@@ -147,9 +157,27 @@ export class RowCache implements RowForgetting {
   /**
    * A write of this process began or ended, on a driver that cannot say whether a read's row is
    * older than a write that overlapped it (PostgreSQL): a read that overlapped it keeps nothing.
+   * Any write may change a count: the counts go.
    */
   writeBoundary(): void {
     this.generation++;
+    this.counts.clear();
+  }
+
+  /**
+   * The count kept under `key` (a whole class as a caller), only while the feed says no other
+   * process can commit: then every change, of any class, passes writeBoundary, which drops every
+   * count. Elsewhere counts are not kept (an insert elsewhere is in no change log).
+   */
+  count(key: string): number | undefined {
+    return this.feed?.sole ? this.counts.get(key) : undefined;
+  }
+
+  /** Keeps a count taken after `ticket`, under the conditions of `add` and `count`. */
+  keepCount(ticket: number, key: string, n: number): void {
+    if (!this.feed?.sole || ticket !== this.generation || this.driver.hasUncommittedWrites()) return;
+    if (this.counts.size >= MOST_COUNTS) this.counts.clear();
+    this.counts.set(key, n);
   }
 
   forget(className: string, objectId: string): void {
@@ -159,12 +187,14 @@ export class RowCache implements RowForgetting {
 
   forgetClass(className: string): void {
     this.generation++;
+    this.counts.clear();
     const prefix = `${className}\0`;
     for (const key of this.rows.keys()) if (key.startsWith(prefix)) this.remove(key);
   }
 
   clear(): void {
     this.generation++;
+    this.counts.clear();
     this.rows.clear();
     this.bytes = 0;
   }

@@ -125,13 +125,23 @@ export class SqlRowReads extends SqlStorePart {
     const acl = onlyReadAcl(spec.where);
     if (acl) {
       // The whole class as a caller: the rows of each read list the caller may read, summed.
+      const key = `${schema.className}\0${acl.principals.join('\0')}`;
+      const cache =
+        isCachedClass(schema.className) && !this.driver.inTransaction() && !this.driver.inSnapshot()
+          ? this.rowCache
+          : undefined;
+      const kept = cache?.count(key);
+      if (kept !== undefined) return kept;
+      const ticket = cache?.ticket() ?? 0;
       const p = this.params();
       const compiler = new WhereCompiler(this.dialect, p, lookup);
       const sql =
         `SELECT COALESCE(SUM(${this.q('n')}), 0) AS n FROM ${this.q(ACL_COUNT_TABLE)} ` +
         `WHERE ${this.q('class')} = ${p.add(schema.className)} AND ${this.q('n')} > 0 AND ` +
         `(${this.q('rperm')} = '' OR ${compiler.aclMatch(this.q('rperm'), acl.principals)})`;
-      return Number((await this.driver.get(sql, p.values))?.n ?? 0);
+      const n = Number((await this.driver.get(sql, p.values))?.n ?? 0);
+      cache?.keepCount(ticket, key, n);
+      return n;
     }
     const p = this.params();
     const { where, table } = this.whereSql(schema, spec.where, lookup, p);

@@ -153,8 +153,12 @@ export class RowChangeFeed implements ChangeFeed {
     return this.sent;
   }
 
+  /** How many times this instance became sole (diagnostics, tests). */
+  soleTerms = 0;
+
   /** This instance became sole: rows kept before may be older than its own open writes. */
   becameSole(): void {
+    this.soleTerms++;
     this.cache?.clear();
   }
 

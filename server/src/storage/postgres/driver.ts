@@ -253,16 +253,23 @@ export class PostgresDriver implements SqlDriver {
   }
 
   /** One statement outside a transaction, on a connection of the pool. */
-  private async pooled(sql: string, params: unknown[]): Promise<pg.QueryResult<SqlRow>> {
-    const client = await this.checkout();
-    let broken: Error | undefined;
-    try {
+  private pooled(sql: string, params: unknown[]): Promise<pg.QueryResult<SqlRow>> {
+    return this.onPoolClient(async (client) => {
       try {
         return await this.execute(client, sql, params);
       } catch (err) {
         if ((err as { code?: unknown }).code !== STALE_PLAN) throw err;
         return await this.execute(client, sql, params);
       }
+    });
+  }
+
+  /** `work` on a connection of the pool, given back after it (not reused if its connection broke). */
+  private async onPoolClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.checkout();
+    let broken: Error | undefined;
+    try {
+      return await work(client);
     } catch (err) {
       if (!fromServer(err)) broken = err as Error;
       throw err;
@@ -433,19 +440,7 @@ export class PostgresDriver implements SqlDriver {
     if (scope?.readOnly) throw new SnapshotWriteError();
     try {
       if (scope) await scope.client.query(sql);
-      else
-        await this.writing(async () => {
-          const client = await this.checkout();
-          let broken: Error | undefined;
-          try {
-            await client.query(sql);
-          } catch (err) {
-            if (!fromServer(err)) broken = err as Error;
-            throw err;
-          } finally {
-            client.release(broken);
-          }
-        });
+      else await this.writing(() => this.onPoolClient((client) => client.query(sql)));
     } finally {
       this.tablesChanged();
     }

@@ -4,6 +4,7 @@ import {
   type CacheableDriver,
   type ChangeFeed,
   isCachedClass,
+  type RowCache,
   type RowForgetting,
 } from '../sql/row-cache.ts';
 import { NON_MEMBER_WAITS, type SoleLease } from './sole-lease.ts';
@@ -115,7 +116,7 @@ export class RowChangeFeed implements ChangeFeed {
   private pruneBelow: string | undefined;
 
   /** The cache this feed keeps exact (the first one to catch up). */
-  private cache: (RowForgetting & { writeBoundary(): void }) | undefined;
+  private cache: RowCache | undefined;
 
   /**
    * `lease`: whether this instance is the only one using the schema; `openWrites`: how many of
@@ -138,7 +139,7 @@ export class RowChangeFeed implements ChangeFeed {
   };
 
   /** The cache this feed keeps exact; it is emptied whenever this instance becomes sole. */
-  attach(cache: RowForgetting & { writeBoundary(): void }): void {
+  attach(cache: RowCache): void {
     this.cache = cache;
     this.lease.start();
   }
@@ -178,8 +179,9 @@ export class RowChangeFeed implements ChangeFeed {
 
   /**
    * Resolves once `cache` has forgotten every row changed by a transaction that committed before
-   * this call; undefined when nothing else can have committed (this instance is sole). The callers of one turn of the event loop share one look, sent when the turn ends
-   * (after every one of them came); looks of different turns may overlap.
+   * this call; undefined when nothing else can have committed (this instance is sole). The callers
+   * of one turn of the event loop share one look, sent when the turn ends (after every one of them
+   * came); looks of different turns may overlap.
    */
   catchUp(cache: RowForgetting): Promise<void> | undefined {
     if (this.lease.sole()) return undefined;

@@ -39,9 +39,15 @@ export const SOLE_TRY_MS = 1000;
 /** Slack for clocks that run at slightly different rates in different processes. */
 const CLOCK_SLACK_MS = 100;
 
-export const MEMBER_KEY = "hashtext(current_schema() || ':bds-member')";
-/** The sole lock's key; `schema`: the SQL of the schema's name (the triggers give their table's). */
-export const soleKey = (schema: string): string => `hashtext(${schema} || ':bds-sole'), 0`;
+/** The member lock's first key (its second is the instance's number). */
+const MEMBER_KEY = "hashtext(current_schema() || ':bds-member')";
+/**
+ * The sole lock's first key (its second is 0); `schema`: the SQL of the schema's name (the
+ * triggers give their table's).
+ */
+const soleKey = (schema: string): string => `hashtext(${schema} || ':bds-sole')`;
+/** The sole lock of the instance's own schema, as the arguments of the advisory lock functions. */
+const SOLE = `${soleKey('current_schema()')}, 0`;
 
 /**
  * In a trigger: a session that is no instance's waits until no instance is sole. The triggers of
@@ -50,22 +56,22 @@ export const soleKey = (schema: string): string => `hashtext(${schema} || ':bds-
  */
 export const NON_MEMBER_WAITS =
   "IF current_setting('bds.member', true) IS DISTINCT FROM 'on' THEN " +
-  `PERFORM pg_advisory_xact_lock_shared(${soleKey('TG_TABLE_SCHEMA')}); END IF;`;
+  `PERFORM pg_advisory_xact_lock_shared(${soleKey('TG_TABLE_SCHEMA')}, 0); END IF;`;
 
 /** Marks a connection as an instance's (the triggers let members write without waiting). */
 export const JOIN_SQL = `SELECT pg_advisory_lock_shared(${MEMBER_KEY}, $1::int4), set_config('bds.member', 'on', false)`;
 /** True when no instance is sole now. */
 const NONE_SOLE_SQL =
-  `SELECT CASE WHEN pg_try_advisory_lock_shared(${soleKey('current_schema()')}) ` +
-  `THEN pg_advisory_unlock_shared(${soleKey('current_schema()')}) ELSE false END AS free`;
-const TAKE_SQL = `SELECT pg_try_advisory_lock(${soleKey('current_schema()')}) AS got`;
-const RELEASE_SQL = `SELECT pg_advisory_unlock(${soleKey('current_schema()')})`;
+  `SELECT CASE WHEN pg_try_advisory_lock_shared(${SOLE}) ` +
+  `THEN pg_advisory_unlock_shared(${SOLE}) ELSE false END AS free`;
+const TAKE_SQL = `SELECT pg_try_advisory_lock(${SOLE}) AS got`;
+const RELEASE_SQL = `SELECT pg_advisory_unlock(${SOLE})`;
 /** Whether another instance has a connection, or anyone waits for the sole lock. */
 const OTHERS_SQL =
   "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 " +
   'AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) ' +
   `AND ((classid = (${MEMBER_KEY})::oid AND objid <> $1::int4::oid) ` +
-  `OR (classid = (hashtext(current_schema() || ':bds-sole'))::oid AND objid = 0 AND pid <> pg_backend_pid()))) AS others`;
+  `OR (classid = (${soleKey('current_schema()')})::oid AND objid = 0 AND pid <> pg_backend_pid()))) AS others`;
 
 export interface SoleLeaseOptions {
   /** A new connection (not from the pool) to the schema, for the lease. */
